@@ -1,0 +1,176 @@
+/*
+ * lector_rt.h - Lector's inference runtime: load an ONNX model, run it.
+ *
+ * The OCR pipeline (lector.h) is built on this header; it is public so that
+ * any ONNX model within Lector's op set can be run directly (see
+ * `lector run-model`).
+ *
+ * Usage:
+ *
+ *     lector_error err;
+ *     lector_model *m = NULL;
+ *     if (lector_model_load_file("det.onnx", NULL, &m, &err) != LECTOR_OK) {
+ *         fprintf(stderr, "%s\n", err.message);
+ *         return 1;
+ *     }
+ *     int64_t dims[4] = {1, 3, 640, 640};
+ *     lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 640, 640}, pixels};
+ *     lector_tensor *out = NULL;
+ *     size_t n_out = 0;
+ *     if (lector_model_run(m, &in, 1, &out, &n_out, &err) == LECTOR_OK) {
+ *         ... out[0].dims, out[0].data ...
+ *         lector_tensors_free(out, n_out);
+ *     }
+ *     lector_model_free(m);
+ *
+ * Threading contract: a loaded lector_model is immutable from the caller's
+ * point of view. Any number of threads may call lector_model_run() on the
+ * same model at once; each call uses its own activation memory. Execution
+ * plans (one per distinct input shape) are compiled on first use and kept in
+ * a bounded, internally locked LRU cache.
+ *
+ * Errors: every fallible function returns a lector_status and, when `err` is
+ * non-NULL, fills it with the same code and a message that names the file,
+ * node or input concerned. Library code never aborts or exits.
+ */
+#ifndef LECTOR_RT_H
+#define LECTOR_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Stable status codes: values are never renumbered, new ones are appended. */
+typedef enum lector_status {
+    LECTOR_OK = 0,
+    LECTOR_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad option value */
+    LECTOR_ERR_IO = 2,               /* file cannot be opened or read */
+    LECTOR_ERR_PARSE = 3,            /* bytes are not a valid ONNX/protobuf message */
+    LECTOR_ERR_INVALID_MODEL = 4,    /* well-formed protobuf, inconsistent graph */
+    LECTOR_ERR_UNSUPPORTED_OP = 5,   /* an operator (or attribute value) outside the op set */
+    LECTOR_ERR_SHAPE = 6,            /* input of the wrong rank/shape, shapes that do not broadcast */
+    LECTOR_ERR_DTYPE = 7,            /* input or initializer of an unsupported or wrong element type */
+    LECTOR_ERR_OUT_OF_MEMORY = 8,    /* host or device allocation failed, or a memory cap was reached */
+    LECTOR_ERR_BACKEND = 9,          /* a backend failed (oneDNN, CUDA); the model stays usable */
+    LECTOR_ERR_LIMIT = 10,           /* an input exceeds a configured limit (size, pixels, pages) */
+    LECTOR_ERR_IMAGE = 11,           /* an image cannot be decoded */
+    LECTOR_ERR_UNAVAILABLE = 12,     /* a requested device or feature is not available here */
+    LECTOR_ERR_TIMEOUT = 13,         /* a deadline passed */
+    LECTOR_ERR_INTERNAL = 14         /* a bug in Lector: please report it */
+} lector_status;
+
+/* A short constant name for a status, e.g. "LECTOR_ERR_PARSE". Never NULL. */
+const char *lector_status_str(lector_status status);
+
+/* Detailed error of one call (curl's error buffer): `code` equals the return
+ * value, `message` is a NUL-terminated sentence naming what failed. */
+typedef struct lector_error {
+    lector_status code;
+    char message[512];
+} lector_error;
+
+/* Element types; values are those of ONNX's TensorProto.DataType. */
+typedef enum lector_dtype {
+    LECTOR_DTYPE_UNDEFINED = 0,
+    LECTOR_DTYPE_FLOAT32 = 1,
+    LECTOR_DTYPE_UINT8 = 2,
+    LECTOR_DTYPE_INT8 = 3,
+    LECTOR_DTYPE_INT32 = 6,
+    LECTOR_DTYPE_INT64 = 7,
+    LECTOR_DTYPE_BOOL = 9,
+    LECTOR_DTYPE_FLOAT16 = 10,
+    LECTOR_DTYPE_FLOAT64 = 11
+} lector_dtype;
+
+#define LECTOR_MAX_DIMS 8
+
+/* A dense, row-major tensor. For inputs the caller owns `data`; tensors
+ * returned by lector_model_run() are owned by the caller and released with
+ * lector_tensors_free(). */
+typedef struct lector_tensor {
+    lector_dtype dtype;
+    int ndim;
+    int64_t dims[LECTOR_MAX_DIMS];
+    void *data;
+} lector_tensor;
+
+/* Bytes per element of `dtype`, 0 if unknown. */
+size_t lector_dtype_size(lector_dtype dtype);
+/* "float32", "int64", ... ; "undefined" for unknown values. */
+const char *lector_dtype_name(lector_dtype dtype);
+/* Number of elements (product of dims; 1 for a scalar). */
+int64_t lector_tensor_numel(const lector_tensor *t);
+
+/* Releases the data of `n` tensors and the array itself. NULL is a no-op. */
+void lector_tensors_free(lector_tensor *tensors, size_t n);
+
+/* Name, element type and shape of a graph input or output as declared by the
+ * model; a dynamic dimension is -1. */
+typedef struct lector_value_info {
+    const char *name;
+    lector_dtype dtype;
+    int ndim;
+    int64_t dims[LECTOR_MAX_DIMS];
+} lector_value_info;
+
+typedef struct lector_model lector_model;
+
+/* Options of a model; zero-initialised or NULL means defaults. */
+typedef struct lector_model_options {
+    /* Backend: NULL or "cpu" (the fastest CPU backend compiled in),
+     * "ref" (the plain-C reference backend, the oracle of the tests). */
+    const char *backend;
+    /* Worker threads for one run; 0 = the number of physical cores. */
+    int threads;
+    /* Execution plans kept per model (LRU); 0 = 16. */
+    int plan_cache_size;
+} lector_model_options;
+
+/* Loads an ONNX model from a file. On success *out holds the model. */
+lector_status lector_model_load_file(const char *path, const lector_model_options *opt,
+                                     lector_model **out, lector_error *err);
+
+/* Loads an ONNX model from memory; the bytes are not kept after return.
+ * `name` is used in messages (may be NULL). */
+lector_status lector_model_load_memory(const void *data, size_t size, const char *name,
+                                       const lector_model_options *opt, lector_model **out,
+                                       lector_error *err);
+
+/* Frees a model. NULL is a no-op. No run may be in progress. */
+void lector_model_free(lector_model *model);
+
+size_t lector_model_num_inputs(const lector_model *model);
+size_t lector_model_num_outputs(const lector_model *model);
+/* Information on input/output `i`; NULL when out of range. The pointer lives
+ * as long as the model. */
+const lector_value_info *lector_model_input(const lector_model *model, size_t i);
+const lector_value_info *lector_model_output(const lector_model *model, size_t i);
+/* Name of the backend that runs the model ("ref", "onednn", ...). */
+const char *lector_model_backend(const lector_model *model);
+
+/* Runs the model. `inputs` are given in the order of the model's inputs
+ * (lector_model_input(m, i)). On success *outputs is a new array of
+ * *n_outputs tensors in the order of the model's outputs. Thread-safe. */
+lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs,
+                               size_t n_inputs, lector_tensor **outputs, size_t *n_outputs,
+                               lector_error *err);
+
+/* Reads a serialized onnx.TensorProto (the format of ONNX's node tests,
+ * input_0.pb/output_0.pb) into a new tensor; free with lector_tensors_free(t, 1).
+ * If `name` is non-NULL it receives the tensor's name (malloc'd, may be NULL). */
+lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name,
+                                    lector_error *err);
+/* Writes a tensor as a serialized onnx.TensorProto named `name` (may be NULL). */
+lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name,
+                                     lector_error *err);
+
+/* Library version string, e.g. "0.1.0". */
+const char *lector_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LECTOR_RT_H */

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One-time (idempotent) set-up: Debian packages, models, the ONNX Runtime
+# oracle for the tests, and the build. Every README command starts here.
+#   scripts/setup.sh [--test-deps] [--build-dir DIR] [--sanitize]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+test_deps=0; build_dir=build; cmake_extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --test-deps) test_deps=1 ;;
+    --build-dir) build_dir=$2; shift ;;
+    --sanitize) cmake_extra+=(-DLECTOR_SANITIZE=ON) ;;
+    -D*) cmake_extra+=("$1") ;;
+    *) echo "setup: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# Build and run-time dependencies (Debian package names).
+pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev nodejs npm"
+[ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang libclang-rt-14-dev valgrind"
+
+missing=()
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  if ! $sudo apt-get update -qq >/tmp/lector-apt.log 2>&1; then
+    echo "setup: apt-get update failed (is the Debian mirror reachable?); see /tmp/lector-apt.log" >&2
+    exit 1
+  fi
+  if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/lector-apt.log 2>&1; then
+    echo "setup: apt-get install ${missing[*]} failed; see /tmp/lector-apt.log" >&2
+    exit 1
+  fi
+fi
+
+scripts/fetch_models.sh
+
+if [ $test_deps = 1 ]; then
+  scripts/fetch_oracle.sh
+fi
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_extra[@]}" >/dev/null
+fi
+cmake --build "$build_dir" -- -j"$(nproc)" >&2

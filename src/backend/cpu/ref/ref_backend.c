@@ -1,0 +1,21 @@
+/*
+ * ref_backend.c - the reference CPU backend: host memory, the shared
+ * executor, and the plain-C kernel of every op (chosen by rt_plan_build).
+ * It is the oracle the oneDNN and CUDA backends are tested against.
+ */
+#include "rt/backend.h"
+#include "util/util.h"
+
+static void *ref_alloc(rt_backend *be, size_t size) { return lector__aligned_alloc(size); }
+static void ref_free(rt_backend *be, void *p) { lector__free(p); }
+
+static const rt_backend_iface ref_iface = {
+    .api_version = RT_BACKEND_API_VERSION,
+    .name = "ref",
+    .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
+    .buffer_alloc = ref_alloc,
+    .buffer_free = ref_free,
+    .plan_execute = rt_execute_host,
+};
+
+const rt_backend_iface *rt_backend_ref(void) { return &ref_iface; }

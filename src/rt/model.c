@@ -1,0 +1,247 @@
+/*
+ * model.c - the public runtime API (lector_rt.h): a loaded model is the
+ * immutable base graph plus a bounded LRU cache of execution plans, one per
+ * input shape. Plans are reference counted so that eviction never frees a
+ * plan another thread is running.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "rt/backend.h"
+#include "rt/loader.h"
+#include "rt/passes.h"
+#include "rt/plan.h"
+#include "util/util.h"
+
+typedef struct cache_entry {
+    rt_plan *plan;      /* plan->refs counts the cache's reference + running calls */
+    uint64_t last_used;
+} cache_entry;
+
+struct lector_model {
+    rt_graph *g;
+    rt_backend *be;
+    lector_value_info *inputs, *outputs;
+    pthread_mutex_t lock;
+    cache_entry *cache;
+    int n_cache, cap_cache;
+    uint64_t tick;
+};
+
+static lector_status model_init(lector_model *m, const lector_model_options *opt, lector_error *err)
+{
+    const rt_graph *g = m->g;
+    m->inputs = lector__calloc((size_t)g->n_inputs + 1, sizeof *m->inputs);
+    m->outputs = lector__calloc((size_t)g->n_outputs + 1, sizeof *m->outputs);
+    if (!m->inputs || !m->outputs) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const rt_value *v = &g->values[g->inputs[i]];
+        m->inputs[i].name = v->name;
+        m->inputs[i].dtype = v->dtype;
+        m->inputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
+        memcpy(m->inputs[i].dims, v->dims, sizeof v->dims);
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const rt_value *v = &g->values[g->outputs[i]];
+        m->outputs[i].name = v->name;
+        m->outputs[i].dtype = v->dtype ? v->dtype : LECTOR_DTYPE_FLOAT32;
+        m->outputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
+        for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
+    }
+    m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : 16;
+    m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
+    if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&m->lock, NULL);
+    return rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0, &m->be, err);
+}
+
+lector_status lector_model_load_memory(const void *data, size_t size, const char *name,
+                                       const lector_model_options *opt, lector_model **out,
+                                       lector_error *err)
+{
+    if (!out || (!data && size))
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_load: NULL argument");
+    *out = NULL;
+    lector_model *m = lector__calloc(1, sizeof *m);
+    if (!m) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    lector_status st = rt_load_onnx(data, size, name, &m->g, err);
+    if (!st) st = model_init(m, opt, err);
+    if (st) {
+        if (m->cache) pthread_mutex_destroy(&m->lock);
+        lector__free(m->cache);
+        lector__free(m->inputs);
+        lector__free(m->outputs);
+        rt_graph_free(m->g);
+        lector__free(m);
+        return st;
+    }
+    *out = m;
+    return LECTOR_OK;
+}
+
+lector_status lector_model_load_file(const char *path, const lector_model_options *opt,
+                                     lector_model **out, lector_error *err)
+{
+    if (!path || !out)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_load_file: NULL argument");
+    *out = NULL;
+    uint8_t *buf;
+    size_t len;
+    /* 2 GiB is protobuf's own limit for one message */
+    lector_status st = lector__read_file(path, (size_t)2 << 30, &buf, &len, err);
+    if (st) return st;
+    st = lector_model_load_memory(buf, len, path, opt, out, err);
+    lector__free(buf);
+    return st;
+}
+
+void lector_model_free(lector_model *m)
+{
+    if (!m) return;
+    for (int i = 0; i < m->n_cache; i++) rt_plan_free(m->cache[i].plan);
+    pthread_mutex_destroy(&m->lock);
+    lector__free(m->cache);
+    lector__free(m->inputs);
+    lector__free(m->outputs);
+    rt_backend_free(m->be);
+    rt_graph_free(m->g);
+    lector__free(m);
+}
+
+size_t lector_model_num_inputs(const lector_model *m) { return m ? (size_t)m->g->n_inputs : 0; }
+size_t lector_model_num_outputs(const lector_model *m) { return m ? (size_t)m->g->n_outputs : 0; }
+
+const lector_value_info *lector_model_input(const lector_model *m, size_t i)
+{
+    return m && i < (size_t)m->g->n_inputs ? &m->inputs[i] : NULL;
+}
+
+const lector_value_info *lector_model_output(const lector_model *m, size_t i)
+{
+    return m && i < (size_t)m->g->n_outputs ? &m->outputs[i] : NULL;
+}
+
+const char *lector_model_backend(const lector_model *m) { return m ? m->be->iface->name : ""; }
+
+/* ---- plan cache ------------------------------------------------------------- */
+
+/* Finds a plan for these shapes and takes a reference; NULL if absent. */
+static rt_plan *cache_get(lector_model *m, const lector_tensor *inputs, int *slot)
+{
+    for (int i = 0; i < m->n_cache; i++) {
+        if (rt_plan_matches(m->cache[i].plan, inputs, m->g->n_inputs)) {
+            m->cache[i].plan->refs++;
+            m->cache[i].last_used = ++m->tick;
+            *slot = i;
+            return m->cache[i].plan;
+        }
+    }
+    return NULL;
+}
+
+/* Drops a reference taken by cache_get/cache_put; the plan is freed when
+ * it was evicted meanwhile and this was the last reference. */
+static void cache_release(lector_model *m, rt_plan *p)
+{
+    pthread_mutex_lock(&m->lock);
+    int last = --p->refs == 0;
+    pthread_mutex_unlock(&m->lock);
+    if (last) rt_plan_free(p); /* evicted while it ran */
+}
+
+static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out,
+                                  lector_error *err)
+{
+    rt_graph *g = rt_graph_clone(m->g);
+    if (!g) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", m->g->name);
+    int fuse = (m->be->iface->features & RT_FEATURE_FUSED_ACT) != 0;
+    lector_status st = rt_optimize(g, inputs, fuse, err);
+    if (st) {
+        rt_graph_free(g);
+        return st;
+    }
+    return rt_plan_build(g, m->be, inputs, out, err);
+}
+
+/* Returns a referenced plan for these input shapes, compiling it if needed. */
+static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out,
+                                  lector_error *err)
+{
+    int slot;
+    pthread_mutex_lock(&m->lock);
+    rt_plan *p = cache_get(m, inputs, &slot);
+    pthread_mutex_unlock(&m->lock);
+    if (p) {
+        *out = p;
+        return LECTOR_OK;
+    }
+    /* compile outside the lock: other shapes keep running meanwhile */
+    rt_plan *fresh;
+    lector_status st = compile_plan(m, inputs, &fresh, err);
+    if (st) return st;
+    pthread_mutex_lock(&m->lock);
+    p = cache_get(m, inputs, &slot);
+    if (p) { /* another thread compiled the same shape first */
+        pthread_mutex_unlock(&m->lock);
+        rt_plan_free(fresh);
+        *out = p;
+        return LECTOR_OK;
+    }
+    rt_plan *evict = NULL;
+    int evict_free = 0;
+    if (m->n_cache == m->cap_cache) {
+        int lru = 0;
+        for (int i = 1; i < m->n_cache; i++)
+            if (m->cache[i].last_used < m->cache[lru].last_used) lru = i;
+        evict = m->cache[lru].plan;
+        evict_free = --evict->refs == 0; /* the cache's reference */
+        m->cache[lru] = m->cache[--m->n_cache];
+    }
+    m->cache[m->n_cache].plan = fresh;
+    fresh->refs = 2; /* cache + caller */
+    m->cache[m->n_cache].last_used = ++m->tick;
+    m->n_cache++;
+    pthread_mutex_unlock(&m->lock);
+    /* an evicted plan still running elsewhere is freed by its last cache_release */
+    if (evict && evict_free) rt_plan_free(evict);
+    *out = fresh;
+    return LECTOR_OK;
+}
+
+lector_status lector_model_run(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
+                               lector_tensor **outputs, size_t *n_outputs, lector_error *err)
+{
+    lector_model *m = (lector_model *)cm; /* the cache is internal, locked state */
+    if (!m || !outputs || !n_outputs || (n_inputs && !inputs))
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run: NULL argument");
+    *outputs = NULL;
+    *n_outputs = 0;
+    if (n_inputs != (size_t)m->g->n_inputs)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
+                             m->g->name, m->g->n_inputs, n_inputs);
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (!inputs[i].data && lector_tensor_numel(&inputs[i]) > 0)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data",
+                                 m->g->name, m->inputs[i].name);
+        if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS)
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
+                                 m->g->name, m->inputs[i].name, inputs[i].ndim);
+    }
+    rt_plan *p;
+    lector_status st = acquire_plan(m, inputs, &p, err);
+    if (st) return st;
+    lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
+    if (!outs) {
+        cache_release(m, p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    st = rt_plan_run(p, inputs, outs, err);
+    cache_release(m, p);
+    if (st) {
+        lector__free(outs);
+        return st;
+    }
+    *outputs = outs;
+    *n_outputs = (size_t)m->g->n_outputs;
+    return LECTOR_OK;
+}

@@ -1,0 +1,286 @@
+#include "rt/plan.h"
+
+#include <string.h>
+
+#include "rt/backend.h"
+#include "util/util.h"
+
+/* ---- memory plan ------------------------------------------------------------
+ * Greedy best-fit over the node order: a value is allocated when its
+ * producer runs and released after its last reader, so buffers of values
+ * whose lifetimes do not overlap are reused. Outputs of a node are allocated
+ * before its inputs are released: a kernel never sees aliased memory. */
+
+typedef struct block {
+    size_t off, size;
+} block;
+
+typedef struct freelist {
+    block *b;
+    int n, cap;
+    size_t top; /* arena high-water mark */
+} freelist;
+
+static size_t align_up(size_t n) { return (n + RT_ARENA_ALIGN - 1) & ~(size_t)(RT_ARENA_ALIGN - 1); }
+
+static int fl_insert(freelist *fl, size_t off, size_t size)
+{
+    /* keep sorted by offset, merge neighbours */
+    int i = 0;
+    while (i < fl->n && fl->b[i].off < off) i++;
+    if (i > 0 && fl->b[i - 1].off + fl->b[i - 1].size == off) {
+        fl->b[i - 1].size += size;
+        if (i < fl->n && fl->b[i - 1].off + fl->b[i - 1].size == fl->b[i].off) {
+            fl->b[i - 1].size += fl->b[i].size;
+            memmove(&fl->b[i], &fl->b[i + 1], sizeof(block) * (size_t)(fl->n - i - 1));
+            fl->n--;
+        }
+        return 0;
+    }
+    if (i < fl->n && off + size == fl->b[i].off) {
+        fl->b[i].off = off;
+        fl->b[i].size += size;
+        return 0;
+    }
+    if (fl->n == fl->cap) {
+        int cap = fl->cap ? fl->cap * 2 : 32;
+        block *nb = lector__realloc(fl->b, sizeof(block) * (size_t)cap);
+        if (!nb) return -1;
+        fl->b = nb;
+        fl->cap = cap;
+    }
+    memmove(&fl->b[i + 1], &fl->b[i], sizeof(block) * (size_t)(fl->n - i));
+    fl->b[i].off = off;
+    fl->b[i].size = size;
+    fl->n++;
+    return 0;
+}
+
+static size_t fl_alloc(freelist *fl, size_t size)
+{
+    int best = -1;
+    for (int i = 0; i < fl->n; i++)
+        if (fl->b[i].size >= size && (best < 0 || fl->b[i].size < fl->b[best].size)) best = i;
+    if (best >= 0) {
+        size_t off = fl->b[best].off;
+        fl->b[best].off += size;
+        fl->b[best].size -= size;
+        if (fl->b[best].size == 0) {
+            memmove(&fl->b[best], &fl->b[best + 1], sizeof(block) * (size_t)(fl->n - best - 1));
+            fl->n--;
+        }
+        return off;
+    }
+    /* grow: extend a free block that ends at the top, else append */
+    if (fl->n > 0 && fl->b[fl->n - 1].off + fl->b[fl->n - 1].size == fl->top) {
+        size_t off = fl->b[fl->n - 1].off;
+        fl->top = off + size;
+        fl->n--;
+        return off;
+    }
+    size_t off = fl->top;
+    fl->top += size;
+    return off;
+}
+
+static lector_status memory_plan(rt_plan *p, lector_error *err)
+{
+    rt_graph *g = p->g;
+    int *last = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    p->offset = lector__malloc(sizeof(size_t) * (size_t)(g->n_values + 1));
+    if (!last || !p->offset) {
+        lector__free(last);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+    }
+    for (int v = 0; v < g->n_values; v++) {
+        last[v] = -1;
+        p->offset[v] = RT_NO_OFFSET;
+    }
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) last[n->in[k]] = s;
+    }
+    for (int i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = p->n_order; /* live to the end */
+    freelist fl = {0};
+    lector_status st = LECTOR_OK;
+    for (int s = 0; s < p->n_order && !st; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || g->values[v].data) continue;
+            p->offset[v] = fl_alloc(&fl, align_up(rt_value_nbytes(&g->values[v])));
+            if (last[v] < 0) last[v] = s; /* unused output: free right after */
+        }
+        /* release values whose last reader is this node (and unused outputs) */
+        for (int k = 0; k < n->n_in + n->n_out; k++) {
+            int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+            if (v < 0 || p->offset[v] == RT_NO_OFFSET || last[v] != s) continue;
+            /* a value read twice by the same node is released once */
+            int dup = 0;
+            for (int j = 0; j < k; j++) {
+                int w = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+                if (w == v) dup = 1;
+            }
+            if (dup) continue;
+            if (fl_insert(&fl, p->offset[v], align_up(rt_value_nbytes(&g->values[v]))))
+                st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+        }
+    }
+    p->arena_size = fl.top;
+    lector__free(fl.b);
+    lector__free(last);
+    return st;
+}
+
+/* ---- plan ----------------------------------------------------------------- */
+
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs,
+                            rt_plan **out, lector_error *err)
+{
+    *out = NULL;
+    rt_plan *p = lector__calloc(1, sizeof *p);
+    if (!p) {
+        rt_graph_free(g);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    p->g = g;
+    p->backend = be;
+    pthread_mutex_init(&p->pool_lock, NULL);
+    p->order = lector__malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    p->kernels = lector__calloc((size_t)(g->n_nodes + 1), sizeof(rt_kernel_fn));
+    p->n_inputs = g->n_inputs;
+    p->key = lector__calloc((size_t)(g->n_inputs + 1), sizeof *p->key);
+    if (!p->order || !p->kernels || !p->key) {
+        rt_plan_free(p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        p->key[i][0] = inputs[i].ndim;
+        for (int d = 0; d < inputs[i].ndim; d++) p->key[i][d + 1] = inputs[i].dims[d];
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].dead) continue;
+        p->order[p->n_order++] = i;
+        p->kernels[i] = rt_op_table[g->nodes[i].op].ref; /* default: the reference kernel */
+    }
+    lector_status st = memory_plan(p, err);
+    if (!st && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
+    if (st) {
+        rt_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return LECTOR_OK;
+}
+
+void rt_plan_free(rt_plan *p)
+{
+    if (!p) return;
+    if (p->be_plan && p->backend && p->backend->iface->plan_free) p->backend->iface->plan_free(p->backend, p);
+    for (int i = 0; i < p->n_pool; i++) {
+        if (p->backend && p->backend->iface->buffer_free) p->backend->iface->buffer_free(p->backend, p->pool[i]);
+        else lector__free(p->pool[i]);
+    }
+    pthread_mutex_destroy(&p->pool_lock);
+    rt_graph_free(p->g);
+    lector__free(p->order);
+    lector__free(p->offset);
+    lector__free(p->kernels);
+    lector__free(p->key);
+    lector__free(p);
+}
+
+int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs)
+{
+    if (n_inputs != p->n_inputs) return 0;
+    for (int i = 0; i < n_inputs; i++) {
+        if (p->key[i][0] != inputs[i].ndim) return 0;
+        for (int d = 0; d < inputs[i].ndim; d++)
+            if (p->key[i][d + 1] != inputs[i].dims[d]) return 0;
+    }
+    return 1;
+}
+
+lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
+                          lector_error *err)
+{
+    rt_backend *be = p->backend;
+    void *arena = NULL;
+    pthread_mutex_lock(&p->pool_lock);
+    if (p->n_pool > 0) arena = p->pool[--p->n_pool];
+    pthread_mutex_unlock(&p->pool_lock);
+    if (!arena) {
+        arena = be->iface->buffer_alloc(be, p->arena_size ? p->arena_size : RT_ARENA_ALIGN);
+        if (!arena)
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY,
+                                 "%s: cannot allocate %zu bytes of activation memory", p->g->name,
+                                 p->arena_size);
+    }
+    lector_status st = be->iface->plan_execute(be, p, arena, inputs, outputs, err);
+    pthread_mutex_lock(&p->pool_lock);
+    if (p->n_pool < RT_ARENA_POOL) {
+        p->pool[p->n_pool++] = arena;
+        arena = NULL;
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    if (arena) be->iface->buffer_free(be, arena);
+    return st;
+}
+
+/* ---- host executor ---------------------------------------------------------- */
+
+static void *value_data(const rt_plan *p, void *arena, const lector_tensor *inputs, int v)
+{
+    const rt_graph *g = p->g;
+    if (g->values[v].data) return g->values[v].data;
+    if (p->offset[v] != RT_NO_OFFSET) return (char *)arena + p->offset[v];
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) return inputs[i].data;
+    return NULL;
+}
+
+lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena,
+                              const lector_tensor *inputs, lector_tensor *outputs, lector_error *err)
+{
+    const rt_graph *g = p->g;
+    rt_kernel_ctx ctx = {be->threads > 0 ? be->threads : 1, err};
+    lector_tensor in[16], out[8];
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_in; k++) {
+            if (n->in[k] < 0) {
+                memset(&in[k], 0, sizeof in[k]);
+                continue;
+            }
+            in[k] = rt_value_tensor(&g->values[n->in[k]]);
+            in[k].data = value_data(p, arena, inputs, n->in[k]);
+        }
+        for (int k = 0; k < n->n_out; k++) {
+            if (n->out[k] < 0) {
+                memset(&out[k], 0, sizeof out[k]);
+                continue;
+            }
+            out[k] = rt_value_tensor(&g->values[n->out[k]]);
+            out[k].data = value_data(p, arena, inputs, n->out[k]);
+        }
+        lector_status st = p->kernels[p->order[s]](n, in, out, &ctx);
+        if (st) {
+            if (err && strncmp(err->message, g->name, strlen(g->name)))
+                lector__error_prefix(err, "%s", g->name);
+            return st;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        int v = g->outputs[i];
+        outputs[i] = rt_value_tensor(&g->values[v]);
+        size_t nb = rt_value_nbytes(&g->values[v]);
+        outputs[i].data = lector__aligned_alloc(nb ? nb : 1);
+        if (!outputs[i].data) {
+            for (int j = 0; j < i; j++) lector__free(outputs[j].data);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
+        }
+        memcpy(outputs[i].data, value_data(p, arena, inputs, v), nb);
+    }
+    return LECTOR_OK;
+}

@@ -1,0 +1,56 @@
+/*
+ * plan.h - execution plans (internal).
+ *
+ * A plan is what one (model, input shape) pair compiles to: the optimised
+ * graph, the order of live nodes, a liveness-based memory plan (every
+ * intermediate value gets an offset in one arena; values whose lifetimes do
+ * not overlap share bytes), the kernel chosen for each node, and the
+ * backend's own state. Plans are immutable once compiled; the arenas they
+ * run in are per call (a small pool is kept per plan).
+ */
+#ifndef LECTOR_RT_PLAN_H
+#define LECTOR_RT_PLAN_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "rt/graph.h"
+#include "rt/ops.h"
+
+#define RT_ARENA_ALIGN 64
+#define RT_NO_OFFSET ((size_t)-1)
+#define RT_ARENA_POOL 4
+
+typedef struct rt_backend rt_backend;
+
+typedef struct rt_plan {
+    rt_graph *g;              /* optimised graph, owned */
+    int *order;               /* live nodes in execution order */
+    int n_order;
+    size_t *offset;           /* per value: arena offset, RT_NO_OFFSET if none */
+    size_t arena_size;
+    rt_kernel_fn *kernels;    /* per node (indexed like g->nodes) */
+    void *be_plan;            /* backend state */
+    rt_backend *backend;
+    int refs;                 /* owned by the model's plan cache (under its lock) */
+    /* key: the input shapes it was compiled for */
+    int n_inputs;
+    int64_t (*key)[LECTOR_MAX_DIMS + 1];
+    /* arena pool */
+    pthread_mutex_t pool_lock;
+    void *pool[RT_ARENA_POOL];
+    int n_pool;
+} rt_plan;
+
+/* Builds a plan from an already optimised graph (takes ownership of g on
+ * success and on failure). */
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs,
+                            rt_plan **out, lector_error *err);
+void rt_plan_free(rt_plan *p);
+/* Does the plan match these input shapes? */
+int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs);
+/* Runs the plan with an arena from the pool. Thread-safe. */
+lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
+                          lector_error *err);
+
+#endif

@@ -1,0 +1,12 @@
+/* cli.h - shared helpers of the lector command-line tool. */
+#ifndef LECTOR_CLI_H
+#define LECTOR_CLI_H
+
+double cli_now_ms(void);
+/* Median of n values (sorts in place). */
+double cli_median(double *v, int n);
+
+int cmd_run_model(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+
+#endif

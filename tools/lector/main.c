@@ -1,0 +1,73 @@
+/*
+ * lector - the command-line tool. Uses only the public headers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "lector_rt.h"
+#ifdef LECTOR_HAVE_DOCTOR
+#include "lector_doctor.h"
+#endif
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "lector %s - OCR engine for PaddleOCR's PP-OCR models\n\n"
+            "usage: lector COMMAND [options]\n\n"
+            "commands:\n"
+            "  models [--image IMG] [--models DIR]  run det, cls and rec on tensors made from an image\n"
+            "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
+            "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
+            "  explain [TEXT|-]                     explain a pasted GPU/ONNX error message\n"
+            "  --version, --help\n",
+            lector_version());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-v")) {
+        printf("lector %s\n", lector_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
+#ifdef LECTOR_HAVE_DOCTOR
+    if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
+#endif
+    fprintf(stderr, "lector: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}
