@@ -55,6 +55,8 @@ void *lector__aligned_alloc(size_t size)
 
 void lector__free(void *p) { free(p); }
 
+void lector__fail_alloc_after(long n) { atomic_store(&alloc_countdown, n > 0 ? n : -1); }
+
 char *lector__strdup(const char *s)
 {
     if (!s) return NULL;

@@ -21,6 +21,8 @@ void *lector__realloc(void *p, size_t size);
 /* 64-byte aligned allocation (SIMD-friendly); free with lector__free. */
 void *lector__aligned_alloc(size_t size);
 void lector__free(void *p);
+/* Test hook: make the n-th allocation from now fail (n <= 0 disables). */
+void lector__fail_alloc_after(long n);
 char *lector__strdup(const char *s);
 /* Overflow-checked size_t multiplication: 0 on success, -1 on overflow. */
 int lector__mul_size(size_t a, size_t b, size_t *out);
