@@ -107,14 +107,10 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
             in[k] = n->in[k] >= 0 ? &g->values[n->in[k]] : NULL;
             if (in[k] && !in[k]->data) all_const = 0;
         }
-        rt_value scratch[8];
-        for (int k = 0; k < n->n_out; k++) {
-            if (n->out[k] >= 0) out[k] = &g->values[n->out[k]];
-            else {
-                memset(&scratch[k], 0, sizeof scratch[k]);
-                out[k] = &scratch[k];
-            }
-        }
+        rt_value scratch; /* where inference writes absent optional outputs */
+        memset(&scratch, 0, sizeof scratch);
+        for (int k = 0; k < n->n_out; k++)
+            out[k] = n->out[k] >= 0 ? &g->values[n->out[k]] : &scratch;
         lector_status st = rt_op_table[n->op].infer(n, in, out, err);
         if (st) {
             /* make sure the message names the model */

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "lector %s - OCR engine for PaddleOCR's PP-OCR models\n\n"
-            "usage: lector COMMAND [options]\n\n"
+            "usage: lector [options] IMAGE...      OCR (see lector ocr --help)\n"
+            "       lector COMMAND [options]\n\n"
             "commands:\n"
             "  models [--image IMG] [--models DIR]  run det, cls and rec on tensors made from an image\n"
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "ocr")) return cmd_ocr(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
@@ -67,7 +69,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
 #endif
-    fprintf(stderr, "lector: unknown command '%s'\n", cmd);
-    usage(stderr);
-    return 2;
+    /* anything else: OCR of the files given (Tesseract's habit) */
+    return cmd_ocr(argc, argv);
 }

@@ -1,0 +1,192 @@
+/*
+ * lector.h - Lector's OCR API: images in, text lines with boxes out.
+ *
+ * Lector runs PaddleOCR's PP-OCR pipeline: DB text detection, an optional
+ * text-line orientation classifier, and CTC text recognition, with
+ * PaddleOCR's defaults for every parameter.
+ *
+ * Usage:
+ *
+ *     lector_params p = lector_default_params();
+ *     p.models_dir = "models";
+ *     lector_engine *eng = NULL;
+ *     lector_error err;
+ *     if (lector_engine_create(&p, &eng, &err) != LECTOR_OK) {
+ *         fprintf(stderr, "%s\n", err.message);
+ *         return 1;
+ *     }
+ *     lector_result *res = NULL;
+ *     if (lector_read_file(eng, "page.jpg", NULL, &res, &err) == LECTOR_OK) {
+ *         for (size_t i = 0; i < res->pages[0].n_lines; i++)
+ *             printf("%s\n", res->pages[0].lines[i].text);
+ *         lector_result_free(res);
+ *     } else {
+ *         fprintf(stderr, "%s\n", err.message);   // names the file and the problem
+ *     }
+ *     lector_engine_free(eng);
+ *
+ * Threading contract: an engine is created once and shared. Any number of
+ * threads may call the lector_read_*() functions on the same engine at the
+ * same time; results are identical to single-threaded calls. Models are
+ * loaded once per engine; per-call memory is released before each call
+ * returns (or with lector_result_free()).
+ *
+ * Errors: every fallible call returns a lector_status (lector_rt.h) and
+ * fills `err` when non-NULL. Library code never aborts or exits.
+ */
+#ifndef LECTOR_H
+#define LECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lector_rt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lector_device {
+    LECTOR_DEVICE_CPU = 0,  /* oneDNN (or the reference backend) on the CPU */
+    LECTOR_DEVICE_AUTO = 1, /* the GPU when usable, else the CPU with a one-line reason */
+    LECTOR_DEVICE_CUDA = 2  /* the GPU or an error saying why not */
+} lector_device;
+
+typedef enum lector_limit_type {
+    LECTOR_LIMIT_MAX = 0, /* scale down so that the longest side is <= det_limit_side_len */
+    LECTOR_LIMIT_MIN = 1  /* scale up so that the shortest side is >= det_limit_side_len */
+} lector_limit_type;
+
+typedef enum lector_score_mode {
+    LECTOR_SCORE_FAST = 0, /* mean probability inside the box (PaddleOCR's default) */
+    LECTOR_SCORE_SLOW = 1  /* mean probability inside the contour polygon */
+} lector_score_mode;
+
+/* Engine parameters. Always start from lector_default_params(): new fields
+ * are appended and get their defaults there. */
+typedef struct lector_params {
+    /* Models: a directory holding ch_PP-OCRv4_det_infer.onnx,
+     * ch_PP-OCRv4_rec_infer.onnx, ch_ppocr_mobile_v2.0_cls_infer.onnx and
+     * ppocr_keys_v1.txt; any of the four paths below overrides its file. */
+    const char *models_dir;      /* default "models" */
+    const char *det_model;
+    const char *cls_model;
+    const char *rec_model;
+    const char *rec_dict;        /* one character per line; a space is appended */
+
+    lector_device device;        /* default LECTOR_DEVICE_CPU */
+    int device_id;               /* GPU ordinal for LECTOR_DEVICE_CUDA/AUTO */
+    int threads;                 /* threads per inference; 0 = physical cores */
+    const char *backend;         /* CPU backend: NULL/"cpu" (best), "ref" (reference) */
+
+    /* Detection (DB). */
+    int det_limit_side_len;      /* 960 */
+    lector_limit_type det_limit_type; /* LECTOR_LIMIT_MAX */
+    float det_db_thresh;         /* 0.3: binarisation threshold of the probability map */
+    float det_db_box_thresh;     /* 0.6: minimum box score */
+    float det_db_unclip_ratio;   /* 1.5: box expansion */
+    lector_score_mode det_db_score_mode; /* LECTOR_SCORE_FAST */
+    int det_use_dilation;        /* 0: dilate the bitmap with a 2x2 kernel */
+    int det_max_candidates;      /* 1000 contours at most */
+    int det_min_size;            /* 3 px: shortest side of a box */
+
+    /* Text-line orientation classifier. */
+    int use_angle_cls;           /* 0 (PaddleOCR's default); 1 = rotate lines read as 180 deg */
+    float cls_thresh;            /* 0.9 */
+    int cls_batch_num;           /* 6 */
+    int cls_image_height;        /* 48 */
+    int cls_image_width;         /* 192 */
+
+    /* Recognition. */
+    int rec_batch_num;           /* 6 */
+    int rec_image_height;        /* 48 */
+    int rec_image_width;         /* 320 */
+    float drop_score;            /* 0.5: lines scoring below are dropped */
+    int use_space_char;          /* 1: a space is appended to the dictionary */
+
+    /* Input limits. */
+    int64_t max_pixels;          /* per page, 100,000,000 */
+    int64_t max_file_size;       /* bytes, 256 MiB */
+    int max_pages;               /* per TIFF file, 1000 */
+} lector_params;
+
+/* PaddleOCR's defaults (tools/infer/utility.py). */
+lector_params lector_default_params(void);
+
+/* Per-read overrides: NULL means the engine's parameters. */
+typedef struct lector_read_options {
+    int det_limit_side_len;      /* 0 = engine's */
+    float drop_score;            /* < 0 = engine's */
+    int use_angle_cls;           /* -1 = engine's, 0 off, 1 on */
+} lector_read_options;
+/* {0, -1, -1}: everything from the engine. */
+lector_read_options lector_default_read_options(void);
+
+typedef struct lector_engine lector_engine;
+
+/* Loads the models and the dictionary. */
+lector_status lector_engine_create(const lector_params *params, lector_engine **out,
+                                   lector_error *err);
+/* Frees an engine; NULL is a no-op. No read may be in progress. */
+void lector_engine_free(lector_engine *engine);
+/* "cpu (onednn, 2 threads)", "cpu (ref, ...)", ... for logs. */
+const char *lector_engine_device(const lector_engine *engine);
+
+typedef struct lector_point {
+    float x, y;
+} lector_point;
+
+typedef struct lector_line {
+    lector_point box[4];   /* clockwise from top-left, in page pixels */
+    char *text;            /* UTF-8, NUL-terminated */
+    float score;           /* mean probability of the kept characters */
+    int rotated;           /* 1 when the classifier turned the line by 180 deg */
+} lector_line;
+
+typedef struct lector_page {
+    int width, height;
+    lector_line *lines;    /* in reading order */
+    size_t n_lines;
+} lector_page;
+
+typedef struct lector_timings {
+    double decode_ms, det_ms, cls_ms, rec_ms, total_ms;
+} lector_timings;
+
+typedef struct lector_result {
+    lector_page *pages;    /* one per image; a multi-page TIFF gives several */
+    size_t n_pages;
+    lector_timings timings;
+} lector_result;
+
+/* Reads an image file (JPEG, PNG, TIFF, WebP, BMP; format by content). */
+lector_status lector_read_file(lector_engine *engine, const char *path,
+                               const lector_read_options *opt, lector_result **out,
+                               lector_error *err);
+
+/* Reads an encoded image held in memory; `name` is used in messages. */
+lector_status lector_read_memory(lector_engine *engine, const void *data, size_t size,
+                                 const char *name, const lector_read_options *opt,
+                                 lector_result **out, lector_error *err);
+
+typedef enum lector_pixel_format {
+    LECTOR_PIXEL_RGB = 0,
+    LECTOR_PIXEL_BGR = 1,
+    LECTOR_PIXEL_GRAY = 2,
+    LECTOR_PIXEL_RGBA = 3,
+    LECTOR_PIXEL_BGRA = 4
+} lector_pixel_format;
+
+/* Reads raw 8-bit pixels: `stride` bytes per row (0 = packed). */
+lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, int width,
+                                 int height, size_t stride, lector_pixel_format format,
+                                 const lector_read_options *opt, lector_result **out,
+                                 lector_error *err);
+
+/* Frees a result; NULL is a no-op. */
+void lector_result_free(lector_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LECTOR_H */

@@ -1,0 +1,118 @@
+/*
+ * lector_doctor.h - diagnose the GPU stack layer by layer (`lector doctor`)
+ * and explain pasted error messages (`lector explain`).
+ *
+ * Usage:
+ *
+ *     lector_doctor_options opt;
+ *     lector_doctor_default_options(&opt);
+ *     opt.root = "/mnt/image";                  // optional: examine a tree
+ *     lector_doctor_report *r = lector_doctor_run(&opt);
+ *     if (r) {
+ *         char *json = lector_doctor_report_json(r);   // free() it
+ *         int usable = lector_doctor_report_gpu_usable(r);
+ *         free(json);
+ *         lector_doctor_report_free(r);
+ *     }
+ *
+ * Layers: L0 system, L1 kernel driver, L2 NVML, L3 CUDA driver API,
+ * L4 CUDA libraries, L5 Lector's engine, plus "inspect" for --inspect.
+ * Everything NVIDIA is reached through dlopen/dlsym, so this works (and
+ * reports what is missing) on machines without any NVIDIA software.
+ * docs/DOCTOR.md documents every check and the JSON schema.
+ *
+ * Threading: a run loads NVML and libcuda and reads the process
+ * environment; run one doctor at a time per process. Reports are plain
+ * data and may be read from any thread.
+ */
+#ifndef LECTOR_DOCTOR_H
+#define LECTOR_DOCTOR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Overall verdict, also the JSON "status". Values never renumbered. */
+typedef enum lector_doctor_status {
+    LECTOR_DOCTOR_READY = 0,    /* GPU usable, nothing failed */
+    LECTOR_DOCTOR_DEGRADED = 1, /* GPU usable, but a check failed or warned */
+    LECTOR_DOCTOR_BROKEN = 2    /* GPU not usable: only the CPU is */
+} lector_doctor_status;
+
+/** Parameters of a run. Fill with lector_doctor_default_options() first. */
+typedef struct lector_doctor_options {
+    const char *root;            /* examine this tree instead of "/" (NULL: live) */
+    const char *const *inspect;  /* ELF files for --inspect (in-tree paths) */
+    size_t n_inspect;
+    const char *nvml_path;       /* NVML to dlopen; NULL: $LECTOR_DOCTOR_NVML,
+                                    else "libnvidia-ml.so.1" (skipped under root) */
+    const char *libcuda_path;    /* libcuda to dlopen; NULL: $LECTOR_DOCTOR_LIBCUDA,
+                                    else "libcuda.so.1" (skipped under root) */
+    const char *ld_library_path; /* NULL: the environment's LD_LIBRARY_PATH */
+    int no_dlopen_libs;          /* 1: never dlopen CUDA libraries for versions */
+    int dlopen_in_root;          /* 1: under root, still dlopen the tree's CUDA
+                                    libraries to query versions (only safe when
+                                    the tree was built for this machine; tests) */
+    int verbose;                 /* text output: print evidence of ok checks too */
+} lector_doctor_options;
+
+/** Opaque result of a run. */
+typedef struct lector_doctor_report lector_doctor_report;
+
+/** Fill *opt with defaults (live system, environment overrides honoured). */
+void lector_doctor_default_options(lector_doctor_options *opt);
+
+/** Run every check. Returns NULL only on allocation failure. */
+lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt);
+
+/** Free a report; NULL is a no-op. */
+void lector_doctor_report_free(lector_doctor_report *r);
+
+/** Overall verdict. */
+lector_doctor_status lector_doctor_report_status(const lector_doctor_report *r);
+
+/** 1 if a CUDA context and a device allocation worked (or, under --root,
+ *  nothing in the tree rules the GPU out), else 0. */
+int lector_doctor_report_gpu_usable(const lector_doctor_report *r);
+
+/** The JSON document (schema in docs/DOCTOR.md); caller free()s. NULL on
+ *  allocation failure. */
+char *lector_doctor_report_json(const lector_doctor_report *r);
+
+/** The human-readable report, grouped by layer, ending with the one-line
+ *  summary; caller free()s. NULL on allocation failure. */
+char *lector_doctor_report_text(const lector_doctor_report *r);
+
+/** Convenience: run with *opt and return the JSON; caller free()s. */
+char *lector_doctor_json(const lector_doctor_options *opt);
+
+/** `lector doctor [--json] [--root DIR] [--inspect FILE...] [-v]`.
+ *  argv[0] is "doctor". Prints to stdout (report) and stderr (usage).
+ *  Returns the exit code: 0 GPU usable, 1 only the CPU is, 2 bad usage. */
+int lector_doctor_main(int argc, char **argv);
+
+/** One match of `lector explain`. Strings point into a static table. */
+typedef struct lector_explain_match {
+    const char *id, *message, *layer, *cause, *fix, *check, *source;
+    int score; /* higher is better; 0..100 */
+} lector_explain_match;
+
+/** Match `text` against the knowledge base; fills up to `max` matches,
+ *  best first, and returns how many were found (0: unknown text). */
+size_t lector_explain_match_text(const char *text, lector_explain_match *out, size_t max);
+
+/** Number of messages in the knowledge base. */
+size_t lector_explain_known_count(void);
+
+/** `lector explain [TEXT | -]` (argv[0] is "explain"; "-" or nothing reads
+ *  stdin). Returns 0 when something matched, 1 when the text is unknown,
+ *  2 on bad usage. */
+int lector_explain_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LECTOR_DOCTOR_H */

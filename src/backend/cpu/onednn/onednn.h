@@ -1,0 +1,88 @@
+/*
+ * onednn.h - internals of the oneDNN CPU backend (src/backend/cpu/onednn).
+ *
+ * A plan compiles to a list of steps. A step is a oneDNN primitive (created
+ * once, at plan compile time, with a user-managed scratchpad so that one
+ * primitive can run in many threads at once), a reference kernel (for the
+ * ops oneDNN cannot do: shape ops, Slice, Reshape, ...) or a small in-place
+ * activation. Values live in "slots": a slot is a buffer in the arena (or a
+ * constant, or a graph input) with a oneDNN memory descriptor, so an
+ * activation can stay in oneDNN's blocked layout (nChw16c, ...) from one
+ * primitive to the next; a value gets a second slot in another layout only
+ * where a consumer needs one (a reference kernel, a graph output: plain).
+ * The backend plans its own arena (plan->arena_size is overwritten).
+ *
+ * Threads: each model's backend has `threads` (default: physical cores).
+ * plan_execute calls omp_set_num_threads(threads) in the calling thread
+ * before it runs anything; oneDNN (OpenMP runtime) and the reference kernels
+ * then use that many workers. OpenMP thread pools belong to the calling
+ * thread, so N threads running models at once use N * threads cores: the
+ * rule for several engines/models in one process is that the sum of the
+ * `threads` of the runs that may be in flight at the same time must not
+ * exceed the physical cores (e.g. 4 request threads on 16 cores: threads=4).
+ */
+#ifndef LECTOR_ONEDNN_H
+#define LECTOR_ONEDNN_H
+
+#include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
+
+#include "rt/backend.h"
+
+#define DN_MAX_ARGS 24
+#define DN_POOL 8
+
+enum { DN_SLOT_ARENA, DN_SLOT_CONST, DN_SLOT_INPUT };
+
+typedef struct dn_slot {
+    int kind;
+    int value;              /* graph value it holds (-1 for scratch) */
+    dnnl_memory_desc_t md;  /* layout; plain for non-f32 values */
+    size_t size;            /* bytes */
+    size_t off;             /* DN_SLOT_ARENA */
+    void *ptr;              /* DN_SLOT_CONST */
+    int input;              /* DN_SLOT_INPUT: graph input index */
+    int first, last;        /* steps that write it first / read it last */
+} dn_slot;
+
+enum { DN_STEP_PRIM, DN_STEP_REF, DN_STEP_ACT };
+
+typedef struct dn_step {
+    int kind;
+    dnnl_primitive_t prim;
+    int n_args;
+    int arg[DN_MAX_ARGS];
+    int slot[DN_MAX_ARGS];
+    int node;               /* DN_STEP_REF: node index; slots below are plain */
+    int n_in, n_out;
+    int in_slot[16], out_slot[8];
+    rt_act act;             /* DN_STEP_ACT: applied in place to out_slot[0] */
+    float alpha, beta;
+    int mem_base;           /* index of its first memory object in a context */
+} dn_step;
+
+typedef struct dn_ctx {
+    dnnl_stream_t stream;
+    dnnl_memory_t *mem;     /* one per (step, arg) */
+    void **ptr;             /* current data handle of each */
+} dn_ctx;
+
+typedef struct dn_plan {
+    dn_step *steps;
+    int n_steps, cap_steps;
+    dn_slot *slots;
+    int n_slots, cap_slots;
+    void **owned;           /* reordered weights, folded biases */
+    int n_owned, cap_owned;
+    int *vslot;             /* per value: its primary slot (-1 none) */
+    int *vplain;            /* per value: a plain-layout slot (-1 none yet) */
+    int *valt;              /* per value: one extra converted slot (-1) */
+    int scratch_slot;       /* -1 if no primitive needs a scratchpad */
+    size_t scratch_size;
+    int n_mem;              /* memory objects per context */
+    pthread_mutex_t lock;
+    dn_ctx *pool[DN_POOL];
+    int n_pool;
+} dn_plan;
+
+#endif

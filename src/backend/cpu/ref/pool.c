@@ -1,0 +1,113 @@
+/*
+ * pool.c - MaxPool, AveragePool (spatial rank 1 to 3, pads, strides,
+ * dilations, ceil_mode, count_include_pad), GlobalAveragePool,
+ * GlobalMaxPool.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/ref/ref.h"
+
+static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                          const rt_kernel_ctx *ctx, int is_max)
+{
+    const lector_tensor *xt = &in[0];
+    if (xt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, xt->dtype);
+    rt_conv_geom g;
+    lector_status st = rt_conv_geom_make(nd, RT_GEOM_POOL, xt->ndim, xt->dims, NULL, &g, ctx->err);
+    if (st) return st;
+    int include_pad = (int)rt_attr_int(nd, "count_include_pad", 0);
+    int64_t planes = xt->dims[0] * xt->dims[1];
+    int64_t isp = g.in[0] * g.in[1] * g.in[2], osp = g.out[0] * g.out[1] * g.out[2];
+    const float *x = xt->data;
+    float *y = out->data;
+#pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * isp;
+        float *yp = y + p * osp;
+        for (int64_t od = 0; od < g.out[0]; od++)
+            for (int64_t oh = 0; oh < g.out[1]; oh++)
+                for (int64_t ow = 0; ow < g.out[2]; ow++) {
+                    int64_t o[3] = {od, oh, ow}, start[3], cnt_pad = 1;
+                    for (int a = 0; a < 3; a++) {
+                        start[a] = o[a] * g.s[a] - g.pb[a];
+                        /* window clipped to the padded input (ORT's divisor) */
+                        int64_t end = LECTOR_MIN(start[a] + (g.k[a] - 1) * g.d[a] + 1,
+                                                 g.in[a] + g.pe[a]);
+                        cnt_pad *= (end - start[a] + g.d[a] - 1) / g.d[a];
+                    }
+                    float mx = -INFINITY, sum = 0.f;
+                    int64_t cnt = 0;
+                    for (int64_t kz = 0; kz < g.k[0]; kz++) {
+                        int64_t iz = start[0] + kz * g.d[0];
+                        if (iz < 0 || iz >= g.in[0]) continue;
+                        for (int64_t ky = 0; ky < g.k[1]; ky++) {
+                            int64_t iy = start[1] + ky * g.d[1];
+                            if (iy < 0 || iy >= g.in[1]) continue;
+                            const float *xr = xp + (iz * g.in[1] + iy) * g.in[2];
+                            for (int64_t kx = 0; kx < g.k[2]; kx++) {
+                                int64_t ix = start[2] + kx * g.d[2];
+                                if (ix < 0 || ix >= g.in[2]) continue;
+                                float v = xr[ix];
+                                if (v > mx || v != v) mx = v;
+                                sum += v;
+                                cnt++;
+                            }
+                        }
+                    }
+                    float r;
+                    if (is_max) r = mx;
+                    else r = include_pad ? sum / (float)cnt_pad : (cnt ? sum / (float)cnt : 0.f);
+                    yp[(od * g.out[1] + oh) * g.out[2] + ow] = r;
+                }
+    }
+    return LECTOR_OK;
+}
+
+lector_status rt_ref_MaxPool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                             const rt_kernel_ctx *ctx)
+{
+    return pool(nd, in, out, ctx, 1);
+}
+
+lector_status rt_ref_AveragePool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                 const rt_kernel_ctx *ctx)
+{
+    return pool(nd, in, out, ctx, 0);
+}
+
+static lector_status global_pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                 const rt_kernel_ctx *ctx, int is_max)
+{
+    if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
+    int64_t planes = in[0].dims[0] * in[0].dims[1];
+    int64_t sp = lector_tensor_numel(&in[0]) / (planes ? planes : 1);
+    const float *x = in[0].data;
+    float *y = out->data;
+#pragma omp parallel for num_threads(ctx->threads) if (planes * sp > 65536)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * sp;
+        if (is_max) {
+            float m = -INFINITY;
+            for (int64_t i = 0; i < sp; i++) m = xp[i] > m ? xp[i] : m;
+            y[p] = m;
+        } else {
+            double s = 0;
+            for (int64_t i = 0; i < sp; i++) s += xp[i];
+            y[p] = sp ? (float)(s / (double)sp) : 0.f;
+        }
+    }
+    return LECTOR_OK;
+}
+
+lector_status rt_ref_GlobalAveragePool(const rt_node *nd, const lector_tensor *in,
+                                       lector_tensor *out, const rt_kernel_ctx *ctx)
+{
+    return global_pool(nd, in, out, ctx, 0);
+}
+
+lector_status rt_ref_GlobalMaxPool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                   const rt_kernel_ctx *ctx)
+{
+    return global_pool(nd, in, out, ctx, 1);
+}

@@ -1,0 +1,97 @@
+/*
+ * reduce.c - ReduceMean, ReduceSum, ReduceMax over any set of axes (from
+ * the `axes` attribute or input 1), keepdims, noop_with_empty_axes.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/ref/ref.h"
+
+enum { RED_SUM, RED_MEAN, RED_MAX };
+
+static lector_status reduce(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                            const rt_kernel_ctx *ctx, int kind)
+{
+    const lector_tensor *xt = &in[0];
+    int r = xt->ndim, mask[LECTOR_MAX_DIMS];
+    const lector_tensor *axes = nd->n_in > 1 && in[1].data ? &in[1] : NULL;
+    lector_status st = rt_reduce_mask(nd, r, axes, mask, ctx->err);
+    if (st) return st;
+    int64_t n_out = lector_tensor_numel(out), n_in = lector_tensor_numel(xt);
+    /* output strides in the input's rank, 0 for reduced axes */
+    int64_t ost[LECTOR_MAX_DIMS], s = 1, cnt = 1;
+    for (int a = r - 1; a >= 0; a--) {
+        if (mask[a]) {
+            ost[a] = 0;
+            cnt *= xt->dims[a];
+        } else {
+            ost[a] = s;
+            s *= xt->dims[a];
+        }
+    }
+#define RED_LOOP(T, ACC, EMPTY_MEAN, EMPTY_MAX)                                                                     \
+    do {                                                                                       \
+        const T *x = xt->data;                                                                 \
+        T *y = out->data;                                                                      \
+        ACC *acc = lector__malloc(sizeof(ACC) * (size_t)(n_out ? n_out : 1));                  \
+        if (!acc) return rt_ref_oom(nd, ctx);                                                  \
+        for (int64_t i = 0; i < n_out; i++) acc[i] = (ACC)0;                                   \
+        int64_t idx[LECTOR_MAX_DIMS] = {0}, o = 0;                                             \
+        unsigned char *seen = kind == RED_MAX ? lector__calloc((size_t)(n_out ? n_out : 1), 1) \
+                                              : NULL;                                          \
+        if (kind == RED_MAX && !seen) {                                                        \
+            lector__free(acc);                                                                 \
+            return rt_ref_oom(nd, ctx);                                                        \
+        }                                                                                      \
+        for (int64_t i = 0; i < n_in; i++) {                                                   \
+            ACC v = (ACC)x[i];                                                                 \
+            if (kind == RED_MAX) {                                                             \
+                if (!seen[o] || v > acc[o] || v != v) acc[o] = v;                              \
+                seen[o] = 1;                                                                   \
+            } else {                                                                           \
+                acc[o] += v;                                                                   \
+            }                                                                                  \
+            for (int a = r - 1; a >= 0; a--) {                                                 \
+                o += ost[a];                                                                   \
+                if (++idx[a] < xt->dims[a]) break;                                             \
+                o -= ost[a] * xt->dims[a];                                                     \
+                idx[a] = 0;                                                                    \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t i = 0; i < n_out; i++) {                                                  \
+            ACC v = acc[i];                                                                    \
+            if (kind == RED_MEAN) v = cnt ? v / (ACC)cnt : (EMPTY_MEAN);                       \
+            if (kind == RED_MAX && !seen[i]) v = (EMPTY_MAX);                                  \
+            y[i] = (T)v;                                                                       \
+        }                                                                                      \
+        lector__free(seen);                                                                    \
+        lector__free(acc);                                                                     \
+    } while (0)
+    switch (xt->dtype) {
+    case LECTOR_DTYPE_FLOAT32: RED_LOOP(float, double, NAN, -INFINITY); break;
+    case LECTOR_DTYPE_FLOAT64: RED_LOOP(double, double, NAN, -INFINITY); break;
+    case LECTOR_DTYPE_INT64: RED_LOOP(int64_t, int64_t, 0, INT64_MIN); break;
+    case LECTOR_DTYPE_INT32: RED_LOOP(int32_t, int64_t, 0, INT32_MIN); break;
+    default: return rt_ref_bad_dtype(nd, ctx, xt->dtype);
+    }
+#undef RED_LOOP
+    return LECTOR_OK;
+}
+
+lector_status rt_ref_ReduceMean(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                const rt_kernel_ctx *ctx)
+{
+    return reduce(nd, in, out, ctx, RED_MEAN);
+}
+
+lector_status rt_ref_ReduceSum(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                               const rt_kernel_ctx *ctx)
+{
+    return reduce(nd, in, out, ctx, RED_SUM);
+}
+
+lector_status rt_ref_ReduceMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                               const rt_kernel_ctx *ctx)
+{
+    return reduce(nd, in, out, ctx, RED_MAX);
+}

@@ -1,0 +1,137 @@
+/*
+ * image.h - Lector's internal image layer: decoding and geometry.
+ *
+ * Every image handed to the OCR pipeline is an 8-bit interleaved BGR buffer
+ * (3 channels, PaddleOCR reads with cv2.imread, which yields BGR); geometry
+ * functions also accept 1-channel (gray) images.
+ *
+ * Decoding:
+ *   - the format is chosen from magic bytes, never from a file name:
+ *     JPEG (TurboJPEG), PNG (libspng: 1..16 bit, palette, gray, gray+alpha,
+ *     RGB, RGBA; 16-bit samples are reduced to their high byte like
+ *     cv2.imread), TIFF (libtiff, every directory is a page), WebP (libwebp,
+ *     still images), BMP (own parser: 1/4/8-bit palette, 16/24/32-bit,
+ *     BI_RGB and BI_BITFIELDS, bottom-up and top-down);
+ *   - JPEG EXIF orientation (1..8) is applied, so the result is upright;
+ *   - alpha is composited on white: out = (c*a + 255*(255-a) + 127) / 255;
+ *   - limits (lector_image_limits) are checked from the headers BEFORE any
+ *     pixel buffer is allocated.
+ *   Errors: LECTOR_ERR_IMAGE (undecodable or unsupported data),
+ *   LECTOR_ERR_LIMIT (a limit), LECTOR_ERR_OUT_OF_MEMORY, LECTOR_ERR_IO
+ *   (file functions). Messages start with the `name` the caller passed
+ *   (usually the file name). Decoders never print: libtiff and libjpeg
+ *   diagnostics are captured and become the message.
+ *
+ * Geometry follows OpenCV so that results agree with PaddleOCR:
+ *   - lector__image_resize = cv2.resize(INTER_LINEAR) on 8-bit data,
+ *     including OpenCV's 11-bit fixed-point coefficients (see resize.c);
+ *   - lector__image_warp_quad = cv2.getPerspectiveTransform +
+ *     cv2.warpPerspective(INTER_CUBIC, BORDER_REPLICATE), with OpenCV's
+ *     1/32-pixel coordinate quantisation and 15-bit cubic weights;
+ *   - lector__image_rotate90_ccw = np.rot90, lector__image_rotate180.
+ *
+ * Ownership: a lector_image owns `data` (lector__free'd by
+ * lector__image_release). Functions that produce an image write to an
+ * output struct that the caller releases; on failure the output is zeroed.
+ * Thread-safety: every function is reentrant; nothing global is touched
+ * (libtiff handlers are per-handle, TurboJPEG handles are per-call).
+ */
+#ifndef LECTOR_IMAGE_H
+#define LECTOR_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lector.h"
+
+typedef struct lector_image {
+    int width;
+    int height;
+    int channels;  /* 3 = BGR (PaddleOCR order), 1 = gray */
+    size_t stride; /* bytes from one row to the next, >= width*channels */
+    uint8_t *data;
+} lector_image;
+
+/* Multi-page result: TIFF gives one page per directory, others one page. */
+typedef struct lector_image_pages {
+    lector_image *pages;
+    int count;
+} lector_image_pages;
+
+typedef struct lector_image_limits {
+    uint64_t max_pixels;       /* per page, width*height (default 100,000,000) */
+    uint64_t max_total_pixels; /* all pages together (default 400,000,000) */
+    size_t max_file_size;      /* encoded bytes (default 512 MiB) */
+    int max_pages;             /* TIFF directories (default 1000) */
+} lector_image_limits;
+
+typedef enum lector_image_format {
+    LECTOR_IMAGE_FORMAT_UNKNOWN = 0,
+    LECTOR_IMAGE_FORMAT_JPEG,
+    LECTOR_IMAGE_FORMAT_PNG,
+    LECTOR_IMAGE_FORMAT_TIFF,
+    LECTOR_IMAGE_FORMAT_WEBP,
+    LECTOR_IMAGE_FORMAT_BMP
+} lector_image_format;
+
+/* Layouts accepted by lector__image_from_pixels: lector_pixel_format of the
+ * public API (lector.h). */
+
+/* Fills `limits` with the defaults above. */
+void lector__image_limits_default(lector_image_limits *limits);
+
+/* Allocates a zeroed width x height x channels image (stride = width*channels).
+ * Refuses non-positive or overflowing sizes (LECTOR_ERR_INVALID_ARGUMENT). */
+lector_status lector__image_alloc(lector_image *img, int width, int height, int channels,
+                                  lector_error *err);
+/* Frees img->data and zeroes the struct. NULL and zeroed images are no-ops. */
+void lector__image_release(lector_image *img);
+/* Frees every page and the array; zeroes the struct. NULL is a no-op. */
+void lector__image_pages_free(lector_image_pages *pages);
+
+/* Format from the first bytes; UNKNOWN if none matches. */
+lector_image_format lector__image_detect(const uint8_t *data, size_t size);
+/* "JPEG", "PNG", ...; "unknown". */
+const char *lector__image_format_name(lector_image_format format);
+
+/* Decodes encoded bytes into BGR pages. `name` names the input in messages
+ * (NULL: "image"); `limits` NULL means defaults. On failure `out` is zeroed. */
+lector_status lector__image_decode(const uint8_t *data, size_t size, const char *name,
+                                   const lector_image_limits *limits, lector_image_pages *out,
+                                   lector_error *err);
+/* Reads `path` (respecting max_file_size) and decodes it; messages name `path`. */
+lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits,
+                                        lector_image_pages *out, lector_error *err);
+
+/* Converts caller pixels (any stride >= width*bytes-per-pixel) into a new BGR
+ * image. Checks max_pixels. */
+lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height,
+                                        size_t stride, lector_pixel_format format,
+                                        const char *name, const lector_image_limits *limits,
+                                        lector_image *out, lector_error *err);
+
+/* cv2.resize(src, (dst_width, dst_height), interpolation=INTER_LINEAR). */
+lector_status lector__image_resize(const lector_image *src, int dst_width, int dst_height,
+                                   lector_image *dst, lector_error *err);
+
+/* Homography mapping src[i] to dst[i] (i = 0..3), row-major 3x3 with m[8] = 1,
+ * as cv2.getPerspectiveTransform. Returns 0, or -1 if the points are
+ * degenerate (three collinear, singular system). */
+int lector__perspective_transform(const double src[4][2], const double dst[4][2], double m[9]);
+
+/* PaddleOCR's get_rotate_crop_image warp: maps quad[0..3] of `src` onto the
+ * corners (0,0), (w,0), (w,h), (0,h) of a new w x h image with bicubic
+ * interpolation (a = -0.75) and replicated border, as
+ * cv2.warpPerspective(src, getPerspectiveTransform(quad, corners), (w, h),
+ * flags=INTER_CUBIC, borderMode=BORDER_REPLICATE). */
+lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int width,
+                                      int height, lector_image *dst, lector_error *err);
+
+/* np.rot90(src): 90 degrees counter-clockwise; dst is height x width. */
+lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *dst,
+                                         lector_error *err);
+/* Rotation by 180 degrees (cv2.rotate ROTATE_180). */
+lector_status lector__image_rotate180(const lector_image *src, lector_image *dst,
+                                      lector_error *err);
+
+#endif

@@ -1,0 +1,453 @@
+/*
+ * pipeline.c - the OCR engine (lector.h): decode -> detect (DB) -> crop ->
+ * classify (optional) -> recognise (CTC), as PaddleOCR's TextSystem does it.
+ *
+ * The engine owns three immutable models and the dictionary; every read
+ * allocates its own buffers, so reads run concurrently on one engine.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image/image.h"
+#include "lector.h"
+#include "ocr/ctc.h"
+#include "ocr/db_post.h"
+#include "ocr/preprocess.h"
+#include "util/util.h"
+
+struct lector_engine {
+    lector_params p;
+    lector_model *det, *cls, *rec;
+    ocr_dict dict;
+    char device[128];
+};
+
+lector_params lector_default_params(void)
+{
+    lector_params p;
+    memset(&p, 0, sizeof p);
+    p.models_dir = "models";
+    p.device = LECTOR_DEVICE_CPU;
+    p.det_limit_side_len = 960;
+    p.det_limit_type = LECTOR_LIMIT_MAX;
+    p.det_db_thresh = 0.3f;
+    p.det_db_box_thresh = 0.6f;
+    p.det_db_unclip_ratio = 1.5f;
+    p.det_db_score_mode = LECTOR_SCORE_FAST;
+    p.det_use_dilation = 0;
+    p.det_max_candidates = 1000;
+    p.det_min_size = 3;
+    p.use_angle_cls = 0;
+    p.cls_thresh = 0.9f;
+    p.cls_batch_num = 6;
+    p.cls_image_height = 48;
+    p.cls_image_width = 192;
+    p.rec_batch_num = 6;
+    p.rec_image_height = 48;
+    p.rec_image_width = 320;
+    p.drop_score = 0.5f;
+    p.use_space_char = 1;
+    p.max_pixels = 100000000;
+    p.max_file_size = (int64_t)256 << 20;
+    p.max_pages = 1000;
+    return p;
+}
+
+lector_read_options lector_default_read_options(void)
+{
+    lector_read_options o = {0, -1.f, -1};
+    return o;
+}
+
+static lector_status load_one(const lector_params *p, const char *override, const char *file,
+                              lector_model **out, lector_error *err)
+{
+    char path[4096];
+    if (override) snprintf(path, sizeof path, "%s", override);
+    else snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
+    lector_model_options mo = {.backend = p->backend, .threads = p->threads, .plan_cache_size = 32};
+    return lector_model_load_file(path, &mo, out, err);
+}
+
+static lector_status check_params(const lector_params *p, lector_error *err)
+{
+#define REQUIRE(cond, what)                                                                    \
+    if (!(cond)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "invalid parameter: %s", what)
+    REQUIRE(p->det_limit_side_len >= 32 && p->det_limit_side_len <= 16384, "det_limit_side_len must be in [32, 16384]");
+    REQUIRE(p->det_db_thresh >= 0 && p->det_db_thresh <= 1, "det_db_thresh must be in [0, 1]");
+    REQUIRE(p->det_db_box_thresh >= 0 && p->det_db_box_thresh <= 1, "det_db_box_thresh must be in [0, 1]");
+    REQUIRE(p->det_db_unclip_ratio > 0 && p->det_db_unclip_ratio < 100, "det_db_unclip_ratio must be in (0, 100)");
+    REQUIRE(p->det_max_candidates > 0, "det_max_candidates must be > 0");
+    REQUIRE(p->det_min_size >= 0, "det_min_size must be >= 0");
+    REQUIRE(p->cls_batch_num > 0 && p->rec_batch_num > 0, "batch sizes must be > 0");
+    REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
+    REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
+    REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
+    REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
+#undef REQUIRE
+    return LECTOR_OK;
+}
+
+lector_status lector_engine_create(const lector_params *params, lector_engine **out,
+                                   lector_error *err)
+{
+    if (!params || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    lector_status st = check_params(params, err);
+    if (st) return st;
+    lector_engine *e = lector__calloc(1, sizeof *e);
+    if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    e->p = *params;
+    const char *reason = NULL;
+    if (params->device == LECTOR_DEVICE_CUDA) {
+        lector__free(e);
+        return lector__error(err, LECTOR_ERR_UNAVAILABLE,
+                             "device cuda: this build has no CUDA backend (liblector-cuda.so is not "
+                             "built yet); use --device cpu, and see `lector doctor`");
+    }
+    if (params->device == LECTOR_DEVICE_AUTO) reason = "no CUDA backend in this build";
+    if ((st = load_one(params, params->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err)) ||
+        (st = load_one(params, params->rec_model, "ch_PP-OCRv4_rec_infer.onnx", &e->rec, err)) ||
+        (params->use_angle_cls &&
+         (st = load_one(params, params->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", &e->cls, err)))) {
+        lector_engine_free(e);
+        return st;
+    }
+    char dict_path[4096];
+    if (params->rec_dict) snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
+    else snprintf(dict_path, sizeof dict_path, "%s/ppocr_keys_v1.txt", params->models_dir ? params->models_dir : "models");
+    if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
+        lector_engine_free(e);
+        return st;
+    }
+    snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->det),
+             params->threads > 0 ? params->threads : lector__physical_cores(), reason ? " [auto: " : "",
+             reason ? reason : "", reason ? "]" : "");
+    if (reason) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", reason);
+    *out = e;
+    return LECTOR_OK;
+}
+
+void lector_engine_free(lector_engine *e)
+{
+    if (!e) return;
+    lector_model_free(e->det);
+    lector_model_free(e->cls);
+    lector_model_free(e->rec);
+    ocr_dict_free(&e->dict);
+    lector__free(e);
+}
+
+const char *lector_engine_device(const lector_engine *e) { return e ? e->device : ""; }
+
+/* ---- one page ----------------------------------------------------------------- */
+
+typedef struct crop {
+    lector_image img;
+    float ratio; /* width / height */
+    int rotated;
+    char *text;
+    float score;
+} crop;
+
+static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h,
+                                int64_t w, lector_tensor **out, lector_error *err)
+{
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {n, c, h, w}, data};
+    size_t n_out;
+    return lector_model_run(m, &in, 1, out, &n_out, err);
+}
+
+static lector_status detect(lector_engine *e, const lector_image *img, int limit,
+                            ocr_box **boxes, int *n_boxes, lector_error *err)
+{
+    lector_det_input di;
+    lector_status st = lector__det_preprocess(img, limit, (lector_det_limit_type)e->p.det_limit_type, &di, err);
+    if (st) return st;
+    lector_tensor *out = NULL;
+    st = run_model1(e->det, di.data, 1, 3, di.height, di.width, &out, err);
+    lector__det_input_free(&di);
+    if (st) return st;
+    int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
+    ocr_db_params dp = {e->p.det_db_thresh, e->p.det_db_box_thresh, e->p.det_db_unclip_ratio,
+                        e->p.det_db_score_mode == LECTOR_SCORE_SLOW, e->p.det_use_dilation,
+                        e->p.det_max_candidates, e->p.det_min_size};
+    st = ocr_db_postprocess(out[0].data, pw, ph, img->width, img->height, &dp, boxes, n_boxes, err);
+    lector_tensors_free(out, 1);
+    if (!st) ocr_sort_boxes(*boxes, *n_boxes);
+    return st;
+}
+
+/* get_rotate_crop_image */
+static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out,
+                              lector_error *err)
+{
+    const geo_pt *p = b->p;
+    int w = (int)fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
+    int h = (int)fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
+    if (w < 1) w = 1;
+    if (h < 1) h = 1;
+    float quad[4][2];
+    for (int i = 0; i < 4; i++) {
+        quad[i][0] = p[i].x;
+        quad[i][1] = p[i].y;
+    }
+    lector_image warped;
+    lector_status st = lector__image_warp_quad(img, quad, w, h, &warped, err);
+    if (st) return st;
+    if ((double)warped.height / warped.width >= 1.5) {
+        st = lector__image_rotate90_ccw(&warped, out, err);
+        lector__image_release(&warped);
+        return st;
+    }
+    *out = warped;
+    return LECTOR_OK;
+}
+
+static int cmp_ratio(const void *a, const void *b)
+{
+    const crop *const *x = a, *const *y = b;
+    if ((*x)->ratio != (*y)->ratio) return (*x)->ratio < (*y)->ratio ? -1 : 1;
+    return *x < *y ? -1 : *x > *y; /* stable: by position */
+}
+
+static lector_status classify(lector_engine *e, crop *c, int n, lector_error *err)
+{
+    int ih = e->p.cls_image_height, iw = e->p.cls_image_width, bs = e->p.cls_batch_num;
+    crop **order = lector__malloc(sizeof *order * (size_t)n);
+    float *batch = lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
+    lector_status st = LECTOR_OK;
+    if (!order || !batch) {
+        st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (cls batch)");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) order[i] = &c[i];
+    qsort(order, (size_t)n, sizeof *order, cmp_ratio);
+    for (int b0 = 0; b0 < n && !st; b0 += bs) {
+        int nb = n - b0 < bs ? n - b0 : bs;
+        for (int k = 0; k < nb && !st; k++)
+            st = lector__cls_preprocess(&order[b0 + k]->img, ih, iw,
+                                        batch + (size_t)k * 3 * ih * iw, err);
+        if (st) break;
+        lector_tensor *out = NULL;
+        if ((st = run_model1(e->cls, batch, nb, 3, ih, iw, &out, err))) break;
+        int64_t nc = out[0].dims[out[0].ndim - 1];
+        const float *pr = out[0].data;
+        for (int k = 0; k < nb; k++) {
+            const float *row = pr + (size_t)k * nc;
+            int lab = nc > 1 && row[1] > row[0] ? 1 : 0; /* labels ['0', '180'] */
+            if (lab == 1 && row[1] > e->p.cls_thresh) {
+                crop *cr = order[b0 + k];
+                lector_image r;
+                if ((st = lector__image_rotate180(&cr->img, &r, err))) break;
+                lector__image_release(&cr->img);
+                cr->img = r;
+                cr->rotated = 1;
+            }
+        }
+        lector_tensors_free(out, 1);
+    }
+done:
+    lector__free(order);
+    lector__free(batch);
+    return st;
+}
+
+static lector_status recognise(lector_engine *e, crop *c, int n, lector_error *err)
+{
+    int ih = e->p.rec_image_height, iw = e->p.rec_image_width, bs = e->p.rec_batch_num;
+    crop **order = lector__malloc(sizeof *order * (size_t)n);
+    lector_status st = LECTOR_OK;
+    if (!order) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
+    for (int i = 0; i < n; i++) order[i] = &c[i];
+    qsort(order, (size_t)n, sizeof *order, cmp_ratio);
+    for (int b0 = 0; b0 < n && !st; b0 += bs) {
+        int nb = n - b0 < bs ? n - b0 : bs;
+        int ws[64], hs[64];
+        for (int k = 0; k < nb; k++) {
+            ws[k] = order[b0 + k]->img.width;
+            hs[k] = order[b0 + k]->img.height;
+        }
+        int bw = lector__rec_batch_width(ws, hs, nb, ih, iw);
+        size_t per = (size_t)3 * ih * bw;
+        float *batch = lector__calloc((size_t)nb * per, sizeof(float));
+        if (!batch) {
+            st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
+            break;
+        }
+        for (int k = 0; k < nb && !st; k++)
+            st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
+        lector_tensor *out = NULL;
+        if (!st) st = run_model1(e->rec, batch, nb, 3, ih, bw, &out, err);
+        lector__free(batch);
+        if (st) break;
+        if (out[0].ndim != 3) {
+            lector_tensors_free(out, 1);
+            st = lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3",
+                               out[0].ndim);
+            break;
+        }
+        int T = (int)out[0].dims[1], C = (int)out[0].dims[2];
+        for (int k = 0; k < nb && !st; k++)
+            st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict,
+                                &order[b0 + k]->text, &order[b0 + k]->score, err);
+        lector_tensors_free(out, 1);
+    }
+    lector__free(order);
+    return st;
+}
+
+static lector_status ocr_page(lector_engine *e, const lector_image *img, const lector_read_options *o,
+                              lector_page *page, lector_timings *tm, lector_error *err)
+{
+    page->width = img->width;
+    page->height = img->height;
+    int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
+    float drop = o && o->drop_score >= 0 ? o->drop_score : e->p.drop_score;
+    int use_cls = o && o->use_angle_cls >= 0 ? o->use_angle_cls : e->p.use_angle_cls;
+    if (use_cls && !e->cls)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
+                             "the angle classifier was not loaded (create the engine with use_angle_cls=1)");
+    double t0 = lector__now_ms();
+    ocr_box *boxes = NULL;
+    int nb = 0;
+    lector_status st = detect(e, img, limit, &boxes, &nb, err);
+    double t1 = lector__now_ms();
+    tm->det_ms += t1 - t0;
+    if (st) return st;
+    crop *c = lector__calloc((size_t)(nb ? nb : 1), sizeof *c);
+    if (!c) {
+        lector__free(boxes);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < nb && !st; i++) {
+        st = crop_box(img, &boxes[i], &c[i].img, err);
+        if (!st) c[i].ratio = (float)c[i].img.width / (float)c[i].img.height;
+    }
+    double t2 = lector__now_ms();
+    if (!st && use_cls && nb) st = classify(e, c, nb, err);
+    double t3 = lector__now_ms();
+    tm->cls_ms += t3 - t2;
+    if (!st && nb) st = recognise(e, c, nb, err);
+    tm->rec_ms += lector__now_ms() - t3 + (t2 - t1);
+    if (!st) {
+        page->lines = lector__calloc((size_t)(nb ? nb : 1), sizeof *page->lines);
+        if (!page->lines) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < nb && !st; i++) {
+        if (!c[i].text || c[i].score < drop) continue;
+        lector_line *l = &page->lines[page->n_lines++];
+        for (int k = 0; k < 4; k++) {
+            l->box[k].x = boxes[i].p[k].x;
+            l->box[k].y = boxes[i].p[k].y;
+        }
+        l->text = c[i].text;
+        c[i].text = NULL;
+        l->score = c[i].score;
+        l->rotated = c[i].rotated;
+    }
+    for (int i = 0; i < nb; i++) {
+        lector__image_release(&c[i].img);
+        lector__free(c[i].text);
+    }
+    lector__free(c);
+    lector__free(boxes);
+    return st;
+}
+
+void lector_result_free(lector_result *r)
+{
+    if (!r) return;
+    for (size_t p = 0; p < r->n_pages; p++) {
+        for (size_t i = 0; i < r->pages[p].n_lines; i++) lector__free(r->pages[p].lines[i].text);
+        lector__free(r->pages[p].lines);
+    }
+    lector__free(r->pages);
+    lector__free(r);
+}
+
+static void limits_of(const lector_engine *e, lector_image_limits *l)
+{
+    lector__image_limits_default(l);
+    l->max_pixels = (uint64_t)e->p.max_pixels;
+    l->max_file_size = (size_t)e->p.max_file_size;
+    l->max_pages = e->p.max_pages;
+}
+
+static lector_status run_pages(lector_engine *e, lector_image *pages, int n, double decode_ms,
+                               double t_start, const lector_read_options *o, const char *name,
+                               lector_result **out, lector_error *err)
+{
+    lector_result *r = lector__calloc(1, sizeof *r);
+    if (!r) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    r->pages = lector__calloc((size_t)(n ? n : 1), sizeof *r->pages);
+    if (!r->pages) {
+        lector__free(r);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    r->timings.decode_ms = decode_ms;
+    lector_status st = LECTOR_OK;
+    for (int i = 0; i < n && !st; i++) {
+        st = ocr_page(e, &pages[i], o, &r->pages[i], &r->timings, err);
+        r->n_pages = (size_t)i + 1;
+    }
+    if (st) {
+        lector__error_prefix(err, "%s", name ? name : "image");
+        lector_result_free(r);
+        return st;
+    }
+    r->timings.total_ms = lector__now_ms() - t_start;
+    *out = r;
+    return LECTOR_OK;
+}
+
+lector_status lector_read_memory(lector_engine *e, const void *data, size_t size, const char *name,
+                                 const lector_read_options *o, lector_result **out, lector_error *err)
+{
+    if (!e || !out || (!data && size)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    double t0 = lector__now_ms();
+    lector_image_limits lim;
+    limits_of(e, &lim);
+    lector_image_pages pages;
+    lector_status st = lector__image_decode(data, size, name, &lim, &pages, err);
+    if (st) return st;
+    st = run_pages(e, pages.pages, pages.count, lector__now_ms() - t0, t0, o, name, out, err);
+    lector__image_pages_free(&pages);
+    return st;
+}
+
+lector_status lector_read_file(lector_engine *e, const char *path, const lector_read_options *o,
+                               lector_result **out, lector_error *err)
+{
+    if (!e || !path || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    double t0 = lector__now_ms();
+    lector_image_limits lim;
+    limits_of(e, &lim);
+    lector_image_pages pages;
+    lector_status st = lector__image_decode_file(path, &lim, &pages, err);
+    if (st) return st;
+    st = run_pages(e, pages.pages, pages.count, lector__now_ms() - t0, t0, o, path, out, err);
+    lector__image_pages_free(&pages);
+    return st;
+}
+
+lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width, int height,
+                                 size_t stride, lector_pixel_format format,
+                                 const lector_read_options *o, lector_result **out, lector_error *err)
+{
+    if (!e || !px || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    double t0 = lector__now_ms();
+    lector_image_limits lim;
+    limits_of(e, &lim);
+    lector_image img;
+    lector_status st = lector__image_from_pixels(px, width, height, stride, format, "pixels", &lim, &img, err);
+    if (st) return st;
+    st = run_pages(e, &img, 1, lector__now_ms() - t0, t0, o, "pixels", out, err);
+    lector__image_release(&img);
+    return st;
+}

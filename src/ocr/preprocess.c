@@ -1,0 +1,137 @@
+/*
+ * preprocess.c - see preprocess.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ocr/preprocess.h"
+#include "util/util.h"
+
+lector_status lector__det_resize_dims(int w, int h, int limit, lector_det_limit_type type, int *ow,
+                                      int *oh, lector_error *err)
+{
+    if (w <= 0 || h <= 0 || limit <= 0)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det resize: invalid size %dx%d or limit %d", w,
+                             h, limit);
+    double ratio = 1.0;
+    switch (type) {
+    case LECTOR_DET_LIMIT_MAX:
+        if (LECTOR_MAX(h, w) > limit) ratio = h > w ? (double)limit / h : (double)limit / w;
+        break;
+    case LECTOR_DET_LIMIT_MIN:
+        if (LECTOR_MIN(h, w) < limit) ratio = h < w ? (double)limit / h : (double)limit / w;
+        break;
+    case LECTOR_DET_LIMIT_RESIZE_LONG: ratio = (double)limit / LECTOR_MAX(h, w); break;
+    default: return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det resize: unknown limit type %d", (int)type);
+    }
+    double rh = trunc(h * ratio), rw = trunc(w * ratio);
+    /* Python 3 round(): half to even, which rint does in the default mode. */
+    rh = fmax(rint(rh / 32) * 32, 32);
+    rw = fmax(rint(rw / 32) * 32, 32);
+    if (rh > 65536 || rw > 65536)
+        return lector__error(err, LECTOR_ERR_LIMIT, "det resize: target %.0fx%.0f is too large", rw, rh);
+    *oh = (int)rh;
+    *ow = (int)rw;
+    return LECTOR_OK;
+}
+
+void lector__det_input_free(lector_det_input *in)
+{
+    if (!in) return;
+    lector__free(in->data);
+    memset(in, 0, sizeof(*in));
+}
+
+lector_status lector__det_preprocess(const lector_image *img, int limit, lector_det_limit_type type,
+                                     lector_det_input *out, lector_error *err)
+{
+    if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: no output");
+    memset(out, 0, sizeof(*out));
+    if (!img || !img->data || img->channels != 3)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: need a BGR image");
+    int rw, rh;
+    lector_status st = lector__det_resize_dims(img->width, img->height, limit, type, &rw, &rh, err);
+    if (st != LECTOR_OK) return st;
+    lector_image r;
+    st = lector__image_resize(img, rw, rh, &r, err);
+    if (st != LECTOR_OK) return st;
+    size_t plane = (size_t)rw * rh;
+    out->data = lector__aligned_alloc(plane * 3 * sizeof(float));
+    if (!out->data) {
+        lector__image_release(&r);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det preprocess: out of memory (%dx%d)", rw, rh);
+    }
+    const float scale = (float)(1.0 / 255.0);
+    const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
+    for (int y = 0; y < rh; y++) {
+        const uint8_t *s = r.data + (size_t)y * r.stride;
+        float *d0 = out->data + (size_t)y * rw;
+        for (int x = 0; x < rw; x++)
+            for (int c = 0; c < 3; c++) d0[c * plane + x] = ((float)s[3 * x + c] * scale - mean[c]) / stdv[c];
+    }
+    lector__image_release(&r);
+    out->height = rh;
+    out->width = rw;
+    out->ratio_h = (float)((double)rh / img->height);
+    out->ratio_w = (float)((double)rw / img->width);
+    return LECTOR_OK;
+}
+
+int lector__line_resized_width(int w, int h, int img_h, int img_w)
+{
+    double ratio = (double)w / (double)h;
+    double c = ceil(img_h * ratio);
+    int rw = c > img_w ? img_w : (int)c;
+    return rw < 1 ? 1 : rw;
+}
+
+int lector__rec_batch_width(const int *widths, const int *heights, int n, int img_h, int img_w)
+{
+    double max_ratio = (double)img_w / img_h;
+    for (int i = 0; i < n; i++)
+        if (heights[i] > 0) max_ratio = fmax(max_ratio, widths[i] * 1.0 / heights[i]);
+    double w = img_h * max_ratio;
+    return w > 1 << 20 ? 1 << 20 : (int)w;
+}
+
+/* resize_norm_img: resize to img_h x resized_w, (x/255 - 0.5)/0.5 in
+ * float32, zero padding to img_w. */
+static lector_status norm_line(const lector_image *crop, int img_h, int img_w, float *dst, const char *what,
+                               lector_error *err)
+{
+    if (!crop || !crop->data || crop->channels != 3 || crop->width <= 0 || crop->height <= 0 || !dst ||
+        img_h <= 0 || img_w <= 0)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s preprocess: invalid arguments", what);
+    int rw = lector__line_resized_width(crop->width, crop->height, img_h, img_w);
+    lector_image r;
+    lector_status st = lector__image_resize(crop, rw, img_h, &r, err);
+    if (st != LECTOR_OK) return st;
+    size_t plane = (size_t)img_h * img_w;
+    memset(dst, 0, plane * 3 * sizeof(float));
+    for (int y = 0; y < img_h; y++) {
+        const uint8_t *s = r.data + (size_t)y * r.stride;
+        float *d0 = dst + (size_t)y * img_w;
+        for (int x = 0; x < rw; x++)
+            for (int c = 0; c < 3; c++) {
+                float v = (float)s[3 * x + c] / 255.0f;
+                v -= 0.5f;
+                v /= 0.5f;
+                d0[c * plane + x] = v;
+            }
+    }
+    lector__image_release(&r);
+    return LECTOR_OK;
+}
+
+lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,
+                                     lector_error *err)
+{
+    return norm_line(crop, img_h, img_w, dst, "cls", err);
+}
+
+lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w, float *batch, int b,
+                                     lector_error *err)
+{
+    if (!batch || b < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rec preprocess: invalid batch");
+    return norm_line(crop, img_h, batch_w, batch + (size_t)b * 3 * img_h * batch_w, "rec", err);
+}

@@ -1,0 +1,66 @@
+/*
+ * preprocess.h - PaddleOCR's exact input preprocessing for det, cls and rec.
+ *
+ * Images are BGR (lector_image, 3 channels); tensors are float32 NCHW with
+ * channels in B, G, R order, because PaddleOCR never converts to RGB.
+ * Sources (PaddleOCR 2.x): ppocr/data/imaug/operators.py DetResizeForTest
+ * (resize_image_type0) and NormalizeImage, tools/infer/predict_cls.py and
+ * predict_rec.py resize_norm_img. Floating-point order of operations follows
+ * numpy float32 so the values are bit-identical for identical resized pixels.
+ * Built into the lector_image library.
+ */
+#ifndef LECTOR_OCR_PREPROCESS_H
+#define LECTOR_OCR_PREPROCESS_H
+
+#include "image/image.h"
+
+typedef enum lector_det_limit_type {
+    LECTOR_DET_LIMIT_MAX = 0,    /* longest side scaled down to limit if above (default) */
+    LECTOR_DET_LIMIT_MIN = 1,    /* shortest side scaled up to limit if below */
+    LECTOR_DET_LIMIT_RESIZE_LONG = 2 /* longest side scaled to limit, always */
+} lector_det_limit_type;
+
+/* Detector input: 1 x 3 x height x width, ImageNet-normalised. */
+typedef struct lector_det_input {
+    float *data;    /* lector__free'd by lector__det_input_free */
+    int height, width;
+    float ratio_h;  /* height / source height */
+    float ratio_w;  /* width / source width */
+} lector_det_input;
+
+/* Target size of DetResizeForTest type 0: ratio from the limit, then
+ * side = int(side * ratio) and side = max(round_half_even(side / 32) * 32, 32).
+ * Returns LECTOR_ERR_INVALID_ARGUMENT for non-positive sizes or limit. */
+lector_status lector__det_resize_dims(int width, int height, int limit_side_len,
+                                      lector_det_limit_type type, int *out_width,
+                                      int *out_height, lector_error *err);
+
+/* Resize (cv2 INTER_LINEAR) + (x/255 - mean)/std with mean
+ * (0.485, 0.456, 0.406), std (0.229, 0.224, 0.225) on B, G, R + HWC->CHW. */
+lector_status lector__det_preprocess(const lector_image *img, int limit_side_len,
+                                     lector_det_limit_type type, lector_det_input *out,
+                                     lector_error *err);
+void lector__det_input_free(lector_det_input *in);
+
+/* Width a text line is resized to at height img_h inside a tensor of width
+ * img_w: min(ceil(img_h * (w / h)), img_w), at least 1. */
+int lector__line_resized_width(int width, int height, int img_h, int img_w);
+
+/* Batch width of the recogniser for crops of sizes (widths[i], heights[i]):
+ * int(img_h * max(img_w / img_h, max_i widths[i] / heights[i])) (predict_rec.py). */
+int lector__rec_batch_width(const int *widths, const int *heights, int n, int img_h, int img_w);
+
+/* Classifier input for one crop (predict_cls.py resize_norm_img): resize to
+ * img_h (48) x resized width, (x/255 - 0.5)/0.5, zero padding on the right up
+ * to img_w (192). Writes 3 * img_h * img_w floats at `dst` (one batch row). */
+lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,
+                                     lector_error *err);
+
+/* Recogniser input for one crop (predict_rec.py resize_norm_img) into row
+ * `b` of a batch tensor [n, 3, img_h, batch_w]: same as cls with
+ * img_w = batch_w. Writes 3 * img_h * batch_w floats at
+ * batch + b * 3 * img_h * batch_w. */
+lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w,
+                                     float *batch, int b, lector_error *err);
+
+#endif

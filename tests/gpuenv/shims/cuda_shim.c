@@ -1,0 +1,103 @@
+/* cuda_shim.c - a fake libcuda.so.1 for the doctor's tests.
+ * GPUENV_SHIM_MODE:
+ *   ok        CUDA 13.0 driver, one H200 (sm_90), allocations work
+ *   old       CUDA 11.4 driver, one T4 (sm_75)
+ *   nodevice  cuInit -> 100 (CUDA_ERROR_NO_DEVICE)
+ *   e999      cuInit -> 999 (CUDA_ERROR_UNKNOWN)
+ *   e3        cuInit -> 3   (CUDA_ERROR_NOT_INITIALIZED)
+ *   e804      cuInit -> 804 (COMPAT_NOT_SUPPORTED_ON_DEVICE)
+ *   stub      cuInit -> 34  (CUDA_ERROR_STUB_LIBRARY), as the toolkit stub does
+ *   zero      cuInit ok, cuDeviceGetCount -> 0
+ *   oom       cuMemAlloc -> 2 (CUDA_ERROR_OUT_OF_MEMORY) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *mode(void)
+{
+    const char *m = getenv("GPUENV_SHIM_MODE");
+    return m ? m : "ok";
+}
+static int is(const char *m) { return strcmp(mode(), m) == 0; }
+
+int cuDriverGetVersion(int *v);
+int cuInit(unsigned flags);
+int cuDeviceGetCount(int *n);
+int cuDeviceGet(int *d, int i);
+int cuDeviceGetName(char *name, int n, int d);
+int cuDeviceGetAttribute(int *v, int attr, int d);
+int cuDevicePrimaryCtxRetain(void **ctx, int d);
+int cuDevicePrimaryCtxRelease_v2(int d);
+int cuCtxSetCurrent(void *ctx);
+int cuMemAlloc_v2(unsigned long long *p, size_t n);
+int cuMemsetD8_v2(unsigned long long p, unsigned char v, size_t n);
+int cuMemFree_v2(unsigned long long p);
+int cuCtxSynchronize(void);
+
+int cuDriverGetVersion(int *v)
+{
+    *v = is("old") ? 11040 : 13000;
+    return 0;
+}
+int cuInit(unsigned flags)
+{
+    if (is("nodevice"))
+        return 100;
+    if (is("e999"))
+        return 999;
+    if (is("e3"))
+        return 3;
+    if (is("e804"))
+        return 804;
+    if (is("stub"))
+        return 34;
+    return 0;
+}
+int cuDeviceGetCount(int *n)
+{
+    *n = is("zero") ? 0 : 1;
+    return 0;
+}
+int cuDeviceGet(int *d, int i)
+{
+    *d = i;
+    return 0;
+}
+int cuDeviceGetName(char *name, int n, int d)
+{
+    snprintf(name, (size_t)n, "%s", is("old") ? "Tesla T4" : "NVIDIA H200");
+    return 0;
+}
+int cuDeviceGetAttribute(int *v, int attr, int d)
+{
+    if (attr == 75)
+        *v = is("old") ? 7 : 9;
+    else if (attr == 76)
+        *v = is("old") ? 5 : 0;
+    else
+        *v = 0;
+    return 0;
+}
+static int ctx_token;
+int cuDevicePrimaryCtxRetain(void **ctx, int d)
+{
+    *ctx = &ctx_token;
+    return 0;
+}
+int cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
+int cuCtxSetCurrent(void *ctx) { return 0; }
+static unsigned char mem[1 << 20];
+int cuMemAlloc_v2(unsigned long long *p, size_t n)
+{
+    if (is("oom") || n > sizeof mem)
+        return 2;
+    *p = (unsigned long long)(size_t)mem;
+    return 0;
+}
+int cuMemsetD8_v2(unsigned long long p, unsigned char v, size_t n)
+{
+    memset((void *)(size_t)p, v, n);
+    return 0;
+}
+int cuMemFree_v2(unsigned long long p) { return 0; }
+int cuCtxSynchronize(void) { return 0; }

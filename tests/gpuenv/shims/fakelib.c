@@ -1,0 +1,35 @@
+/* fakelib.c - a stand-in CUDA library for L4 and --inspect fixtures.
+ * Built many times with -D to choose what it reports:
+ *   FAKE_CUDNN=<cudnnGetVersion> FAKE_CUDNN_CUDART=<cudnnGetCudartVersion>
+ *   FAKE_CUDART=<cudaRuntimeGetVersion>
+ *   FAKE_CUBLAS_MAJOR/MINOR/PATCH (cublasGetProperty, cublasLtGetProperty)
+ * SONAME, NEEDED, RPATH and RUNPATH come from the link line. */
+#include <stddef.h>
+
+int gpuenv_fake_marker(void);
+int gpuenv_fake_marker(void) { return 42; }
+
+#ifdef FAKE_CUDNN
+size_t cudnnGetVersion(void);
+size_t cudnnGetCudartVersion(void);
+size_t cudnnGetVersion(void) { return FAKE_CUDNN; }
+size_t cudnnGetCudartVersion(void) { return FAKE_CUDNN_CUDART; }
+#endif
+#ifdef FAKE_CUDART
+int cudaRuntimeGetVersion(int *v);
+int cudaRuntimeGetVersion(int *v)
+{
+    *v = FAKE_CUDART;
+    return 0;
+}
+#endif
+#ifdef FAKE_CUBLAS_MAJOR
+int cublasGetProperty(int t, int *v);
+int cublasLtGetProperty(int t, int *v);
+int cublasGetProperty(int t, int *v)
+{
+    *v = t == 0 ? FAKE_CUBLAS_MAJOR : t == 1 ? FAKE_CUBLAS_MINOR : FAKE_CUBLAS_PATCH;
+    return 0;
+}
+int cublasLtGetProperty(int t, int *v) { return cublasGetProperty(t, v); }
+#endif

@@ -1,0 +1,377 @@
+/*
+ * lector [options] IMAGE...   - OCR, Tesseract-style habits:
+ * many files through one engine, `-` for stdin, several output formats,
+ * other files go on when one fails, exit 1 if any failed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "lector.h"
+
+typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lector [options] IMAGE...      (IMAGE '-' reads standard input)\n"
+"output:\n"
+"  -f, --format txt|json|tsv|hocr   txt: lines in reading order (default); json: one JSON\n"
+"                                   object per input (JSON Lines); tsv: Tesseract-style\n"
+"                                   line-level TSV; hocr: hOCR XHTML\n"
+"  -o, --output FILE                write there instead of standard output\n"
+"  -q, --quiet                      no progress or timing lines on stderr\n"
+"engine:\n"
+"  --models DIR                     models directory (default: models)\n"
+"  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
+"  --device cpu|auto                auto: the GPU when usable, else the CPU (says why)\n"
+"  --threads N                      threads per inference (default: physical cores)\n"
+"  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
+"detection (PaddleOCR defaults):\n"
+"  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
+"  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
+"  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
+"classification / recognition:\n"
+"  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
+"  --rec-batch-num N (6) --rec-image-height N (48) --rec-image-width N (320)\n"
+"  --drop-score F (0.5) --no-space-char\n"
+"limits:\n"
+"  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
+"other commands: lector models | run-model | doctor | explain | --help | --version\n");
+}
+
+static int parse_int(const char *s, const char *opt, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < -2147483647L || v > 2147483647L) {
+        fprintf(stderr, "lector: %s expects an integer, got '%s'\n", opt, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_float(const char *s, const char *opt, float *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s) {
+        fprintf(stderr, "lector: %s expects a number, got '%s'\n", opt, s);
+        return -1;
+    }
+    *out = (float)v;
+    return 0;
+}
+
+/* ---- output writers ----------------------------------------------------------- */
+
+static void write_txt(FILE *out, const lector_result *r, int first)
+{
+    if (!first) fputc('\f', out); /* Tesseract separates pages with a form feed */
+    for (size_t p = 0; p < r->n_pages; p++) {
+        if (p) fputc('\f', out);
+        for (size_t i = 0; i < r->pages[p].n_lines; i++) fprintf(out, "%s\n", r->pages[p].lines[i].text);
+    }
+}
+
+static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
+{
+    float a = l->box[0].x, b = l->box[0].y, c = a, d = b;
+    for (int k = 1; k < 4; k++) {
+        if (l->box[k].x < a) a = l->box[k].x;
+        if (l->box[k].y < b) b = l->box[k].y;
+        if (l->box[k].x > c) c = l->box[k].x;
+        if (l->box[k].y > d) d = l->box[k].y;
+    }
+    *x0 = (int)a;
+    *y0 = (int)b;
+    *x1 = (int)c;
+    *y1 = (int)d;
+}
+
+static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", file);
+    cJSON *pages = cJSON_AddArrayToObject(o, "pages");
+    for (size_t p = 0; r && p < r->n_pages; p++) {
+        const lector_page *pg = &r->pages[p];
+        cJSON *jp = cJSON_CreateObject();
+        cJSON_AddNumberToObject(jp, "width", pg->width);
+        cJSON_AddNumberToObject(jp, "height", pg->height);
+        cJSON *lines = cJSON_AddArrayToObject(jp, "lines");
+        for (size_t i = 0; i < pg->n_lines; i++) {
+            const lector_line *l = &pg->lines[i];
+            cJSON *jl = cJSON_CreateObject();
+            cJSON_AddStringToObject(jl, "text", l->text);
+            cJSON_AddNumberToObject(jl, "score", (double)(float)((int)(l->score * 1e6f + 0.5f) / 1e6f));
+            cJSON *box = cJSON_AddArrayToObject(jl, "box");
+            for (int k = 0; k < 4; k++) {
+                cJSON *pt = cJSON_CreateArray();
+                cJSON_AddItemToArray(pt, cJSON_CreateNumber(l->box[k].x));
+                cJSON_AddItemToArray(pt, cJSON_CreateNumber(l->box[k].y));
+                cJSON_AddItemToArray(box, pt);
+            }
+            if (l->rotated) cJSON_AddBoolToObject(jl, "rotated", 1);
+            cJSON_AddItemToArray(lines, jl);
+        }
+        cJSON_AddItemToArray(pages, jp);
+    }
+    if (r) {
+        cJSON *t = cJSON_AddObjectToObject(o, "timings_ms");
+        cJSON_AddNumberToObject(t, "decode", (int)(r->timings.decode_ms * 100) / 100.0);
+        cJSON_AddNumberToObject(t, "det", (int)(r->timings.det_ms * 100) / 100.0);
+        cJSON_AddNumberToObject(t, "cls", (int)(r->timings.cls_ms * 100) / 100.0);
+        cJSON_AddNumberToObject(t, "rec", (int)(r->timings.rec_ms * 100) / 100.0);
+        cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
+    }
+    if (error) cJSON_AddStringToObject(o, "error", error);
+    else cJSON_AddNullToObject(o, "error");
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) fprintf(out, "%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(o);
+}
+
+static void tsv_text(FILE *out, const char *s)
+{
+    for (; *s; s++) fputc(*s == '\t' || *s == '\n' ? ' ' : *s, out);
+}
+
+/* Tesseract's TSV columns; level 1 = page, level 4 = line (with its text). */
+static void write_tsv(FILE *out, const lector_result *r, int page_base, int header)
+{
+    if (header)
+        fprintf(out, "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n");
+    for (size_t p = 0; p < r->n_pages; p++) {
+        const lector_page *pg = &r->pages[p];
+        int pn = page_base + (int)p + 1;
+        fprintf(out, "1\t%d\t0\t0\t0\t0\t0\t0\t%d\t%d\t-1\t\n", pn, pg->width, pg->height);
+        for (size_t i = 0; i < pg->n_lines; i++) {
+            int x0, y0, x1, y1;
+            bbox_of(&pg->lines[i], &x0, &y0, &x1, &y1);
+            fprintf(out, "4\t%d\t1\t1\t%zu\t0\t%d\t%d\t%d\t%d\t%.2f\t", pn, i + 1, x0, y0, x1 - x0,
+                    y1 - y0, pg->lines[i].score * 100.0);
+            tsv_text(out, pg->lines[i].text);
+            fputc('\n', out);
+        }
+    }
+}
+
+static void xml_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+static void hocr_begin(FILE *out)
+{
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\"\n"
+            "    \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n"
+            "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"en\" lang=\"en\">\n"
+            "<head>\n<title></title>\n"
+            "<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
+            "<meta name=\"ocr-system\" content=\"lector %s\"/>\n"
+            "<meta name=\"ocr-capabilities\" content=\"ocr_page ocr_carea ocr_par ocr_line\"/>\n"
+            "</head>\n<body>\n",
+            lector_version());
+}
+
+static void write_hocr_pages(FILE *out, const char *file, const lector_result *r, int *page_no)
+{
+    for (size_t p = 0; p < r->n_pages; p++) {
+        const lector_page *pg = &r->pages[p];
+        int pn = ++*page_no;
+        fprintf(out, "<div class=\"ocr_page\" id=\"page_%d\" title=\"image &quot;", pn);
+        xml_text(out, file);
+        fprintf(out, "&quot;; bbox 0 0 %d %d; ppageno %zu\">\n", pg->width, pg->height, p);
+        for (size_t i = 0; i < pg->n_lines; i++) {
+            int x0, y0, x1, y1;
+            bbox_of(&pg->lines[i], &x0, &y0, &x1, &y1);
+            fprintf(out,
+                    " <div class=\"ocr_carea\" id=\"block_%d_%zu\" title=\"bbox %d %d %d %d\">\n"
+                    "  <p class=\"ocr_par\" id=\"par_%d_%zu\" title=\"bbox %d %d %d %d\">\n"
+                    "   <span class=\"ocr_line\" id=\"line_%d_%zu\" title=\"bbox %d %d %d %d; x_wconf %d\">",
+                    pn, i + 1, x0, y0, x1, y1, pn, i + 1, x0, y0, x1, y1, pn, i + 1, x0, y0, x1, y1,
+                    (int)(pg->lines[i].score * 100 + 0.5f));
+            xml_text(out, pg->lines[i].text);
+            fprintf(out, "</span>\n  </p>\n </div>\n");
+        }
+        fprintf(out, "</div>\n");
+    }
+}
+
+static unsigned char *read_stdin(size_t *n)
+{
+    size_t cap = 1 << 20, len = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return NULL;
+    for (;;) {
+        if (len == cap) {
+            unsigned char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(buf, cap * 2);
+            if (!nb) { free(buf); return NULL; }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, stdin);
+        len += got;
+        if (got == 0) break;
+    }
+    *n = len;
+    return buf;
+}
+
+int cmd_ocr(int argc, char **argv)
+{
+    lector_params p = lector_default_params();
+    out_format fmt = FMT_TXT;
+    const char *out_path = NULL;
+    int quiet = 0;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int n_files = 0;
+    if (!files) return 1;
+#define NEXT() (i + 1 < argc ? argv[++i] : (fprintf(stderr, "lector: %s needs a value\n", a), (char *)NULL))
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "-") || a[0] != '-') { files[n_files++] = a; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(files); return 0; }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--use-angle-cls") || !strcmp(a, "--cls")) { p.use_angle_cls = 1; continue; }
+        if (!strcmp(a, "--use-dilation")) { p.det_use_dilation = 1; continue; }
+        if (!strcmp(a, "--no-space-char")) { p.use_space_char = 0; continue; }
+        if (!(v = NEXT())) goto bad;
+        int iv = 0;
+        float fv = 0;
+        if (!strcmp(a, "-f") || !strcmp(a, "--format")) {
+            if (!strcmp(v, "txt")) fmt = FMT_TXT;
+            else if (!strcmp(v, "json")) fmt = FMT_JSON;
+            else if (!strcmp(v, "tsv")) fmt = FMT_TSV;
+            else if (!strcmp(v, "hocr")) fmt = FMT_HOCR;
+            else { fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", v); goto bad; }
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_path = v;
+        else if (!strcmp(a, "--models")) p.models_dir = v;
+        else if (!strcmp(a, "--det-model")) p.det_model = v;
+        else if (!strcmp(a, "--rec-model")) p.rec_model = v;
+        else if (!strcmp(a, "--cls-model")) p.cls_model = v;
+        else if (!strcmp(a, "--rec-dict")) p.rec_dict = v;
+        else if (!strcmp(a, "--backend")) p.backend = v;
+        else if (!strcmp(a, "--device")) {
+            if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
+            else if (!strcmp(v, "auto")) p.device = LECTOR_DEVICE_AUTO;
+            else if (!strncmp(v, "cuda", 4)) {
+                p.device = LECTOR_DEVICE_CUDA;
+                if (v[4] == ':' && parse_int(v + 5, a, &p.device_id)) goto bad;
+            } else { fprintf(stderr, "lector: unknown device '%s' (cpu, auto, cuda[:N])\n", v); goto bad; }
+        } else if (!strcmp(a, "--det-limit-type")) {
+            if (!strcmp(v, "max")) p.det_limit_type = LECTOR_LIMIT_MAX;
+            else if (!strcmp(v, "min")) p.det_limit_type = LECTOR_LIMIT_MIN;
+            else { fprintf(stderr, "lector: --det-limit-type is max or min\n"); goto bad; }
+        } else if (!strcmp(a, "--det-db-score-mode")) {
+            if (!strcmp(v, "fast")) p.det_db_score_mode = LECTOR_SCORE_FAST;
+            else if (!strcmp(v, "slow")) p.det_db_score_mode = LECTOR_SCORE_SLOW;
+            else { fprintf(stderr, "lector: --det-db-score-mode is fast or slow\n"); goto bad; }
+        }
+#define INT_OPT(name, field) else if (!strcmp(a, name)) { if (parse_int(v, a, &iv)) goto bad; p.field = iv; }
+#define FLT_OPT(name, field) else if (!strcmp(a, name)) { if (parse_float(v, a, &fv)) goto bad; p.field = fv; }
+        INT_OPT("--threads", threads)
+        INT_OPT("--det-limit-side-len", det_limit_side_len)
+        INT_OPT("--det-max-candidates", det_max_candidates)
+        INT_OPT("--det-min-size", det_min_size)
+        INT_OPT("--cls-batch-num", cls_batch_num)
+        INT_OPT("--rec-batch-num", rec_batch_num)
+        INT_OPT("--rec-image-height", rec_image_height)
+        INT_OPT("--rec-image-width", rec_image_width)
+        INT_OPT("--max-pages", max_pages)
+        FLT_OPT("--det-db-thresh", det_db_thresh)
+        FLT_OPT("--det-db-box-thresh", det_db_box_thresh)
+        FLT_OPT("--det-db-unclip-ratio", det_db_unclip_ratio)
+        FLT_OPT("--cls-thresh", cls_thresh)
+        FLT_OPT("--drop-score", drop_score)
+        else if (!strcmp(a, "--max-pixels")) p.max_pixels = strtoll(v, NULL, 10);
+        else if (!strcmp(a, "--max-file-size")) p.max_file_size = strtoll(v, NULL, 10);
+        else { fprintf(stderr, "lector: unknown option %s (see lector --help)\n", a); goto bad; }
+#undef INT_OPT
+#undef FLT_OPT
+    }
+#undef NEXT
+    if (n_files == 0) {
+        usage(stderr);
+        goto bad;
+    }
+    lector_error err = {0};
+    lector_engine *eng = NULL;
+    if (lector_engine_create(&p, &eng, &err)) {
+        fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(err.code));
+        free(files);
+        return 1;
+    }
+    if (p.device != LECTOR_DEVICE_CPU && !quiet)
+        fprintf(stderr, "lector: device: %s\n", lector_engine_device(eng));
+    FILE *out = stdout;
+    if (out_path && !(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "lector: cannot write %s: %s\n", out_path, strerror(errno));
+        lector_engine_free(eng);
+        free(files);
+        return 1;
+    }
+    int failed = 0, page_no = 0, page_base = 0;
+    if (fmt == FMT_HOCR) hocr_begin(out);
+    for (int f = 0; f < n_files; f++) {
+        const char *name = files[f];
+        lector_result *r = NULL;
+        lector_status st;
+        if (!strcmp(name, "-")) {
+            size_t n = 0;
+            unsigned char *buf = read_stdin(&n);
+            if (!buf) {
+                st = err.code = LECTOR_ERR_IO;
+                snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input");
+            } else st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
+            free(buf);
+        } else {
+            st = lector_read_file(eng, name, NULL, &r, &err);
+        }
+        if (st) {
+            failed++;
+            fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(st));
+            if (fmt == FMT_JSON) write_json(out, name, NULL, err.message);
+            continue;
+        }
+        switch (fmt) {
+        case FMT_TXT: write_txt(out, r, f == 0); break;
+        case FMT_JSON: write_json(out, name, r, NULL); break;
+        case FMT_TSV: write_tsv(out, r, page_base, page_base == 0); break;
+        case FMT_HOCR: write_hocr_pages(out, name, r, &page_no); break;
+        }
+        page_base += (int)r->n_pages;
+        if (!quiet && n_files > 1)
+            fprintf(stderr, "lector: %s: %zu page(s), %.1f ms\n", name, r->n_pages, r->timings.total_ms);
+        lector_result_free(r);
+        fflush(out);
+    }
+    if (fmt == FMT_HOCR) fprintf(out, "</body>\n</html>\n");
+    if (out != stdout) fclose(out);
+    lector_engine_free(eng);
+    free(files);
+    return failed ? 1 : 0;
+bad:
+    free(files);
+    return 2;
+}
