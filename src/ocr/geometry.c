@@ -192,13 +192,20 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
         geo_pt a = m > 0 ? hull[0] : (geo_pt){0, 0}, b = m > 1 ? hull[1] : a;
         c[0] = a; c[1] = b; c[2] = b; c[3] = a;
     } else {
-        double best = INFINITY;
+        /* cv2.minAreaRect's rotating calipers start from the axis-aligned
+         * box and rotate by the smallest edge angle first; on equal areas
+         * (symmetric shapes) the first rotation wins. Reproduce that order:
+         * edges by their angle modulo 90 degrees, strict improvement only. */
+        const double half_pi = 1.57079632679489661923;
+        double best = INFINITY, best_theta = -1;
         for (int e = 0; e < m; e++) {
             geo_pt a = hull[e], b = hull[(e + 1) % m];
             double ux = (double)b.x - a.x, uy = (double)b.y - a.y, len = sqrt(ux * ux + uy * uy);
             if (len == 0) continue;
             ux /= len;
             uy /= len;
+            double theta = fmod(atan2(uy, ux) + 4 * half_pi, half_pi);
+            if (theta > half_pi - 1e-9) theta = 0;
             double lo_u = INFINITY, hi_u = -INFINITY, lo_v = INFINITY, hi_v = -INFINITY;
             for (int i = 0; i < m; i++) {
                 double pu = hull[i].x * ux + hull[i].y * uy, pv = -hull[i].x * uy + hull[i].y * ux;
@@ -208,8 +215,11 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
                 if (pv > hi_v) hi_v = pv;
             }
             double area = (hi_u - lo_u) * (hi_v - lo_v);
-            if (area < best) {
+            double tol = 1e-6 * (area > 1 ? area : 1);
+            int better = area < best - tol || (fabs(area - best) <= tol && theta > best_theta);
+            if (better) {
                 best = area;
+                best_theta = theta;
                 double us[4] = {lo_u, hi_u, hi_u, lo_u}, vs[4] = {lo_v, lo_v, hi_v, hi_v};
                 for (int k = 0; k < 4; k++) {
                     c[k].x = (float)(us[k] * ux - vs[k] * uy);
@@ -219,6 +229,26 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
         }
     }
     lector__free(hull);
+    /* Re-derive the corners the way cv2.boxPoints does from a RotatedRect
+     * (float centre, size, angle in degrees): PaddleOCR truncates these
+     * corners to integers, so OpenCV's float artefacts (58.99999 for 59)
+     * decide pixels of the score mask. */
+    {
+        float cx = (c[0].x + c[2].x) * 0.5f, cy = (c[0].y + c[2].y) * 0.5f;
+        float wd = (float)hypot((double)c[1].x - c[0].x, (double)c[1].y - c[0].y);
+        float ht = (float)hypot((double)c[2].x - c[1].x, (double)c[2].y - c[1].y);
+        float ang = (float)(atan2((double)c[1].y - c[0].y, (double)c[1].x - c[0].x) * 180.0 / 3.14159265358979323846);
+        double rad = ang * 3.14159265358979323846 / 180.;
+        float bb = (float)cos(rad) * 0.5f, aa = (float)sin(rad) * 0.5f;
+        c[0].x = cx - aa * ht - bb * wd;
+        c[0].y = cy + bb * ht - aa * wd;
+        c[1].x = cx + aa * ht - bb * wd;
+        c[1].y = cy - bb * ht - aa * wd;
+        c[2].x = 2 * cx - c[0].x;
+        c[2].y = 2 * cy - c[0].y;
+        c[3].x = 2 * cx - c[1].x;
+        c[3].y = 2 * cy - c[1].y;
+    }
     double s1 = hypot((double)c[1].x - c[0].x, (double)c[1].y - c[0].y);
     double s2 = hypot((double)c[2].x - c[1].x, (double)c[2].y - c[1].y);
     *short_side = (float)(s1 < s2 ? s1 : s2);
@@ -244,9 +274,59 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
 #define XY_SHIFT 16
 #define XY_ONE ((int64_t)1 << XY_SHIFT)
 
-/* cv::Line with 8-connectivity (LineIterator, left to right), clipped. */
+/* cv::clipLine: clips the segment to the image in place (integer
+ * arithmetic as OpenCV does it; the Bresenham pixels of a clipped segment
+ * differ from those of the unclipped one, so this matters). Returns 0 when
+ * nothing is visible. */
+static int clip_line(int w, int h, int64_t *x1, int64_t *y1, int64_t *x2, int64_t *y2)
+{
+    int64_t right = w - 1, bottom = h - 1, a;
+    if (w <= 0 || h <= 0) return 0;
+    int c1 = (*x1 < 0) + (*x1 > right) * 2 + (*y1 < 0) * 4 + (*y1 > bottom) * 8;
+    int c2 = (*x2 < 0) + (*x2 > right) * 2 + (*y2 < 0) * 4 + (*y2 > bottom) * 8;
+    if ((c1 & c2) == 0 && (c1 | c2) != 0) {
+        if (c1 & 12) {
+            a = c1 < 8 ? 0 : bottom;
+            *x1 += (int64_t)((double)(a - *y1) * (*x2 - *x1) / (*y2 - *y1));
+            *y1 = a;
+            c1 = (*x1 < 0) + (*x1 > right) * 2;
+        }
+        if (c2 & 12) {
+            a = c2 < 8 ? 0 : bottom;
+            *x2 += (int64_t)((double)(a - *y2) * (*x2 - *x1) / (*y2 - *y1));
+            *y2 = a;
+            c2 = (*x2 < 0) + (*x2 > right) * 2;
+        }
+        if ((c1 & c2) == 0 && (c1 | c2) != 0) {
+            if (c1) {
+                a = c1 == 1 ? 0 : right;
+                *y1 += (int64_t)((double)(a - *x1) * (*y2 - *y1) / (*x2 - *x1));
+                *x1 = a;
+                c1 = 0;
+            }
+            if (c2) {
+                a = c2 == 1 ? 0 : right;
+                *y2 += (int64_t)((double)(a - *x2) * (*y2 - *y1) / (*x2 - *x1));
+                *x2 = a;
+                c2 = 0;
+            }
+        }
+    }
+    return (c1 | c2) == 0;
+}
+
+/* cv::Line with 8-connectivity (LineIterator: clipped, then left to right). */
 static void draw_line(uint8_t *m, int w, int h, geo_ipt a, geo_ipt b)
 {
+    if ((unsigned)a.x >= (unsigned)w || (unsigned)b.x >= (unsigned)w || (unsigned)a.y >= (unsigned)h ||
+        (unsigned)b.y >= (unsigned)h) {
+        int64_t x1 = a.x, y1 = a.y, x2 = b.x, y2 = b.y;
+        if (!clip_line(w, h, &x1, &y1, &x2, &y2)) return;
+        a.x = (int)x1;
+        a.y = (int)y1;
+        b.x = (int)x2;
+        b.y = (int)y2;
+    }
     if (a.x > b.x) {
         geo_ipt t = a;
         a = b;
@@ -261,7 +341,7 @@ static void draw_line(uint8_t *m, int w, int h, geo_ipt a, geo_ipt b)
     int x = a.x, y = a.y;
     int xmajor = dx >= dy;
     int major = xmajor ? dx : dy, minor = xmajor ? dy : dx;
-    int err = major - (minor + minor), plus = major + major, minus = -(minor + minor + minor + minor);
+    int err = major - (minor + minor), plus = major + major, minus = -(minor + minor);
     for (int k = 0; k <= major; k++) {
         if ((unsigned)x < (unsigned)w && (unsigned)y < (unsigned)h) m[(size_t)y * w + x] = 1;
         int step_minor = err < 0;
@@ -303,8 +383,7 @@ int geo_fill_poly(uint8_t *mask, int w, int h, const geo_ipt *poly, int n)
         geo_ipt p1 = poly[i];
         draw_line(mask, w, h, p0, p1);
         if (p0.y != p1.y) {
-            int64_t x0 = ((int64_t)p0.x << XY_SHIFT) + (XY_ONE >> 1);
-            int64_t x1 = ((int64_t)p1.x << XY_SHIFT) + (XY_ONE >> 1);
+            int64_t x0 = (int64_t)p0.x * XY_ONE, x1 = (int64_t)p1.x * XY_ONE;
             poly_edge *pe = &e[ne++];
             pe->dx = (x1 - x0) / (p1.y - p0.y);
             if (p0.y < p1.y) { pe->y0 = p0.y; pe->y1 = p1.y; pe->x = x0; }

@@ -7,7 +7,6 @@ double cli_now_ms(void);
 double cli_median(double *v, int n);
 
 int cmd_run_model(int argc, char **argv);
-int cmd_models(int argc, char **argv);
 int cmd_ocr(int argc, char **argv);
 
 #endif

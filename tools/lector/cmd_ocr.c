@@ -111,7 +111,9 @@ static void write_json(FILE *out, const char *file, const lector_result *r, cons
             const lector_line *l = &pg->lines[i];
             cJSON *jl = cJSON_CreateObject();
             cJSON_AddStringToObject(jl, "text", l->text);
-            cJSON_AddNumberToObject(jl, "score", (double)(float)((int)(l->score * 1e6f + 0.5f) / 1e6f));
+            char num[32];
+            snprintf(num, sizeof num, "%.6f", l->score);
+            cJSON_AddRawToObject(jl, "score", num);
             cJSON *box = cJSON_AddArrayToObject(jl, "box");
             for (int k = 0; k < 4; k++) {
                 cJSON *pt = cJSON_CreateArray();

@@ -39,7 +39,7 @@ static void usage(FILE *f)
             "usage: lector [options] IMAGE...      OCR (see lector ocr --help)\n"
             "       lector COMMAND [options]\n\n"
             "commands:\n"
-            "  models [--image IMG] [--models DIR]  run det, cls and rec on tensors made from an image\n"
+
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
             "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
             "  explain [TEXT|-]                     explain a pasted GPU/ONNX error message\n"
@@ -64,7 +64,6 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
-    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
