@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `lector` command line on the committed sample image.
+# Truth: the hand transcription of PaddleOCR's doc/imgs/11.jpg
+# (../shared/data/paddleocr_doc_imgs/gt.tsv, copied in samples/SOURCE.md).
+#   test_cli.sh LECTOR MODELS_DIR SAMPLE_IMAGE
+set -u
+lector=$1 models=$2 sample=$3
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() { "$lector" --models "$models" --threads 2 "$@"; }
+
+"$lector" --version | grep -q '^lector [0-9]' && ok || ko "--version"
+"$lector" --help >/dev/null && ok || ko "--help exit code"
+
+# txt: lines in reading order
+run "$sample" >"$tmp/out.txt" 2>"$tmp/err" || ko "txt run failed: $(cat "$tmp/err")"
+head -1 "$tmp/out.txt" | grep -qx '纯臻营养护发素' && ok || ko "txt first line: $(head -1 "$tmp/out.txt")"
+grep -q 'YM-X-3011' "$tmp/out.txt" && ok || ko "txt: product number line missing"
+grep -q '220ml' "$tmp/out.txt" && ok || ko "txt: 220ml missing"
+n=$(wc -l <"$tmp/out.txt"); [ "$n" -ge 12 ] && ok || ko "txt: only $n lines"
+
+# json: one object per file, the documented fields
+run --format json "$sample" >"$tmp/out.json" || ko "json run failed"
+/usr/bin/python3 - "$tmp/out.json" "$sample" <<'PY' && ok || ko "json structure"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert len(objs) == 1, objs
+o = objs[0]
+assert o["file"] == sys.argv[2] and o["error"] is None
+pg = o["pages"][0]
+assert (pg["width"], pg["height"]) == (500, 500)
+assert pg["lines"][0]["text"] == "纯臻营养护发素"
+for l in pg["lines"]:
+    assert 0.5 <= l["score"] <= 1 and len(l["box"]) == 4
+    xs = [p[0] for p in l["box"]]; ys = [p[1] for p in l["box"]]
+    assert min(xs) >= 0 and max(xs) < 500 and min(ys) >= 0 and max(ys) < 500
+for k in ("decode", "det", "cls", "rec", "total"):
+    assert o["timings_ms"][k] >= 0
+PY
+
+# tsv: Tesseract's header and one level-4 row per line
+run --format tsv "$sample" >"$tmp/out.tsv" || ko "tsv run failed"
+head -1 "$tmp/out.tsv" | grep -q $'^level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext$' && ok || ko "tsv header"
+[ "$(awk -F'\t' '$1==4' "$tmp/out.tsv" | wc -l)" -eq "$n" ] && ok || ko "tsv: line rows != txt lines"
+awk -F'\t' '$1==4 && NF!=12 {bad=1} END {exit bad}' "$tmp/out.tsv" && ok || ko "tsv: rows without 12 columns"
+
+# hocr: well-formed XHTML, hocr-tools' structure rules (hocr-check/hocr-lint):
+# ocr_line inside ocr_par inside ocr_carea inside ocr_page, bboxes inside the
+# page, every class used is declared in ocr-capabilities
+run --format hocr "$sample" >"$tmp/out.hocr" || ko "hocr run failed"
+/usr/bin/python3 - "$tmp/out.hocr" <<'PY' && ok || ko "hocr validation"
+import re, sys
+import xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/1999/xhtml}"
+root = ET.parse(sys.argv[1]).getroot()
+caps = [m.get("content") for m in root.iter(ns + "meta") if m.get("name") == "ocr-capabilities"]
+assert caps, "no ocr-capabilities"
+caps = set(caps[0].split())
+assert any(m.get("name") == "ocr-system" for m in root.iter(ns + "meta"))
+def bbox(e):
+    m = re.search(r"bbox (\d+) (\d+) (\d+) (\d+)", e.get("title", ""))
+    assert m, "element without bbox: %s" % e.get("class")
+    return tuple(map(int, m.groups()))
+pages = [e for e in root.iter() if e.get("class") == "ocr_page"]
+assert len(pages) == 1
+lines = 0
+for page in pages:
+    pb = bbox(page)
+    for e in page.iter():
+        c = e.get("class")
+        if c is None: continue
+        assert c in caps, "class %s not declared" % c
+        b = bbox(e)
+        assert pb[0] <= b[0] <= b[2] <= pb[2] and pb[1] <= b[1] <= b[3] <= pb[3], (c, b, pb)
+    for area in page.iter(ns + "div"):
+        if area.get("class") != "ocr_carea": continue
+        for par in area:
+            assert par.get("class") == "ocr_par"
+            for line in par:
+                assert line.get("class") == "ocr_line" and (line.text or "").strip()
+                assert re.search(r"x_wconf \d+", line.get("title"))
+                lines += 1
+assert lines >= 12, lines
+PY
+
+# many files through one engine: a bad one is reported, the others go on, exit 1
+printf 'not an image' >"$tmp/bad.jpg"
+run --format json "$sample" "$tmp/bad.jpg" "$sample" >"$tmp/multi.json" 2>"$tmp/multi.err"
+rc=$?
+[ $rc -eq 1 ] && ok || ko "exit code with a bad file: $rc"
+[ "$(wc -l <"$tmp/multi.json")" -eq 3 ] && ok || ko "json lines for 3 inputs"
+grep -q "bad.jpg" "$tmp/multi.err" && ok || ko "error message does not name the file"
+/usr/bin/python3 -c "
+import json,sys
+o=[json.loads(l) for l in open(sys.argv[1])]
+assert o[1]['error'] and 'bad.jpg' in o[1]['error'] and o[1]['pages']==[]
+assert o[0]['pages'][0]['lines'][0]['text']==o[2]['pages'][0]['lines'][0]['text']
+" "$tmp/multi.json" && ok || ko "json error object"
+run "$tmp/does-not-exist.png" >/dev/null 2>"$tmp/e2"; [ $? -eq 1 ] && grep -q "does-not-exist.png" "$tmp/e2" && ok || ko "missing file"
+
+# standard input
+run - <"$sample" | head -1 | grep -qx '纯臻营养护发素' && ok || ko "stdin"
+
+# bad usage: exit 2
+run --format pdf "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown format exit code"
+run --no-such-option "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown option exit code"
+run --det-db-thresh abc "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad number exit code"
+run --device cuda "$sample" >/dev/null 2>"$tmp/e3"; [ $? -eq 1 ] && grep -qi "cuda" "$tmp/e3" && ok || ko "device cuda without backend"
+
+# parameters reach the pipeline: a drop score of 1.0 keeps nothing
+[ -z "$(run --drop-score 1.0 "$sample")" ] && ok || ko "--drop-score 1.0 should drop every line"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

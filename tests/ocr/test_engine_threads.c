@@ -1,0 +1,154 @@
+/*
+ * One engine shared by 8 threads: every result equals the single-threaded
+ * result for the same input (texts, boxes and scores, exactly). Inputs: the
+ * sample image as a file, as encoded bytes, and sub-rectangles of it given
+ * as raw pixels with a stride (RGB, BGR, gray), so shapes differ per read.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image/image.h"
+#include "lector.h"
+
+#define THREADS 8
+#define ROUNDS 2
+#define INPUTS 6
+
+static lector_engine *eng;
+static const char *sample;
+static unsigned char *file_bytes;
+static size_t file_size;
+static unsigned char *rgb; /* decoded sample, 500x500 */
+static int W = 500, H = 500;
+static lector_result *expected[INPUTS];
+static int mismatches;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static lector_status read_input(int k, lector_result **r, lector_error *err)
+{
+    static const int rects[4][4] = {{0, 0, 500, 500}, {10, 20, 400, 300}, {0, 200, 500, 300}, {50, 0, 320, 180}};
+    switch (k) {
+    case 0: return lector_read_file(eng, sample, NULL, r, err);
+    case 1: return lector_read_memory(eng, file_bytes, file_size, "bytes", NULL, r, err);
+    default: {
+        const int *q = rects[(k - 2) % 4];
+        lector_pixel_format fmt = k % 3 == 0 ? LECTOR_PIXEL_BGR : k % 3 == 1 ? LECTOR_PIXEL_RGB : LECTOR_PIXEL_GRAY;
+        int ch = fmt == LECTOR_PIXEL_GRAY ? 1 : 3;
+        size_t stride = (size_t)W * ch + 7; /* a stride wider than the row */
+        unsigned char *px = calloc((size_t)H * stride, 1);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                const unsigned char *s = rgb + ((size_t)y * W + x) * 3;
+                unsigned char *d = px + (size_t)y * stride + (size_t)x * ch;
+                if (ch == 1) d[0] = (unsigned char)((s[0] * 299 + s[1] * 587 + s[2] * 114) / 1000);
+                else if (fmt == LECTOR_PIXEL_RGB) memcpy(d, s, 3);
+                else { d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; }
+            }
+        const unsigned char *start = px + (size_t)q[1] * stride + (size_t)q[0] * ch;
+        lector_status st = lector_read_pixels(eng, start, q[2], q[3], stride, fmt, NULL, r, err);
+        free(px);
+        return st;
+    }
+    }
+}
+
+static int same(const lector_result *a, const lector_result *b)
+{
+    if (a->n_pages != b->n_pages) return 0;
+    for (size_t p = 0; p < a->n_pages; p++) {
+        const lector_page *x = &a->pages[p], *y = &b->pages[p];
+        if (x->width != y->width || x->height != y->height || x->n_lines != y->n_lines) return 0;
+        for (size_t i = 0; i < x->n_lines; i++) {
+            if (strcmp(x->lines[i].text, y->lines[i].text) || x->lines[i].score != y->lines[i].score ||
+                memcmp(x->lines[i].box, y->lines[i].box, sizeof x->lines[i].box))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void *worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        int k = (id + r) % INPUTS;
+        lector_result *res = NULL;
+        lector_error err = {0};
+        int bad;
+        if (read_input(k, &res, &err)) {
+            fprintf(stderr, "thread %d input %d: %s\n", id, k, err.message);
+            bad = 1;
+        } else {
+            bad = !same(res, expected[k]);
+            if (bad) fprintf(stderr, "thread %d input %d: result differs from single-threaded\n", id, k);
+        }
+        lector_result_free(res);
+        pthread_mutex_lock(&lock);
+        mismatches += bad;
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_engine_threads MODELS SAMPLE.jpg\n");
+        return 2;
+    }
+    sample = argv[2];
+    FILE *f = fopen(sample, "rb");
+    if (!f) return 1;
+    fseek(f, 0, SEEK_END);
+    file_size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    file_bytes = malloc(file_size);
+    if (fread(file_bytes, 1, file_size, f) != file_size) return 1;
+    fclose(f);
+    lector_params p = lector_default_params();
+    p.models_dir = argv[1];
+    p.threads = 1;
+    p.use_angle_cls = 1;
+    if (argc > 3) p.backend = argv[3];
+    lector_error err = {0};
+    if (lector_engine_create(&p, &eng, &err)) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    /* raw RGB pixels of the sample, from the image layer's decoder */
+    lector_image_pages pages;
+    if (lector__image_decode_file(sample, NULL, &pages, &err) || pages.pages[0].width != W ||
+        pages.pages[0].height != H) {
+        fprintf(stderr, "cannot decode %s\n", sample);
+        return 1;
+    }
+    rgb = malloc((size_t)W * H * 3);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const unsigned char *s = pages.pages[0].data + (size_t)y * pages.pages[0].stride + (size_t)x * 3;
+            unsigned char *d = rgb + ((size_t)y * W + x) * 3;
+            d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; /* BGR -> RGB */
+        }
+    lector__image_pages_free(&pages);
+    for (int k = 0; k < INPUTS; k++) {
+        if (read_input(k, &expected[k], &err)) {
+            fprintf(stderr, "input %d: %s\n", k, err.message);
+            return 1;
+        }
+    }
+    if (expected[0]->pages[0].n_lines < 10) {
+        fprintf(stderr, "the sample should give at least 10 lines\n");
+        return 1;
+    }
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    for (int k = 0; k < INPUTS; k++) lector_result_free(expected[k]);
+    lector_engine_free(eng);
+    free(file_bytes);
+    free(rgb);
+    printf("%d threads x %d reads: %d mismatches\n", THREADS, ROUNDS, mismatches);
+    return mismatches ? 1 : 0;
+}
