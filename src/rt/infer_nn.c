@@ -89,17 +89,14 @@ static lector_status pool(const rt_node *nd, const rt_value *const *in, rt_value
     if ((st = rt_conv_geom_make(nd, RT_GEOM_POOL, in[0]->ndim, in[0]->dims, NULL, &g, err)))
         return st;
     geom_out(&g, in[0]->dims[0], in[0]->dims[1], out[0]);
-    if (nd->n_out > 1 && out[1])
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: MaxPool Indices output",
-                             nd->name);
+    if (nd->n_out > 1 && out[1]) /* MaxPool Indices */
+        rt_set_out(out[1], LECTOR_DTYPE_INT64, out[0]->ndim, out[0]->dims);
     return LECTOR_OK;
 }
 
 lector_status rt_infer_MaxPool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
                                lector_error *err)
 {
-    if (rt_attr_int(nd, "storage_order", 0) != 0)
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: storage_order=1", nd->name);
     return pool(nd, in, out, err);
 }
 
@@ -201,7 +198,7 @@ lector_status rt_infer_BatchNormalization(const rt_node *nd, const rt_value *con
 {
     lector_status st = need_in(nd, in, 5, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
-    if (rt_attr_int(nd, "training_mode", 0) != 0 || nd->n_out > 1)
+    if (rt_attr_int(nd, "training_mode", 0) != 0)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
                              "node %s: BatchNormalization in training mode", nd->name);
     if (in[0]->ndim < 2)
@@ -211,6 +208,10 @@ lector_status rt_infer_BatchNormalization(const rt_node *nd, const rt_value *con
             return lector__error(err, LECTOR_ERR_SHAPE, "node %s: parameter %d is not [C] float32",
                                  nd->name, i);
     rt_set_out(out[0], in[0]->dtype, in[0]->ndim, in[0]->dims);
+    /* optional statistics outputs of old opsets: in inference mode the
+     * running mean / variance, passed through */
+    for (int k = 1; k < nd->n_out && k < 5; k++)
+        if (out[k]) rt_set_out(out[k], LECTOR_DTYPE_FLOAT32, 1, &in[0]->dims[1]);
     return LECTOR_OK;
 }
 

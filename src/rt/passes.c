@@ -38,6 +38,13 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
         if (n->out[k] < 0) continue;
         rt_value *v = &g->values[n->out[k]];
         out[k] = rt_value_tensor(v);
+        /* constants are small in real models; a folded value of more than
+         * 1 GiB means a hostile or broken shape computation */
+        if (rt_value_numel(v) > ((int64_t)1 << 28)) {
+            for (int j = 0; j < k; j++) lector__free(out[j].data);
+            return lector__error(err, LECTOR_ERR_LIMIT, "%s: node '%s' would fold into a constant of %lld elements",
+                                 g->name, n->name, (long long)rt_value_numel(v));
+        }
         out[k].data = lector__aligned_alloc(rt_value_nbytes(v));
         if (!out[k].data) {
             for (int j = 0; j < k; j++) lector__free(out[j].data);

@@ -100,50 +100,37 @@ lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *o
     out->ndim = (int)tp->n_dims;
     out->dtype = dt;
     size_t nbytes = (size_t)numel * es;
+    /* how many bytes the message really carries: checked before allocating,
+     * so a header claiming billions of elements costs nothing */
+    size_t have;
+    if (tp->has_raw_data) have = tp->raw_data.len;
+    else if (dt == LECTOR_DTYPE_FLOAT32) have = tp->n_float_data * 4;
+    else if (dt == LECTOR_DTYPE_INT64) have = tp->n_int64_data * 8;
+    else if (dt == LECTOR_DTYPE_FLOAT64) have = tp->n_double_data * 8;
+    else if (dt == LECTOR_DTYPE_INT32 || dt == LECTOR_DTYPE_INT8 || dt == LECTOR_DTYPE_UINT8 ||
+             dt == LECTOR_DTYPE_BOOL || dt == LECTOR_DTYPE_FLOAT16)
+        have = tp->n_int32_data * es; /* int32_data carries the small types, one per entry */
+    else have = 0;
+    if (have != nbytes)
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL,
+                             "%s '%s': holds %zu bytes of data, its shape needs %zu", what, name,
+                             have, nbytes);
     uint8_t *data = lector__aligned_alloc(nbytes ? nbytes : 1);
     if (!data)
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s '%s': out of memory (%zu bytes)",
                              what, name, nbytes);
-    size_t have = 0;
-    if (tp->has_raw_data) {
-        have = tp->raw_data.len;
-        if (have == nbytes) memcpy(data, tp->raw_data.data, nbytes);
-    } else {
-        switch (dt) {
-        case LECTOR_DTYPE_FLOAT32:
-            have = tp->n_float_data * 4;
-            if (have == nbytes) memcpy(data, tp->float_data, nbytes);
-            break;
-        case LECTOR_DTYPE_INT64:
-            have = tp->n_int64_data * 8;
-            if (have == nbytes) memcpy(data, tp->int64_data, nbytes);
-            break;
-        case LECTOR_DTYPE_FLOAT64:
-            have = tp->n_double_data * 8;
-            if (have == nbytes) memcpy(data, tp->double_data, nbytes);
-            break;
-        case LECTOR_DTYPE_INT32: case LECTOR_DTYPE_INT8: case LECTOR_DTYPE_UINT8:
-        case LECTOR_DTYPE_BOOL: case LECTOR_DTYPE_FLOAT16:
-            /* int32_data carries all the small types, one element per entry */
-            have = tp->n_int32_data * es;
-            if (have == nbytes) {
-                for (int64_t i = 0; i < numel; i++) {
-                    int32_t v = tp->int32_data[i];
-                    if (es == 4) memcpy(data + i * 4, &v, 4);
-                    else if (es == 2) { uint16_t h = (uint16_t)v; memcpy(data + i * 2, &h, 2); }
-                    else data[i] = (uint8_t)v;
-                }
+    if (nbytes) {
+        if (tp->has_raw_data) memcpy(data, tp->raw_data.data, nbytes);
+        else if (dt == LECTOR_DTYPE_FLOAT32) memcpy(data, tp->float_data, nbytes);
+        else if (dt == LECTOR_DTYPE_INT64) memcpy(data, tp->int64_data, nbytes);
+        else if (dt == LECTOR_DTYPE_FLOAT64) memcpy(data, tp->double_data, nbytes);
+        else
+            for (int64_t i = 0; i < numel; i++) {
+                int32_t v = tp->int32_data[i];
+                if (es == 4) memcpy(data + i * 4, &v, 4);
+                else if (es == 2) { uint16_t h = (uint16_t)v; memcpy(data + i * 2, &h, 2); }
+                else data[i] = (uint8_t)v;
             }
-            break;
-        default:
-            break;
-        }
-    }
-    if (have != nbytes) {
-        lector__free(data);
-        return lector__error(err, LECTOR_ERR_INVALID_MODEL,
-                             "%s '%s': holds %zu bytes of data, its shape needs %zu", what, name,
-                             have, nbytes);
     }
     out->data = data;
     return LECTOR_OK;
