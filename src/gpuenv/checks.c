@@ -247,14 +247,16 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
             break;
         }
         struct stat st;
+        int rc;
         if (stat(h, &st))
-            gpuenv_strv_push(&missing, nodes[i]);
+            rc = gpuenv_strv_push(&missing, nodes[i]);
         else if (!r->root_mode && access(h, R_OK | W_OK))
-            gpuenv_strv_push(&denied, nodes[i]);
-        else {
-            char *s = gpuenv_asprintf("%s (mode %o)", nodes[i], st.st_mode & 07777);
-            gpuenv_strv_push_owned(&present, s);
-        }
+            rc = gpuenv_strv_push(&denied, nodes[i]);
+        else
+            rc = gpuenv_strv_push_owned(
+                &present, gpuenv_asprintf("%s (mode %o)", nodes[i], st.st_mode & 07777));
+        if (rc)
+            r->oom = 1;
         free(h);
     }
     gpuenv_check *c;
@@ -314,6 +316,35 @@ void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *o
 
 /* ------------------------------------------------------------------ run */
 
+/* Sandboxed kernels (gVisor) and some containers hide /proc/driver/nvidia
+ * and /proc/modules while the driver works. Once NVML or a CUDA context has
+ * proven the driver alive, a missing /proc file is not a failure. */
+static void reconcile(lector_doctor_report *r)
+{
+    gpuenv_layer *L = &r->layers[GPUENV_L1];
+    for (size_t i = 0; i < L->n; i++) {
+        gpuenv_check *c = &L->checks[i];
+        int drv = strcmp(c->code, "kernel_module_not_loaded") == 0 && r->facts.nvml_ok;
+        int uvm = strcmp(c->code, "nvidia_uvm_missing") == 0 && r->facts.gpu_usable;
+        if (!drv && !uvm)
+            continue;
+        char *f = drv ? gpuenv_asprintf("NVIDIA driver %s answers through NVML; "
+                                        "/proc/driver/nvidia/version is not visible here "
+                                        "(sandboxed /proc, e.g. gVisor)",
+                                        r->facts.nvml_driver)
+                      : strdup("CUDA contexts work; nvidia_uvm is not visible in /proc here "
+                               "(sandboxed /proc)");
+        if (!f) {
+            r->oom = 1;
+            return;
+        }
+        free(c->finding);
+        c->finding = f;
+        c->status = GPUENV_OK;
+        c->code[0] = c->cause[0] = c->fix[0] = 0;
+    }
+}
+
 void lector_doctor_default_options(lector_doctor_options *opt)
 {
     memset(opt, 0, sizeof *opt);
@@ -346,6 +377,7 @@ lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
     gpuenv_check_kernel(r, opt);
     gpuenv_check_nvml(r, opt);
     gpuenv_check_cudadrv(r, opt);
+    reconcile(r);
     gpuenv_check_libs(r, opt);
     gpuenv_check_engine(r, opt);
     if (opt->n_inspect)

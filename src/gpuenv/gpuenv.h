@@ -307,8 +307,8 @@ typedef struct gpuenv_gpu {
 
 /** Facts gathered along the way, read by later layers. */
 typedef struct gpuenv_facts {
-    char kernel_driver[64];   /* from /proc/driver/nvidia/version */
-    char nvml_driver[64];     /* nvmlSystemGetDriverVersion */
+    char kernel_driver[80];   /* from /proc/driver/nvidia/version */
+    char nvml_driver[80];     /* nvmlSystemGetDriverVersion */
     int cuda_driver_version;  /* 1000*major+10*minor from NVML or libcuda */
     int nvml_ok, cuda_ok;     /* layer worked */
     int cuda_device_count;    /* from cuDeviceGetCount, -1 unknown */

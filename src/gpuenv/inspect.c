@@ -222,11 +222,13 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
                     to = add_node(&g, ctx, p, name, &nd->obj);
                     free(p);
                 }
-                if (to < 0 && !gpuenv_strv_has(&g.missing, name))
-                    gpuenv_strv_push(&g.missing, name);
+                if (to < 0 && !gpuenv_strv_has(&g.missing, name) &&
+                    gpuenv_strv_push(&g.missing, name))
+                    g.oom = 1;
             } else {
-                if (!gpuenv_strv_has(&g.n[to]->names, name))
-                    gpuenv_strv_push(&g.n[to]->names, name);
+                if (!gpuenv_strv_has(&g.n[to]->names, name) &&
+                    gpuenv_strv_push(&g.n[to]->names, name))
+                    g.oom = 1;
                 via = GPUENV_VIA_NONE;
                 /* keep the via of the first load for display */
                 for (size_t e = 0; e < g.ne; e++)
@@ -328,9 +330,10 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
             continue;
         any_code = 1;
         char *d = gpuenv_fatbin_describe(&fb);
-        gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s: %s (%zu containers, %zu entries)",
+        if (gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s: %s (%zu containers, %zu entries)",
                                                        base_of(g.n[i]->obj.path), d ? d : "?",
-                                                       fb.containers, fb.entries));
+                                                       fb.containers, fb.entries)))
+            r->oom = 1;
         cJSON *o = cJSON_CreateObject();
         cJSON *sass = cJSON_CreateArray(), *ptx = cJSON_CreateArray();
         for (int a = 0; a < 256; a++) {
@@ -348,12 +351,19 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
             if (!gp->cc_major)
                 continue;
             if (!gpuenv_fatbin_runs_on(&fb, gp->cc_major, gp->cc_minor)) {
+                /* The inspected file itself lacking code is certain failure.
+                   A dependency may carry only helper kernels in .nv_fatbin
+                   and get the rest elsewhere (seen: libcufft.so.12 of CUDA
+                   13 holds one sm_75 entry, yet torch runs on an H200), so
+                   for dependencies this is a warning. Node 0 (the file)
+                   is walked first, so its verdict comes first. */
                 if (!bad)
                     gpuenv_buf_printf(&why, "%s has no SASS for sm_%d%d and no PTX <= compute_%d%d "
                                             "(GPU %d %s); it has %s",
                                       base_of(g.n[i]->obj.path), gp->cc_major, gp->cc_minor,
                                       gp->cc_major, gp->cc_minor, k, gp->name, d ? d : "?");
-                bad = 1;
+                if (!bad)
+                    bad = i == 0 ? 2 : 1;
             }
         }
         free(d);
@@ -362,7 +372,16 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     if (!any_code) {
         c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_SKIP, "", "", "",
                        "no .nv_fatbin in %s or its dependencies", base_of(path));
-    } else if (bad) {
+    } else if (bad == 1) {
+        c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_WARN,
+                       "dependency_no_kernel_image",
+                       "A dependency's embedded GPU code does not cover this GPU; if that "
+                       "library has no other source of kernels (JIT, LTO, separate files), "
+                       "calls into it fail with \"no kernel image is available\"",
+                       "check that library's release notes for this GPU, or use a build of it "
+                       "that lists this GPU's sm_XY",
+                       "%s", whys ? whys : "?");
+    } else if (bad == 2) {
         c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_FAIL, "no_kernel_image",
                        "The binary carries no kernel for this GPU's architecture: it will fail "
                        "with \"no kernel image is available for execution on the device\" "

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuenv/gpuenv.h"
 
@@ -74,6 +75,17 @@ static int add_cand(candv *cv, const char *root, const char *path, const char *w
             return 0;
     if (!gpuenv_root_exists(root, path))
         return 0;
+    /* one entry per file: /lib and /usr/lib, cuda and cuda-13.0 are often
+       the same directory */
+    char *canon = gpuenv_root_realpath(root, path);
+    if (!canon)
+        return -1;
+    for (size_t i = 0; i < cv->n; i++)
+        if (strcmp(cv->v[i].real, canon) == 0) {
+            free(canon);
+            return 0;
+        }
+    free(canon);
     if (cv->n == cv->cap) {
         size_t cap = cv->cap ? cv->cap * 2 : 16;
         cand *v = realloc(cv->v, cap * sizeof *v);
@@ -188,6 +200,7 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
         "/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
         "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
         "/opt/conda/lib/python3*/site-packages", "/root/.local/lib/python3*/site-packages",
+        "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/lib/python3*/site-packages",
         "/root/.pyenv/versions/*/lib/python3*/site-packages",
         "/home/*/.local/lib/python3*/site-packages"};
     for (size_t i = 0; i < sizeof site / sizeof site[0] && !rc; i++)
@@ -201,7 +214,38 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
             free(pat);
         }
     }
+    /* the python3 on PATH: a venv bin/python3 means ../lib/python3.N/site-packages */
+    const char *path = getenv("PATH");
+    if (path && !rc && !(root && *root && strcmp(root, "/"))) {
+        gpuenv_strv pd = {0};
+        rc = gpuenv_strv_split(&pd, path, ':');
+        for (size_t i = 0; i < pd.n && !rc; i++) {
+            if (!pd.v[i][0] || strcmp(pd.v[i], "/usr/bin") == 0 || strcmp(pd.v[i], "/bin") == 0)
+                continue;
+            char *py = gpuenv_asprintf("%s/python3", pd.v[i]);
+            if (py && access(py, X_OK) == 0) {
+                char *pat = gpuenv_asprintf("%s/../lib/python3*/site-packages", pd.v[i]);
+                rc = pat ? glob_dirs(&sp, root, pat) : -1;
+                free(pat);
+            }
+            free(py);
+        }
+        gpuenv_strv_free(&pd);
+    }
+    gpuenv_strv seen = {0};
     for (size_t i = 0; i < sp.n && !rc; i++) {
+        /* canonical, so a venv reached twice is scanned once */
+        char *canon = gpuenv_root_realpath(root, sp.v[i]);
+        if (!canon || gpuenv_strv_has(&seen, canon)) {
+            free(canon);
+            continue;
+        }
+        free(sp.v[i]);
+        sp.v[i] = canon;
+        if (gpuenv_strv_push(&seen, canon)) {
+            rc = -1;
+            break;
+        }
         gpuenv_strv libdirs = {0};
         char *pat = gpuenv_asprintf("%s/nvidia/*/lib", sp.v[i]);
         rc = pat ? glob_dirs(&libdirs, root, pat) : -1;
@@ -211,6 +255,7 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
         gpuenv_strv_free(&libdirs);
     }
     gpuenv_strv_free(&sp);
+    gpuenv_strv_free(&seen);
     if (rc)
         return -1;
     const char *conda = root && *root && strcmp(root, "/") ? NULL : getenv("CONDA_PREFIX");
@@ -220,6 +265,31 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
         free(d);
     }
     return rc;
+}
+
+/* Same release, comparing only the components both strings have:
+ * cublasGetProperty says "13.1.0" where the file is "libcublas.so.13.1.0.3". */
+static int ver_same(const char *a, const char *b)
+{
+    while (*a && *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y || ea == a || eb == b)
+            return x == y && ea != a && eb != b;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+        if (*ea != '.' || *eb != '.')
+            break;
+    }
+    return 1;
+}
+
+static int strv_has_ver(const gpuenv_strv *sv, const char *v)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        if (ver_same(sv->v[i], v))
+            return 1;
+    return 0;
 }
 
 /* ---------------------------------------------------- version queries */
@@ -324,6 +394,8 @@ static void fill_winners(lector_doctor_report *r, const lector_doctor_options *o
         char *sv = gpuenv_soname_version(fs->cands.v[i].path);
         int m = gpuenv_ver_major(sv);
         free(sv);
+        if (m < 0) /* an unversioned link: the file it points to says */
+            m = gpuenv_ver_major(fs->cands.v[i].fver);
         if (m < 0)
             continue;
         int seen = 0;
@@ -553,10 +625,8 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
                 const cand *o = &fs->cands.v[i];
                 if (strcmp(o->where, "LD_LIBRARY_PATH") == 0 || strcmp(o->real, w->real) == 0)
                     continue;
-                char *sv = gpuenv_soname_version(o->path);
-                int same_major = gpuenv_ver_major(sv) == w->major;
-                free(sv);
-                if (same_major && gpuenv_vercmp(o->fver, w->version) != 0 &&
+                int same_major = gpuenv_ver_major(o->fver) == w->major;
+                if (same_major && !ver_same(o->fver, w->version) &&
                     strchr(o->fver, '.')) {
                     st = GPUENV_WARN;
                     code = "ld_library_path_shadows";
@@ -588,28 +658,29 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
             int have_shim = gpuenv_obj_open(ctx, w->path, &shim) == 0;
             gpuenv_strv miss = {0}, lines = {0}, vers = {0};
             const char *mainv = w->version;
-            if (strchr(mainv, '.'))
-                gpuenv_strv_push(&vers, mainv);
+            int oom = strchr(mainv, '.') && gpuenv_strv_push(&vers, mainv);
             for (int i = 0; names[i]; i++) {
                 char nm[96];
                 snprintf(nm, sizeof nm, "libcudnn_%s.so.%d", names[i], w->major);
                 gpuenv_via via;
                 char *p = gpuenv_resolve(ctx, nm, have_shim ? &shim : NULL, &via);
                 if (!p) {
-                    gpuenv_strv_push(&miss, nm);
+                    oom |= gpuenv_strv_push(&miss, nm) != 0;
                     continue;
                 }
                 char *real = NULL;
                 char *fv = file_version(ctx->root, p, &real);
-                gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s -> %s [%s] (via %s)", nm,
+                oom |= gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s -> %s [%s] (via %s)", nm,
                                                                real ? real : p, fv ? fv : "?",
                                                                gpuenv_via_str(via)));
-                if (fv && strchr(fv, '.') && !gpuenv_strv_has(&vers, fv))
-                    gpuenv_strv_push(&vers, fv);
+                if (fv && strchr(fv, '.') && !strv_has_ver(&vers, fv))
+                    oom |= gpuenv_strv_push(&vers, fv) != 0;
                 free(fv);
                 free(real);
                 free(p);
             }
+            if (oom)
+                r->oom = 1;
             gpuenv_check *sc;
             if (vers.n > 1) {
                 gpuenv_buf vb = {0};
@@ -699,7 +770,7 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
             int samedir = dx && dy && strcmp(dx, dy) == 0;
             free(dx);
             free(dy);
-            if (vknown && gpuenv_vercmp(x->version, y->version) != 0) {
+            if (vknown && !ver_same(x->version, y->version)) {
                 gpuenv_add(r, GPUENV_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", GPUENV_FAIL,
                            "cublas_mixed",
                            "libcublas and libcublasLt come from different releases (\"undefined "

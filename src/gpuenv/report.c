@@ -38,8 +38,10 @@ lector_doctor_status lector_doctor_report_status(const lector_doctor_report *r)
 {
     if (!lector_doctor_report_gpu_usable(r))
         return LECTOR_DOCTOR_BROKEN;
+    /* warnings are reported but do not degrade: they concern other
+       frameworks' habits (libcudnn.so) or performance, not usability */
     for (int l = 0; l < GPUENV_NLAYERS; l++)
-        if (layer_has(r, l, GPUENV_FAIL) || layer_has(r, l, GPUENV_WARN))
+        if (layer_has(r, l, GPUENV_FAIL))
             return LECTOR_DOCTOR_DEGRADED;
     return LECTOR_DOCTOR_READY;
 }
@@ -76,6 +78,8 @@ static void summary(const lector_doctor_report *r, gpuenv_buf *b)
         return;
     }
     gpuenv_buf_printf(b, "GPU %s: ", st == LECTOR_DOCTOR_READY ? "ready" : "usable, degraded");
+    if (st == LECTOR_DOCTOR_READY)
+        p = NULL;
     int shown = 0;
     for (int i = 0; i < r->facts.n_gpus && i < 4; i++) {
         const gpuenv_gpu *g = &r->facts.gpus[i];

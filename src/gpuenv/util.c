@@ -32,6 +32,8 @@ static int buf_reserve(gpuenv_buf *b, size_t extra)
         b->oom = 1;
         return -1;
     }
+    if (!b->s)
+        s[0] = 0;
     b->s = s;
     b->cap = cap;
     return 0;

@@ -62,6 +62,8 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
     } else {
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: unsupported BMP header size %u", name, (unsigned)hs);
     }
+    if (h == INT32_MIN)
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid BMP height %lld", name, (long long)h);
     int top_down = h < 0;
     if (top_down) h = -h;
     if (w <= 0 || h <= 0)

@@ -26,6 +26,7 @@ typedef struct {
 
 typedef struct {
     int has_error;
+    const char *name;
     char msg[320];
 } tiff_diag;
 
@@ -61,7 +62,12 @@ static int on_error(TIFF *t, void *ud, const char *module, const char *fmt, va_l
 {
     tiff_diag *d = ud;
     if (!d->has_error) {
-        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+        char buf[sizeof d->msg];
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        /* libtiff starts many messages with the file name we already print */
+        size_t n = strlen(d->name);
+        const char *m = (!strncmp(buf, d->name, n) && !strncmp(buf + n, ": ", 2)) ? buf + n + 2 : buf;
+        snprintf(d->msg, sizeof d->msg, "%s", m);
         d->has_error = 1;
     }
     return 1;
@@ -83,6 +89,7 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
     mem_src src = {data, size, 0};
     tiff_diag diag;
     memset(&diag, 0, sizeof(diag));
+    diag.name = name;
     lector_status st = LECTOR_OK;
     uint32_t *raster = NULL;
     TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();

@@ -7,25 +7,23 @@
  * double; sx = floor(fx); weights round((1-fx)*2048) and round(fx*2048)
  * (11 bits); columns left of 0 / right of w-1 are clamped with weight 0;
  * rows are clamped. The horizontal pass gives ints S = a0*p0 + a1*p1.
- * Vertical pass: OpenCV has two formulations that differ by at most 1:
- * its SIMD body computes ((S0>>4)*b0 >> 16) + ((S1>>4)*b1 >> 16) + 2 >> 2,
- * the scalar tail (S0*b0 + S1*b1 + 2^21) >> 22. We reproduce which one
- * OpenCV uses on x86 with 128-bit vectors (the opencv-python baseline): the
- * SIMD formula for the first floor(n/16)*16 samples of a row (n = w*cn),
- * then blocks of 8 while x < n-8, the scalar formula for the rest. With
- * AVX2 dispatch OpenCV's split point moves, so single samples near the end
- * of a row may differ by 1 from a given OpenCV build. (OpenCV 4.10+'s
- * special 2x-upscale path is not reproduced.)
+ * Vertical pass, as OpenCV 4.x does for 8-bit data everywhere (SIMD body
+ * and scalar tail): ((S0>>4)*b0 >> 16) + ((S1>>4)*b1 >> 16) + 2 >> 2.
+ * Verified bit-exact against OpenCV 4.5 (opencv.js) on 15 size pairs, up
+ * and down, 2..1280 px; not reproduced: OpenCV 4.10+'s special path for
+ * exact 2x upscaling, and the IPP/OpenCL paths.
  *
  * warp (cv2.warpPerspective INTER_CUBIC, BORDER_REPLICATE): the forward
  * homography is solved like getPerspectiveTransform (8x8 LU with partial
  * pivoting), inverted by cofactors like cv::invert for 3x3, source
  * coordinates are quantised to 1/32 pixel (cvRound), weights come from a
  * 32x32 table of 4x4 cubic weights (a = -0.75) in 15-bit fixed point with
- * OpenCV's sum fix-up, border pixels are replicated.
+ * OpenCV's sum fix-up, border pixels are replicated. Verified bit-exact
+ * against OpenCV 4.5 on PaddleOCR-style crops (tests/image/opencv).
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "image/image.h"
@@ -42,18 +40,26 @@ static lector_status check_src(const lector_image *src, const char *what, lector
 
 /* ---- resize ------------------------------------------------------------ */
 
-static void hresize_row(const uint8_t *s, int *d, int dw, int cn, const int *xofs, const short *alpha,
-                        int sw)
+static void hresize_row(const uint8_t *restrict s, int *restrict d, int dw, int cn, const int *restrict xofs,
+                        const short *restrict alpha, int sw)
 {
+    if (cn == 3) {
+        for (int dx = 0; dx < dw; dx++) {
+            int sx = xofs[dx], a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
+            const uint8_t *p = s + (size_t)sx * 3;
+            const uint8_t *q = sx + 1 < sw ? p + 3 : p; /* weight a1 is 0 there */
+            d[3 * dx] = p[0] * a0 + q[0] * a1;
+            d[3 * dx + 1] = p[1] * a0 + q[1] * a1;
+            d[3 * dx + 2] = p[2] * a0 + q[2] * a1;
+        }
+        return;
+    }
     for (int dx = 0; dx < dw; dx++) {
         int sx = xofs[dx];
         int a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
         const uint8_t *p = s + (size_t)sx * cn;
-        if (sx + 1 < sw) {
-            for (int k = 0; k < cn; k++) d[dx * cn + k] = p[k] * a0 + p[k + cn] * a1;
-        } else {
-            for (int k = 0; k < cn; k++) d[dx * cn + k] = p[k] * 2048;
-        }
+        const uint8_t *q = sx + 1 < sw ? p + cn : p;
+        for (int k = 0; k < cn; k++) d[dx * cn + k] = p[k] * a0 + q[k] * a1;
     }
 }
 
@@ -61,17 +67,15 @@ static inline uint8_t sat_u8(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255
 
 static inline int16_t sat_s16(int v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
 
-static void vresize_row(const int *s0, const int *s1, uint8_t *d, int n, int b0, int b1)
+/* OpenCV 4.x computes every 8-bit sample this way, in its SIMD body and in
+ * its scalar tail alike (VResizeLinear's uchar specialisation). */
+static void vresize_row(const int *restrict s0, const int *restrict s1, uint8_t *restrict d, int n, int b0, int b1)
 {
-    int simd_end = n >= 16 ? n / 16 * 16 : 0;
-    while (simd_end < n - 8) simd_end += 8;
-    int x = 0;
-    for (; x < simd_end; x++) {
-        int t0 = (sat_s16(s0[x] >> 4) * b0) >> 16;
-        int t1 = (sat_s16(s1[x] >> 4) * b1) >> 16;
-        d[x] = sat_u8(((int16_t)(t0 + t1) + 2) >> 2);
+    /* S >> 4 <= 255 * 2049 >> 4 fits OpenCV's int16 lanes, so int math is exact */
+    for (int x = 0; x < n; x++) {
+        int v = ((((s0[x] >> 4) * b0) >> 16) + (((s1[x] >> 4) * b1) >> 16) + 2) >> 2;
+        d[x] = (uint8_t)(v > 255 ? 255 : v);
     }
-    for (; x < n; x++) d[x] = sat_u8((s0[x] * b0 + s1[x] * b1 + (1 << 21)) >> 22);
 }
 
 lector_status lector__image_resize(const lector_image *src, int dw, int dh, lector_image *dst,
@@ -207,9 +211,8 @@ static int invert3(const double s[9], double t[9])
     return 0;
 }
 
-/* 32x32 fractional positions x 16 weights, 15-bit fixed point. Built on
- * first use; building is deterministic, so a race only writes equal values,
- * but we still build into a local table and publish it once. */
+/* 32x32 fractional positions x 16 weights, 15-bit fixed point, built once
+ * (pthread_once) on first use. */
 static short cubic_tab[32 * 32][16];
 
 static void cubic_1d(float x, float c[4])
@@ -250,7 +253,13 @@ static void build_cubic_tab(void)
         }
 }
 
-#include <pthread.h>
+/* std::max(INT_MIN, std::min(INT_MAX, v)) including its NaN behaviour (-> INT_MAX) */
+static inline double clamp_int_range(double v)
+{
+    double r = v < (double)INT_MAX ? v : (double)INT_MAX;
+    return (double)INT_MIN < r ? r : (double)INT_MIN;
+}
+
 static pthread_once_t cubic_once = PTHREAD_ONCE_INIT;
 
 lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int w, int h,
@@ -275,20 +284,27 @@ lector_status lector__image_warp_quad(const lector_image *src, const float quad[
         for (int x = 0; x < w; x++, d += cn) {
             double W = W0 + M[6] * x;
             W = W != 0 ? 32.0 / W : 0;
-            double fX = fmax((double)INT_MIN, fmin((double)INT_MAX, (X0 + M[0] * x) * W));
-            double fY = fmax((double)INT_MIN, fmin((double)INT_MAX, (Y0 + M[3] * x) * W));
+            double fX = clamp_int_range((X0 + M[0] * x) * W), fY = clamp_int_range((Y0 + M[3] * x) * W);
             int X = (int)lrint(fX), Y = (int)lrint(fY);
             int sx = sat_s16(X >> 5) - 1, sy = sat_s16(Y >> 5) - 1;
             const short *wt = cubic_tab[(Y & 31) * 32 + (X & 31)];
-            int xs[4], ys[4];
-            for (int i = 0; i < 4; i++) {
-                xs[i] = LECTOR_MIN(LECTOR_MAX(sx + i, 0), sw - 1) * cn;
-                ys[i] = LECTOR_MIN(LECTOR_MAX(sy + i, 0), sh - 1);
+            const uint8_t *rows[4];
+            int xs[4];
+            if (sx >= 0 && sx + 3 < sw && sy >= 0 && sy + 3 < sh) {
+                for (int i = 0; i < 4; i++) {
+                    rows[i] = src->data + (size_t)(sy + i) * src->stride;
+                    xs[i] = (sx + i) * cn;
+                }
+            } else { /* BORDER_REPLICATE */
+                for (int i = 0; i < 4; i++) {
+                    rows[i] = src->data + (size_t)LECTOR_MIN(LECTOR_MAX(sy + i, 0), sh - 1) * src->stride;
+                    xs[i] = LECTOR_MIN(LECTOR_MAX(sx + i, 0), sw - 1) * cn;
+                }
             }
             for (int k = 0; k < cn; k++) {
                 int sum = 0;
                 for (int i = 0; i < 4; i++) {
-                    const uint8_t *row = src->data + (size_t)ys[i] * src->stride + k;
+                    const uint8_t *row = rows[i] + k;
                     sum += row[xs[0]] * wt[i * 4] + row[xs[1]] * wt[i * 4 + 1] + row[xs[2]] * wt[i * 4 + 2] +
                            row[xs[3]] * wt[i * 4 + 3];
                 }

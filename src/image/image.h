@@ -13,7 +13,12 @@
  *     still images), BMP (own parser: 1/4/8-bit palette, 16/24/32-bit,
  *     BI_RGB and BI_BITFIELDS, bottom-up and top-down);
  *   - JPEG EXIF orientation (1..8) is applied, so the result is upright;
- *   - alpha is composited on white: out = (c*a + 255*(255-a) + 127) / 255;
+ *   - alpha is composited on white: out = (c*a + 255*(255-a) + 127) / 255,
+ *     except when the visible content is light (alpha-weighted mean > 160,
+ *     e.g. white text on a transparent background), then on black, so that
+ *     text stays readable (RapidOCR inverts such images for the same reason);
+ *   - a JPEG that libjpeg decodes with only warnings (e.g. truncated: the
+ *     missing part is grey) is accepted, as cv2.imread and PIL do;
  *   - limits (lector_image_limits) are checked from the headers BEFORE any
  *     pixel buffer is allocated.
  *   Errors: LECTOR_ERR_IMAGE (undecodable or unsupported data),

@@ -49,31 +49,48 @@ lector_status lector__det_preprocess(const lector_image *img, int limit, lector_
     memset(out, 0, sizeof(*out));
     if (!img || !img->data || img->channels != 3)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: need a BGR image");
+    lector_image padded = {0, 0, 0, 0, NULL};
+    lector_status st;
+    if (img->width + img->height < 64) {
+        st = lector__image_alloc(&padded, LECTOR_MAX(32, img->width), LECTOR_MAX(32, img->height), 3, err);
+        if (st != LECTOR_OK) return st;
+        for (int y = 0; y < img->height; y++)
+            memcpy(padded.data + (size_t)y * padded.stride, img->data + (size_t)y * img->stride, (size_t)img->width * 3);
+        img = &padded;
+    }
     int rw, rh;
-    lector_status st = lector__det_resize_dims(img->width, img->height, limit, type, &rw, &rh, err);
-    if (st != LECTOR_OK) return st;
     lector_image r;
-    st = lector__image_resize(img, rw, rh, &r, err);
-    if (st != LECTOR_OK) return st;
+    st = lector__det_resize_dims(img->width, img->height, limit, type, &rw, &rh, err);
+    if (st == LECTOR_OK) st = lector__image_resize(img, rw, rh, &r, err);
+    if (st != LECTOR_OK) {
+        lector__image_release(&padded);
+        return st;
+    }
     size_t plane = (size_t)rw * rh;
     out->data = lector__aligned_alloc(plane * 3 * sizeof(float));
     if (!out->data) {
         lector__image_release(&r);
+        lector__image_release(&padded);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det preprocess: out of memory (%dx%d)", rw, rh);
     }
     const float scale = (float)(1.0 / 255.0);
     const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
     for (int y = 0; y < rh; y++) {
         const uint8_t *s = r.data + (size_t)y * r.stride;
-        float *d0 = out->data + (size_t)y * rw;
-        for (int x = 0; x < rw; x++)
-            for (int c = 0; c < 3; c++) d0[c * plane + x] = ((float)s[3 * x + c] * scale - mean[c]) / stdv[c];
+        for (int c = 0; c < 3; c++) {
+            float *restrict d = out->data + c * plane + (size_t)y * rw;
+            const float m = mean[c], sd = stdv[c];
+            for (int x = 0; x < rw; x++) d[x] = ((float)s[3 * x + c] * scale - m) / sd;
+        }
     }
     lector__image_release(&r);
     out->height = rh;
     out->width = rw;
     out->ratio_h = (float)((double)rh / img->height);
     out->ratio_w = (float)((double)rw / img->width);
+    out->padded_height = img->height;
+    out->padded_width = img->width;
+    lector__image_release(&padded);
     return LECTOR_OK;
 }
 

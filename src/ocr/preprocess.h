@@ -24,8 +24,11 @@ typedef enum lector_det_limit_type {
 typedef struct lector_det_input {
     float *data;    /* lector__free'd by lector__det_input_free */
     int height, width;
-    float ratio_h;  /* height / source height */
-    float ratio_w;  /* width / source width */
+    float ratio_h;  /* height / padded_height */
+    float ratio_w;  /* width / padded_width */
+    int padded_height, padded_width; /* source size after PaddleOCR's padding
+                                        of tiny images (= source size unless
+                                        width + height < 64) */
 } lector_det_input;
 
 /* Target size of DetResizeForTest type 0: ratio from the limit, then
@@ -35,7 +38,11 @@ lector_status lector__det_resize_dims(int width, int height, int limit_side_len,
                                       lector_det_limit_type type, int *out_width,
                                       int *out_height, lector_error *err);
 
-/* Resize (cv2 INTER_LINEAR) + (x/255 - mean)/std with mean
+/* DetResizeForTest + NormalizeImage + ToCHWImage. An image whose
+ * width + height < 64 is first padded with black on the right and bottom to
+ * max(32, w) x max(32, h) (DetResizeForTest.image_padding); the ratios are
+ * relative to that padded size, as in PaddleOCR.
+ * Resize (cv2 INTER_LINEAR) + (x/255 - mean)/std with mean
  * (0.485, 0.456, 0.406), std (0.229, 0.224, 0.225) on B, G, R + HWC->CHW. */
 lector_status lector__det_preprocess(const lector_image *img, int limit_side_len,
                                      lector_det_limit_type type, lector_det_input *out,

@@ -14,11 +14,26 @@ static lector_status need_in(const rt_node *n, const rt_value *const *in, int k,
     return LECTOR_OK;
 }
 
+/* Element types the kernels implement, as bit masks of lector_dtype values. */
+#define DT(t) (1u << LECTOR_DTYPE_##t)
+#define DT_F32 DT(FLOAT32)
+#define DT_SIGNED (DT(FLOAT32) | DT(FLOAT64) | DT(INT64) | DT(INT32) | DT(INT8))
+#define DT_NUM (DT_SIGNED | DT(UINT8))
+#define DT_ANY (DT_NUM | DT(BOOL) | DT(FLOAT16))
+
+static lector_status check_dtype(const rt_node *n, const rt_value *v, unsigned mask,
+                                 lector_error *err)
+{
+    if (v->dtype > 0 && v->dtype < 32 && (mask & (1u << v->dtype))) return LECTOR_OK;
+    return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s: element type %s is not supported",
+                         n->name, rt_op_table[n->op].name, lector_dtype_name(v->dtype));
+}
+
 static lector_status same_as_input(const rt_node *n, const rt_value *const *in,
-                                   rt_value *const *out, lector_error *err)
+                                   rt_value *const *out, unsigned mask, lector_error *err)
 {
     lector_status st = need_in(n, in, 1, err);
-    if (st) return st;
+    if (st || (st = check_dtype(n, in[0], mask, err))) return st;
     rt_set_out(out[0], in[0]->dtype, in[0]->ndim, in[0]->dims);
     return LECTOR_OK;
 }
@@ -57,36 +72,37 @@ static lector_status binary_same_type(const rt_node *n, const rt_value *const *i
                                       rt_value *const *out, lector_dtype odt, lector_error *err)
 {
     lector_status st = need_in(n, in, 2, err);
-    if (st) return st;
+    unsigned mask = odt == LECTOR_DTYPE_BOOL ? (DT_NUM | DT(BOOL)) : DT_NUM;
+    if (st || (st = check_dtype(n, in[0], mask, err))) return st;
     if (in[0]->dtype != in[1]->dtype)
         return lector__error(err, LECTOR_ERR_DTYPE, "node %s: inputs of different types %s and %s",
                              n->name, lector_dtype_name(in[0]->dtype), lector_dtype_name(in[1]->dtype));
     return bcast(n, in, out, 0, 2, odt, err);
 }
 
-#define RT_SAME_AS_INPUT(op)                                                                   \
+#define RT_SAME_AS_INPUT(op, mask)                                                             \
     lector_status rt_infer_##op(const rt_node *nd, const rt_value *const *in,                 \
                                 rt_value *const *out, lector_error *err)                      \
     {                                                                                          \
-        return same_as_input(nd, in, out, err);                                                \
+        return same_as_input(nd, in, out, mask, err);                                          \
     }
-RT_SAME_AS_INPUT(Abs)
-RT_SAME_AS_INPUT(Ceil)
-RT_SAME_AS_INPUT(Erf)
-RT_SAME_AS_INPUT(Exp)
-RT_SAME_AS_INPUT(Floor)
-RT_SAME_AS_INPUT(HardSigmoid)
-RT_SAME_AS_INPUT(HardSwish)
-RT_SAME_AS_INPUT(Identity)
-RT_SAME_AS_INPUT(LeakyRelu)
-RT_SAME_AS_INPUT(Log)
-RT_SAME_AS_INPUT(Neg)
-RT_SAME_AS_INPUT(Reciprocal)
-RT_SAME_AS_INPUT(Relu)
-RT_SAME_AS_INPUT(Sigmoid)
-RT_SAME_AS_INPUT(Sqrt)
-RT_SAME_AS_INPUT(Tanh)
-RT_SAME_AS_INPUT(Clip)
+RT_SAME_AS_INPUT(Abs, DT_SIGNED)
+RT_SAME_AS_INPUT(Ceil, DT_F32)
+RT_SAME_AS_INPUT(Erf, DT_F32)
+RT_SAME_AS_INPUT(Exp, DT_F32)
+RT_SAME_AS_INPUT(Floor, DT_F32)
+RT_SAME_AS_INPUT(HardSigmoid, DT_F32)
+RT_SAME_AS_INPUT(HardSwish, DT_F32)
+RT_SAME_AS_INPUT(Identity, DT_ANY)
+RT_SAME_AS_INPUT(LeakyRelu, DT_F32)
+RT_SAME_AS_INPUT(Log, DT_F32)
+RT_SAME_AS_INPUT(Neg, DT_SIGNED)
+RT_SAME_AS_INPUT(Reciprocal, DT_F32)
+RT_SAME_AS_INPUT(Relu, DT_F32 | DT(INT64) | DT(INT32) | DT(INT8))
+RT_SAME_AS_INPUT(Sigmoid, DT_F32)
+RT_SAME_AS_INPUT(Sqrt, DT_F32)
+RT_SAME_AS_INPUT(Tanh, DT_F32)
+RT_SAME_AS_INPUT(Clip, DT_NUM)
 
 #define RT_BINARY(op)                                                                          \
     lector_status rt_infer_##op(const rt_node *nd, const rt_value *const *in,                 \
@@ -108,6 +124,10 @@ lector_status rt_infer_Equal(const rt_node *nd, const rt_value *const *in, rt_va
 lector_status rt_infer_Pow(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
                            lector_error *err)
 {
+    unsigned mask = DT(FLOAT32) | DT(FLOAT64) | DT(INT32) | DT(INT64);
+    lector_status st = need_in(nd, in, 2, err);
+    if (st || (st = check_dtype(nd, in[0], mask, err)) || (st = check_dtype(nd, in[1], mask, err)))
+        return st;
     return bcast(nd, in, out, 0, 2, LECTOR_DTYPE_UNDEFINED, err);
 }
 
@@ -116,6 +136,13 @@ lector_status rt_infer_Max(const rt_node *nd, const rt_value *const *in, rt_valu
 {
     if (nd->n_in < 1)
         return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: no inputs", nd->name);
+    for (int i = 0; i < nd->n_in; i++) {
+        lector_status st = need_in(nd, in, i + 1, err);
+        if (st || (st = check_dtype(nd, in[i], DT_NUM, err))) return st;
+        if (in[i]->dtype != in[0]->dtype)
+            return lector__error(err, LECTOR_ERR_DTYPE, "node %s: inputs of different types",
+                                 nd->name);
+    }
     return bcast(nd, in, out, 0, nd->n_in, LECTOR_DTYPE_UNDEFINED, err);
 }
 
@@ -144,7 +171,8 @@ lector_status rt_infer_Cast(const rt_node *nd, const rt_value *const *in, rt_val
     lector_status st = need_in(nd, in, 1, err);
     if (st) return st;
     int64_t to = rt_attr_int(nd, "to", 0);
-    if (!lector_dtype_size((lector_dtype)to))
+    if ((st = check_dtype(nd, in[0], DT_ANY | DT(FLOAT16), err))) return st;
+    if (to <= 0 || to >= 32 || !(DT_ANY & (1u << to)))
         return lector__error(err, LECTOR_ERR_DTYPE, "node %s: Cast to unsupported type %lld",
                              nd->name, (long long)to);
     rt_set_out(out[0], (lector_dtype)to, in[0]->ndim, in[0]->dims);

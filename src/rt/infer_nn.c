@@ -42,7 +42,7 @@ lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_val
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d",
                              nd->name, x->ndim, w->ndim);
     int64_t group = rt_attr_int(nd, "group", 1);
-    if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
+    if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
         return lector__error(err, LECTOR_ERR_SHAPE,
                              "node %s: %lld input channels do not match weight %lld x group %lld",
                              nd->name, (long long)x->dims[1], (long long)w->dims[1], (long long)group);
@@ -68,7 +68,7 @@ lector_status rt_infer_ConvTranspose(const rt_node *nd, const rt_value *const *i
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d",
                              nd->name, x->ndim, w->ndim);
     int64_t group = rt_attr_int(nd, "group", 1);
-    if (group < 1 || x->dims[1] != w->dims[0] || w->dims[0] % group)
+    if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[0] || w->dims[0] % group)
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: channels do not match the weight",
                              nd->name);
     int64_t m = w->dims[1] * group;

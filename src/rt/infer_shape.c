@@ -67,8 +67,8 @@ lector_status rt_infer_Reshape(const rt_node *nd, const rt_value *const *in, rt_
             neg = i;
         } else if (d[i] < 0) {
             return lector__error(err, LECTOR_ERR_SHAPE, "node %s: negative dimension", nd->name);
-        } else {
-            prod *= d[i];
+        } else if (__builtin_mul_overflow(prod, d[i], &prod) || prod > RT_MAX_NUMEL) {
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: shape too large", nd->name);
         }
     }
     int64_t total = rt_value_numel(in[0]);
@@ -147,11 +147,12 @@ lector_status rt_slice_params(const rt_node *n, int r, const int64_t *dims,
         if (p > 0) {
             s = LECTOR_MIN(LECTOR_MAX(s, 0), d);
             e = LECTOR_MIN(LECTOR_MAX(e, 0), d);
-            c = e > s ? (e - s + p - 1) / p : 0;
+            c = e > s ? (e - s - 1) / p + 1 : 0;
         } else {
             s = LECTOR_MIN(LECTOR_MAX(s, -1), d - 1);
             e = LECTOR_MIN(LECTOR_MAX(e, -1), d - 1);
-            c = s > e ? (s - e + (-p) - 1) / (-p) : 0;
+            if (p == INT64_MIN) p = -INT64_MAX;
+            c = s > e ? (s - e - 1) / (-p) + 1 : 0;
         }
         start[ax] = c ? s : 0;
         step[ax] = p;
@@ -336,6 +337,7 @@ lector_status rt_infer_Expand(const rt_node *nd, const rt_value *const *in, rt_v
     int on;
     if (rt_broadcast_dims(2, nds, dd, &on, od) != 0)
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: shape does not broadcast", nd->name);
+    if ((st = rt_check_dims(nd, on, od, err))) return st;
     rt_set_out(out[0], in[0]->dtype, on, od);
     return LECTOR_OK;
 }
@@ -351,10 +353,12 @@ lector_status rt_infer_Tile(const rt_node *nd, const rt_value *const *in, rt_val
     int64_t d[LECTOR_MAX_DIMS];
     for (int i = 0; i < r; i++) {
         int64_t rep = rt_i64_at(in[1]->dtype, in[1]->data, i);
-        if (rep < 0)
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: negative repeat", nd->name);
+        if (rep < 0 || rep > RT_MAX_NUMEL)
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: bad repeat %lld", nd->name,
+                                 (long long)rep);
         d[i] = in[0]->dims[i] * rep;
     }
+    if ((st = rt_check_dims(nd, r, d, err))) return st;
     rt_set_out(out[0], in[0]->dtype, r, d);
     return LECTOR_OK;
 }
@@ -443,6 +447,9 @@ lector_status rt_pad_params(const rt_node *n, int r, const lector_tensor *pads,
                                  (long long)a);
         pb[ax] = rt_i64_at(pads->dtype, pads->data, j);
         pe[ax] = rt_i64_at(pads->dtype, pads->data, na + j);
+        if (pb[ax] < -RT_MAX_NUMEL || pb[ax] > RT_MAX_NUMEL || pe[ax] < -RT_MAX_NUMEL ||
+            pe[ax] > RT_MAX_NUMEL)
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: pad out of range", n->name);
     }
     return LECTOR_OK;
 }
@@ -462,6 +469,7 @@ lector_status rt_infer_Pad(const rt_node *nd, const rt_value *const *in, rt_valu
         d[i] = in[0]->dims[i] + pb[i] + pe[i];
         if (d[i] < 0) return lector__error(err, LECTOR_ERR_SHAPE, "node %s: negative size", nd->name);
     }
+    if ((st = rt_check_dims(nd, r, d, err))) return st;
     rt_set_out(out[0], in[0]->dtype, r, d);
     return LECTOR_OK;
 }
@@ -511,7 +519,11 @@ lector_status rt_resize_params(const rt_node *n, int r, const int64_t *dims,
             }
             for (int i = 0; i < na; i++) {
                 int a = axes[i];
-                odims[a] = (int64_t)roundf(s * (float)dims[a]);
+                double o = roundf(s * (float)dims[a]);
+                if (!(o >= 0 && o <= (double)RT_MAX_NUMEL))
+                    return lector__error(err, LECTOR_ERR_LIMIT, "node %s: output size too large",
+                                         n->name);
+                odims[a] = (int64_t)o;
                 scale[a] = s;
             }
         }
@@ -526,7 +538,10 @@ lector_status rt_resize_params(const rt_node *n, int r, const int64_t *dims,
                 return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: scale %g <= 0",
                                      n->name, (double)s);
             scale[a] = s;
-            odims[a] = (int64_t)floor((double)((float)dims[a] * s));
+            double o = floor((double)((float)dims[a] * s));
+            if (!(o <= (double)RT_MAX_NUMEL))
+                return lector__error(err, LECTOR_ERR_LIMIT, "node %s: output size too large", n->name);
+            odims[a] = (int64_t)o;
         }
     } else {
         return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: neither scales nor sizes",
@@ -556,7 +571,7 @@ lector_status rt_infer_Resize(const rt_node *nd, const rt_value *const *in, rt_v
     st = rt_resize_params(nd, in[0]->ndim, in[0]->dims,
                           has_scales ? rt_opt_view(nd, in, 2, &tsc) : NULL,
                           has_sizes ? rt_opt_view(nd, in, 3, &tsz) : NULL, od, sc, err);
-    if (st) return st;
+    if (st || (st = rt_check_dims(nd, in[0]->ndim, od, err))) return st;
     rt_set_out(out[0], in[0]->dtype, in[0]->ndim, od);
     return LECTOR_OK;
 }
@@ -602,6 +617,7 @@ lector_status rt_infer_ConstantOfShape(const rt_node *nd, const rt_value *const 
         d[i] = rt_i64_at(in[0]->dtype, in[0]->data, i);
         if (d[i] < 0) return lector__error(err, LECTOR_ERR_SHAPE, "node %s: negative dim", nd->name);
     }
+    if ((st = rt_check_dims(nd, (int)k, d, err))) return st;
     const rt_attr *a = rt_attr_find(nd, "value");
     lector_dtype dt = LECTOR_DTYPE_FLOAT32;
     if (a && a->type == RT_ATTR_TENSOR) {
@@ -632,12 +648,16 @@ lector_status rt_infer_Range(const rt_node *nd, const rt_value *const *in, rt_va
                d = rt_f64_at(dt, in[2]->data, 0);
         if (d == 0) return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: delta 0", nd->name);
         double c = ceil((l - s) / d);
+        if (!(c <= (double)RT_MAX_NUMEL))
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: Range too long", nd->name);
         n = c > 0 ? (int64_t)c : 0;
     } else if (dt == LECTOR_DTYPE_INT64 || dt == LECTOR_DTYPE_INT32) {
         int64_t s = rt_i64_at(dt, in[0]->data, 0), l = rt_i64_at(dt, in[1]->data, 0),
                 d = rt_i64_at(dt, in[2]->data, 0);
         if (d == 0) return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: delta 0", nd->name);
         double c = ceil(((double)l - (double)s) / (double)d);
+        if (!(c <= (double)RT_MAX_NUMEL))
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: Range too long", nd->name);
         n = c > 0 ? (int64_t)c : 0;
     } else {
         return lector__error(err, LECTOR_ERR_DTYPE, "node %s: Range of %s", nd->name,

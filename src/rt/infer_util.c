@@ -66,6 +66,20 @@ int rt_broadcast_dims(int n, const int *ndims, const int64_t *const *dims, int *
     return 0;
 }
 
+lector_status rt_check_dims(const rt_node *n, int ndim, const int64_t *dims, lector_error *err)
+{
+    int64_t p = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < 0 || dims[i] > RT_MAX_NUMEL)
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: dimension %lld out of range",
+                                 n->name, (long long)dims[i]);
+        if (__builtin_mul_overflow(p, dims[i], &p) || p > RT_MAX_NUMEL)
+            return lector__error(err, LECTOR_ERR_LIMIT,
+                                 "node %s: output of more than 2^40 elements", n->name);
+    }
+    return LECTOR_OK;
+}
+
 void rt_set_out(rt_value *v, lector_dtype dt, int ndim, const int64_t *dims)
 {
     v->dtype = dt;
@@ -137,7 +151,12 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
         g->d[j] = nd ? dl[i] : 1;
         g->pb[j] = np ? pd[i] : 0;
         g->pe[j] = np ? pd[nsp + i] : 0;
-        if (g->k[j] < 1 || g->s[j] < 1 || g->d[j] < 1 || g->pb[j] < 0 || g->pe[j] < 0)
+        /* bounds that keep every size below 2^52 (no overflow anywhere) */
+        const int64_t big = (int64_t)1 << 20;
+        if (g->k[j] < 1 || g->s[j] < 1 || g->d[j] < 1 || g->pb[j] < 0 || g->pe[j] < 0 ||
+            g->k[j] > big || g->s[j] > big || g->d[j] > big || g->pb[j] > big || g->pe[j] > big ||
+            g->in[j] > ((int64_t)1 << 31) || (nop && (op[i] < 0 || op[i] > big)) ||
+            (nos && (os[nos - nsp + i] < 0 || os[nos - nsp + i] > ((int64_t)1 << 31))))
             return lector__error(err, LECTOR_ERR_INVALID_MODEL,
                                  "node %s: bad kernel/stride/dilation/pad values", n->name);
         int64_t dk = (g->k[j] - 1) * g->d[j] + 1;
@@ -190,8 +209,9 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
                 out = span / s + 1;
             }
         }
-        if (out < 0)
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: negative output size", n->name);
+        if (out < 0 || out > RT_MAX_NUMEL)
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: output size %lld out of range",
+                                 n->name, (long long)out);
         g->out[j] = out;
     }
     return LECTOR_OK;

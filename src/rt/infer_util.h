@@ -26,6 +26,14 @@ double rt_f64_at(lector_dtype dt, const void *data, int64_t i);
 int rt_broadcast_dims(int n, const int *ndims, const int64_t *const *dims, int *out_ndim,
                       int64_t *out_dims);
 
+/* Largest element count an inferred shape may have (bounds allocation and
+ * keeps every size computation far from int64 overflow). */
+#define RT_MAX_NUMEL ((int64_t)1 << 40)
+
+/* LECTOR_ERR_LIMIT when a shape has a negative dim or more than RT_MAX_NUMEL
+ * elements (overflow-checked); LECTOR_OK otherwise. */
+lector_status rt_check_dims(const rt_node *n, int ndim, const int64_t *dims, lector_error *err);
+
 /* Sets dtype/ndim/dims of an output value. */
 void rt_set_out(rt_value *v, lector_dtype dt, int ndim, const int64_t *dims);
 

@@ -271,6 +271,13 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
                                  "does not support",
                                  c->file, name, np->domain && np->domain[0] ? np->domain : "",
                                  np->domain && np->domain[0] ? "." : "", type, (long long)c->opset);
+        if (np->n_output == 0 || !np->output[0] || !np->output[0][0])
+            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
+                                 "%s: node '%s' (%s) has no (first) output", c->file, name, type);
+        if (np->n_input > 16 || np->n_output > 8)
+            return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP,
+                                 "%s: node '%s' (%s) has %zu inputs and %zu outputs (at most 16 and 8)",
+                                 c->file, name, type, np->n_input, np->n_output);
         int n_in = (int)np->n_input;
         int need = min_inputs(op, c->opset);
         rt_node *n = rt_graph_add_node(g, op, name, n_in > need ? n_in : need, (int)np->n_output);

@@ -116,8 +116,9 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
         }
         rt_value scratch; /* where inference writes absent optional outputs */
         memset(&scratch, 0, sizeof scratch);
-        for (int k = 0; k < n->n_out; k++)
-            out[k] = n->out[k] >= 0 ? &g->values[n->out[k]] : &scratch;
+        for (int k = 0; k < 8; k++) /* slots past n_out also point at scratch */
+            out[k] = k < n->n_out && n->out[k] >= 0 ? &g->values[n->out[k]] : &scratch;
+        for (int k = n->n_in; k < 16; k++) in[k] = NULL;
         lector_status st = rt_op_table[n->op].infer(n, in, out, err);
         if (st) {
             /* make sure the message names the model */

@@ -11,7 +11,9 @@
 #   nvcc/    CUDA objects for known -gencode lists (only when NVCC is given)
 set -eu
 CC=$1; SRC=$2; OUT=$3; NVCC=${4:-}
-rm -rf "$OUT"; mkdir -p "$OUT"
+# ldconfig lives in /sbin, which a non-root PATH may lack
+PATH=$PATH:/usr/sbin:/sbin; export PATH
+rm -rf "$OUT"; mkdir -p "$OUT" "$OUT/seeds"
 FAKE="$SRC/shims/fakelib.c"
 
 # lib DIR FILE SONAME [cc flags...]: a fake shared library
@@ -138,6 +140,10 @@ if [ -n "$NVCC" ] && [ -x "$NVCC" ]; then
     "$NVCC" -shared -Xcompiler -fPIC -o "$N/libk_sm80.so" "$K" -gencode arch=compute_80,code=sm_80
     "$NVCC" -shared -Xcompiler -fPIC -o "$N/libk_ptx80.so" "$K" -gencode arch=compute_80,code=compute_80
     "$NVCC" -shared -Xcompiler -fPIC -o "$N/libk_sm90.so" "$K" -gencode arch=compute_90,code=sm_90
+    # a host library whose dependency carries sm_80-only code
+    lib "$N" libapp_dep80.so libapp_dep80.so -L"$N" -lk_sm80 -Wl,-rpath,'$ORIGIN'
+    # raw .nv_fatbin bytes: a seed for the fatbin fuzzer
+    objcopy -O binary --only-section=.nv_fatbin "$N/multi.o" "$OUT/seeds/multi.fatbin" || true
     touch "$N/ok"
 fi
 echo "fixtures ready in $OUT"

@@ -40,6 +40,8 @@ int th_write_file(const char *path, const void *data, size_t size)
     return put == size ? 0 : -1;
 }
 
+int th_png_interlace = 0;
+
 int th_png_encode(th_buf *out, uint32_t w, uint32_t h, int color_type, int bit_depth,
                   const uint8_t *pixels, const uint8_t *palette, int n_palette, const uint8_t *trns,
                   int n_trns)
@@ -47,7 +49,7 @@ int th_png_encode(th_buf *out, uint32_t w, uint32_t h, int color_type, int bit_d
     spng_ctx *ctx = spng_ctx_new(SPNG_CTX_ENCODER);
     if (!ctx) return -1;
     spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
-    struct spng_ihdr ihdr = {w, h, (uint8_t)bit_depth, (uint8_t)color_type, 0, 0, 0};
+    struct spng_ihdr ihdr = {w, h, (uint8_t)bit_depth, (uint8_t)color_type, 0, 0, (uint8_t)th_png_interlace};
     int rc = spng_set_ihdr(ctx, &ihdr);
     if (!rc && color_type == 3) {
         struct spng_plte plte;

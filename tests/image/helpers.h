@@ -20,8 +20,9 @@ int th_read_file(const char *path, th_buf *out);
 int th_write_file(const char *path, const void *data, size_t size);
 
 /* PNG through libspng: color_type 0/2/3/4/6, bit_depth 1..16; `pixels` rows
- * packed as PNG stores them (16-bit big-endian); palette (RGB triplets,
+ * packed as PNG stores them except that 16-bit samples are in host byte order (libspng's SPNG_FMT_PNG); palette (RGB triplets,
  * n_palette entries) for color type 3; trns: tRNS bytes or NULL. 0 = ok. */
+extern int th_png_interlace; /* 1: Adam7 for the next th_png_encode calls */
 int th_png_encode(th_buf *out, uint32_t w, uint32_t h, int color_type, int bit_depth,
                   const uint8_t *pixels, const uint8_t *palette, int n_palette,
                   const uint8_t *trns, int n_trns);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/cpu/ref/ref.h"
 
@@ -209,6 +210,15 @@ static int run_conv(const conv_cfg *c, int transpose, int threads)
 
 static int test_convs(int threads)
 {
+    /* larger shapes: several im2col chunks, edge slivers, both kinds of rows */
+    conv_cfg big[] = {
+        {1, 64, 40, 37, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},
+        {2, 64, 41, 29, 14, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 2, 0, 0, 0},
+        {1, 96, 36, 36, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0},
+        {1, 128, 24, 40, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+        if (!run_conv(&big[i], 0, threads)) return 0;
     for (int it = 0; it < 300; it++) {
         conv_cfg c;
         memset(&c, 0, sizeof c);
@@ -249,14 +259,132 @@ static int test_convs(int threads)
     return 1;
 }
 
+/* CPU time of the process in ms: with one thread, unaffected by other load. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void bench_conv(int threads, int64_t c, int64_t h, int64_t m, int64_t k, int64_t s, int64_t g)
+{
+    int64_t kshape[2] = {k, k}, strides[2] = {s, s}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
+    rt_attr attrs[4];
+    attrs[0] = mk_ints("kernel_shape", kshape, 2);
+    attrs[1] = mk_ints("strides", strides, 2);
+    attrs[2] = mk_ints("pads", pads, 4);
+    memset(&attrs[3], 0, sizeof attrs[3]);
+    attrs[3].name = (char *)"group";
+    attrs[3].type = RT_ATTR_INT;
+    attrs[3].i = g;
+    rt_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = RT_OP_Conv;
+    nd.name = (char *)"bench";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.n_attrs = 4;
+    nd.attrs = attrs;
+    int64_t oh = (h + 2 * (k / 2) - k) / s + 1;
+    lector_tensor in[2] = {{LECTOR_DTYPE_FLOAT32, 4, {1, c, h, h}, NULL},
+                           {LECTOR_DTYPE_FLOAT32, 4, {m, c / g, k, k}, NULL}};
+    lector_tensor out = {LECTOR_DTYPE_FLOAT32, 4, {1, m, oh, oh}, NULL};
+    in[0].data = rand_buf(lector_tensor_numel(&in[0]));
+    in[1].data = rand_buf(lector_tensor_numel(&in[1]));
+    out.data = rand_buf(lector_tensor_numel(&out));
+    lector_error err;
+    rt_kernel_ctx ctx = {threads, &err};
+    double best = 1e9;
+    for (int r = 0; r < 7; r++) {
+        double t0 = cpu_ms();
+        rt_ref_Conv(&nd, in, &out, &ctx);
+        double dt = (cpu_ms() - t0) / threads;
+        if (dt < best) best = dt;
+    }
+    double flops = 2.0 * (double)m * (double)(c / g) * (double)(k * k) * (double)(oh * oh);
+    printf("conv c=%lld %lldx%lld m=%lld k=%lld s=%lld g=%lld: %.2f ms, %.1f GFLOP/s (threads=%d)\n",
+           (long long)c, (long long)h, (long long)h, (long long)m, (long long)k, (long long)s,
+           (long long)g, best, flops / best / 1e6, threads);
+    lector__free(in[0].data);
+    lector__free(in[1].data);
+    lector__free(out.data);
+}
+
+/* Softmax: opset < 13 flattens to 2-D at `axis` (default 1), opset 13 uses
+ * one axis (default -1); plus the op table and the fused activations. */
+static int test_small(void)
+{
+    int ok = 1;
+    float x[24], y[24], want[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 11) * 0.3f - 1.f;
+    for (int opset = 11; opset <= 13; opset += 2) {
+        rt_attr a;
+        memset(&a, 0, sizeof a);
+        a.name = (char *)"__opset";
+        a.type = RT_ATTR_INT;
+        a.i = opset;
+        rt_node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.op = RT_OP_Softmax;
+        nd.name = (char *)"sm";
+        nd.n_in = nd.n_out = 1;
+        nd.n_attrs = 1;
+        nd.attrs = &a;
+        lector_tensor in = {LECTOR_DTYPE_FLOAT32, 3, {2, 3, 4}, x}, out = {LECTOR_DTYPE_FLOAT32, 3, {2, 3, 4}, y};
+        lector_error err;
+        rt_kernel_ctx ctx = {1, &err};
+        if (rt_ref_Softmax(&nd, &in, &out, &ctx) != LECTOR_OK) return 0;
+        int len = opset < 13 ? 12 : 4;
+        for (int r = 0; r < 24 / len; r++) {
+            double mx = -1e30, sum = 0;
+            for (int k = 0; k < len; k++) mx = fmax(mx, x[r * len + k]);
+            for (int k = 0; k < len; k++) sum += exp(x[r * len + k] - mx);
+            for (int k = 0; k < len; k++) want[r * len + k] = (float)(exp(x[r * len + k] - mx) / sum);
+        }
+        ok &= close_enough(y, want, 24, opset < 13 ? "Softmax opset 11" : "Softmax opset 13");
+    }
+    if (rt_op_find("Conv") != RT_OP_Conv || rt_op_find("Where") != RT_OP_Where ||
+        rt_op_find("NoSuchOp") != -1 || rt_op_find(NULL) != -1) {
+        printf("FAIL rt_op_find\n");
+        ok = 0;
+    }
+    float v[5] = {-4.f, -1.f, 0.f, 0.5f, 4.f}, t[5];
+    struct { rt_act act; float a, b; float want[5]; } acts[] = {
+        {RT_ACT_RELU, 0, 0, {0, 0, 0, 0.5f, 4}},
+        {RT_ACT_HARDSIGMOID, 0.2f, 0.5f, {0, 0.3f, 0.5f, 0.6f, 1}},
+        {RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f, {-0.f, -1.f / 3.f, 0, 0.5f * (0.5f / 6.f + 0.5f), 4}},
+        {RT_ACT_CLIP, 0.f, 6.f, {0, 0, 0, 0.5f, 4}},
+        {RT_ACT_SIGMOID, 0, 0, {0.01798621f, 0.26894142f, 0.5f, 0.62245933f, 0.98201379f}},
+        {RT_ACT_SWISH, 0, 0, {-0.07194484f, -0.26894142f, 0, 0.31122967f, 3.92805516f}},
+    };
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        memcpy(t, v, sizeof v);
+        rt_apply_act(t, 5, acts[i].act, acts[i].a, acts[i].b);
+        ok &= close_enough(t, acts[i].want, 5, "rt_apply_act");
+    }
+    return ok;
+}
+
 static void bench(int threads)
 {
+    bench_conv(threads, 96, 160, 24, 3, 1, 1);
+    bench_conv(threads, 96, 40, 24, 3, 1, 1);
+    bench_conv(threads, 32, 320, 32, 3, 2, 32);
+    bench_conv(threads, 3, 640, 16, 3, 2, 1);
+    bench_conv(threads, 48, 160, 48, 1, 1, 1);
+    bench_conv(threads, 16, 320, 16, 3, 1, 16);
+    bench_conv(threads, 192, 40, 192, 5, 1, 192);
+    bench_conv(threads, 256, 20, 512, 3, 1, 1);
     int64_t M = 512, N = 512, K = 512;
     float *A = rand_buf(M * K), *B = rand_buf(K * N), *C = rand_buf(M * N);
-    double t0 = lector__now_ms();
-    int reps = 10;
-    for (int r = 0; r < reps; r++) rt_gemm_f32(0, 0, M, N, K, 1.f, A, K, B, N, 0.f, C, N, threads);
-    double ms = (lector__now_ms() - t0) / reps;
+    double ms = 1e9;
+    for (int r = 0; r < 10; r++) {
+        double t0 = cpu_ms();
+        rt_gemm_f32(0, 0, M, N, K, 1.f, A, K, B, N, 0.f, C, N, threads);
+        double dt = (cpu_ms() - t0) / threads;
+        if (dt < ms) ms = dt;
+    }
     printf("gemm 512^3: %.2f ms, %.1f GFLOP/s (threads=%d)\n", ms, 2.0 * M * N * K / ms / 1e6, threads);
     lector__free(A);
     lector__free(B);
@@ -266,14 +394,11 @@ static void bench(int threads)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int ok = 1;
+    int ok = test_small();
     for (int threads = 1; threads <= 2 && ok; threads++) {
         ok = test_gemm(threads) && test_convs(threads);
     }
-    if (argc > 1 && !strcmp(argv[1], "--bench")) {
-        bench(1);
-        bench(2);
-    }
+    if (argc > 1 && !strcmp(argv[1], "--bench")) bench(1); /* CPU time, one thread */
     printf(ok ? "ok\n" : "FAILED\n");
     return ok ? 0 : 1;
 }

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
         *in = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {b, 3, 48, w}, NULL};
         size_t n = (size_t)lector_tensor_numel(in);
         float *x = malloc(n * sizeof *x);
-        for (size_t i = 0; i < n; i++) x[i] = (float)rand() / RAND_MAX * 2.f - 1.f;
+        for (size_t i = 0; i < n; i++) x[i] = (float)((double)rand() / RAND_MAX * 2.0 - 1.0);
         in->data = x;
         size_t n_out;
         if (lector_model_run(model, in, 1, &expected[t], &n_out, &err)) {

@@ -18,6 +18,7 @@
  *    whitespace into words; each word gets the part of the line's quad proportional to its
  *    code-point span (top edge p0->p1 and bottom edge p3->p2 interpolated), score as the line's.
  *    'both' prints both.
+ *  - --only-present: only GT images that have a result line are scored (partial runs).
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -47,6 +48,7 @@ typedef struct {
 static image *imgs;
 static int nimgs, capimgs;
 static int ignore_case;
+static int only_present;
 
 static void *xrealloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
@@ -466,7 +468,9 @@ static void usage(void) {
     fprintf(stderr,
             "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]\n"
             "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
-            "                    [--ignore-case]\n");
+            "                    [--ignore-case] [--only-present]\n"
+            "  --only-present  score only the GT images that have a result (default: a missing result\n"
+            "                  counts as an image with no detections)\n");
     exit(2);
 }
 
@@ -487,6 +491,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tsv")) tsv = 1;
         else if (!strcmp(a, "--tsv-header")) header = 1;
         else if (!strcmp(a, "--ignore-case")) ignore_case = 1;
+        else if (!strcmp(a, "--only-present")) only_present = 1;
         else usage();
     }
     if (header) {
@@ -506,13 +511,14 @@ int main(int argc, char **argv) {
     }
     int missing = 0;
     for (int i = 0; i < nimgs; i++) missing += !imgs[i].found;
-    if (missing) fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
+    if (missing && !only_present) fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
     for (int m = 0; m < 2; m++) {
         const char *md = m == 0 ? "line" : "word";
         if (strcmp(mode, "both") && strcmp(mode, md)) continue;
         totals t = {0};
         t.missing = missing;
         for (int i = 0; i < nimgs; i++) {
+            if (only_present && !imgs[i].found) continue;
             if (m == 0) eval_image(&imgs[i], imgs[i].det, imgs[i].ndet, thr, &t, per, md);
             else {
                 item *w; int nw;

@@ -59,6 +59,7 @@ typedef struct dn_step {
     rt_act act;             /* DN_STEP_ACT: applied in place to out_slot[0] */
     float alpha, beta;
     int mem_base;           /* index of its first memory object in a context */
+    dnnl_memory_desc_t *md; /* per arg: the layout it is viewed with */
 } dn_step;
 
 typedef struct dn_ctx {
@@ -77,6 +78,7 @@ typedef struct dn_plan {
     int *vslot;             /* per value: its primary slot (-1 none) */
     int *vplain;            /* per value: a plain-layout slot (-1 none yet) */
     int *valt;              /* per value: one extra converted slot (-1) */
+    int *out_slot;          /* per graph output: a plain slot */
     int scratch_slot;       /* -1 if no primitive needs a scratchpad */
     size_t scratch_size;
     int n_mem;              /* memory objects per context */
@@ -84,5 +86,7 @@ typedef struct dn_plan {
     dn_ctx *pool[DN_POOL];
     int n_pool;
 } dn_plan;
+
+extern int lector__onednn_anchor;
 
 #endif

@@ -86,8 +86,16 @@ lector_status rt_ref_Cast(const rt_node *nd, const lector_tensor *in, lector_ten
     int int_src = from == LECTOR_DTYPE_INT64 || from == LECTOR_DTYPE_INT32 ||
                   from == LECTOR_DTYPE_INT8 || from == LECTOR_DTYPE_UINT8 || from == LECTOR_DTYPE_BOOL;
     for (int64_t i = 0; i < n; i++) {
-        if (int_src && to == LECTOR_DTYPE_INT64) { /* exact for large int64 */
-            ((int64_t *)out->data)[i] = rt_i64_at(from, X, i);
+        if (int_src && to != LECTOR_DTYPE_FLOAT32 && to != LECTOR_DTYPE_FLOAT64 &&
+            to != LECTOR_DTYPE_FLOAT16 && to != LECTOR_DTYPE_BOOL) {
+            /* integer to integer: exact, wrapping like a C cast (ONNX Runtime) */
+            uint64_t u = (uint64_t)rt_i64_at(from, X, i);
+            switch (to) {
+            case LECTOR_DTYPE_INT64: ((int64_t *)out->data)[i] = (int64_t)u; break;
+            case LECTOR_DTYPE_INT32: ((int32_t *)out->data)[i] = (int32_t)(uint32_t)u; break;
+            case LECTOR_DTYPE_INT8: ((int8_t *)out->data)[i] = (int8_t)(uint8_t)u; break;
+            default: ((uint8_t *)out->data)[i] = (uint8_t)u; break;
+            }
             continue;
         }
         double v = int_src ? (double)rt_i64_at(from, X, i) : load(from, X, i);

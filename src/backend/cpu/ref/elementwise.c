@@ -15,39 +15,45 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
 
 #define PAR_MIN 65536
 
-/* out[...] = EXPR(x, y) over a broadcast pair; T = element type. */
+/* out[...] = EXPR(x, y) over a broadcast pair; T = element type. Work is
+ * split in tiles of at most CHUNK elements of a row, so that one long
+ * contiguous row (same-shape operands) is parallel too. */
+#define CHUNK 16384
 #define BIN_LOOP(T, EXPR)                                                                      \
     do {                                                                                       \
         const T *A_ = a->data, *B_ = b->data;                                                  \
         T *O_ = out->data;                                                                     \
         int64_t inner = bc.inner, s0 = bc.istep[0], s1 = bc.istep[1];                         \
-        _Pragma("omp parallel for num_threads(threads) if (total > PAR_MIN && bc.rows > 1)")   \
-        for (int64_t row = 0; row < bc.rows; row++) {                                          \
+        int64_t nch = (inner + CHUNK - 1) / CHUNK, tiles = bc.rows * nch;                      \
+        _Pragma("omp parallel for num_threads(threads) if (total > PAR_MIN && tiles > 1)")     \
+        for (int64_t tile = 0; tile < tiles; tile++) {                                         \
+            int64_t row = tile / nch, i0 = (tile % nch) * CHUNK;                               \
+            int64_t i1 = LECTOR_MIN(inner, i0 + CHUNK);                                        \
             int64_t off[RT_BC_MAX];                                                            \
             rt_bcast_row(&bc, row, off);                                                       \
             const T *pa = A_ + off[0], *pb = B_ + off[1];                                      \
             T *po = O_ + row * inner;                                                          \
             if (s0 && s1) {                                                                    \
-                for (int64_t i = 0; i < inner; i++) {                                          \
+                for (int64_t i = i0; i < i1; i++) {                                            \
                     T x = pa[i], y = pb[i];                                                    \
                     po[i] = (T)(EXPR);                                                         \
                 }                                                                              \
             } else if (s0) {                                                                   \
                 T y = pb[0];                                                                   \
-                for (int64_t i = 0; i < inner; i++) {                                          \
+                for (int64_t i = i0; i < i1; i++) {                                            \
                     T x = pa[i];                                                               \
                     po[i] = (T)(EXPR);                                                         \
                 }                                                                              \
             } else if (s1) {                                                                   \
                 T x = pa[0];                                                                   \
-                for (int64_t i = 0; i < inner; i++) {                                          \
+                for (int64_t i = i0; i < i1; i++) {                                            \
                     T y = pb[i];                                                               \
                     po[i] = (T)(EXPR);                                                         \
                 }                                                                              \
             } else {                                                                           \
                 T x = pa[0], y = pb[0];                                                        \
                 T v = (T)(EXPR);                                                               \
-                for (int64_t i = 0; i < inner; i++) po[i] = v;                                 \
+                for (int64_t i = i0; i < i1; i++) po[i] = v;                                   \
             }                                                                                  \
         }                                                                                      \
     } while (0)

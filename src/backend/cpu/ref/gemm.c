@@ -69,16 +69,24 @@ static void store_tile(const float *acc, float *c, int64_t ldc, float alpha, int
     memcpy(buf + 5 * NR, &c5, sizeof c5);                                                      \
     store_tile(buf, c, ldc, alpha, rows, cols);
 
+/* FMA contraction (gcc turns it off in ISO C mode; clang contracts
+ * within an expression by default). */
+#if defined(__clang__)
+#define RT_CONTRACT
+#else
+#define RT_CONTRACT optimize("fp-contract=fast")
+#endif
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define RT_X86 1
-__attribute__((target("avx512f,fma"), optimize("fp-contract=fast")))
+__attribute__((target("avx512f,fma"), RT_CONTRACT))
 static void ukernel_avx512(int64_t kc, const float *restrict a, const float *restrict b,
                            float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
 {
     UK_BODY16()
 }
 
-__attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+__attribute__((target("avx2,fma"), RT_CONTRACT))
 static void ukernel_avx2(int64_t kc, const float *restrict a, const float *restrict b,
                          float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
 {
@@ -167,9 +175,11 @@ static void pack_b(int transb, const float *B, int64_t ldb, int64_t p0, int64_t 
     }
 }
 
-int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                int64_t ldc, int threads)
+/* Apre / Bpre: A / B already packed as rt_gemm_pack_a() / rt_gemm_f32_packed()
+ * describe (then A, lda / B, ldb are unused). */
+static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
+                     const float *Bpre, float beta, float *C, int64_t ldc, int threads)
 {
     if (M <= 0 || N <= 0) return 0;
     if (threads < 1) threads = 1;
@@ -191,9 +201,9 @@ int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float a
     }
     int64_t mcb = LECTOR_MIN(M, MCB), ncb = LECTOR_MIN(N, NC), kcb = LECTOR_MIN(K, KC);
     int64_t ma = (mcb + MR - 1) / MR * MR, nb = (ncb + NR - 1) / NR * NR;
-    float *Ap = lector__aligned_alloc(sizeof(float) * (size_t)(ma * kcb));
-    float *Bp = lector__aligned_alloc(sizeof(float) * (size_t)(nb * kcb));
-    if (!Ap || !Bp) {
+    float *Ap = Apre ? NULL : lector__aligned_alloc(sizeof(float) * (size_t)(ma * kcb));
+    float *Bp = Bpre ? NULL : lector__aligned_alloc(sizeof(float) * (size_t)(nb * kcb));
+    if ((!Ap && !Apre) || (!Bp && !Bpre)) {
         lector__free(Ap);
         lector__free(Bp);
         return -1;
@@ -202,18 +212,26 @@ int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float a
         int64_t nc = LECTOR_MIN(NC, N - j0), nbs = (nc + NR - 1) / NR;
         for (int64_t p0 = 0; p0 < K; p0 += KC) {
             int64_t kc = LECTOR_MIN(KC, K - p0);
+            if (!Bpre) {
 #pragma omp parallel for num_threads(threads) if (nbs > 1 && kc * nc > 16384)
-            for (int64_t t = 0; t < nbs; t++) pack_b(transb, B, ldb, p0, kc, j0, nc, Bp, t);
+                for (int64_t t = 0; t < nbs; t++) pack_b(transb, B, ldb, p0, kc, j0, nc, Bp, t);
+            }
             for (int64_t i0 = 0; i0 < M; i0 += MCB) {
                 int64_t mc = LECTOR_MIN(MCB, M - i0), mbs = (mc + MR - 1) / MR;
+                if (!Apre) {
 #pragma omp parallel for num_threads(threads) if (mbs > 1 && kc * mc > 16384)
-                for (int64_t s = 0; s < mbs; s++) pack_a(transa, A, lda, i0, mc, p0, kc, Ap, s);
+                    for (int64_t s = 0; s < mbs; s++) pack_a(transa, A, lda, i0, mc, p0, kc, Ap, s);
+                }
                 int64_t tiles = nbs * mbs;
 #pragma omp parallel for num_threads(threads) schedule(static) if (tiles > 1 && mc * nc * kc > 32768)
                 for (int64_t t = 0; t < tiles; t++) {
                     int64_t jt = t / mbs, is = t % mbs;
                     int64_t rows = LECTOR_MIN(MR, mc - is * MR), cols = LECTOR_MIN(NR, nc - jt * NR);
-                    uk(kc, Ap + is * kc * MR, Bp + jt * kc * NR,
+                    const float *bs = Bpre ? Bpre + (j0 / NR + jt) * K * NR + p0 * NR
+                                           : Bp + jt * kc * NR;
+                    const float *as = Apre ? Apre + (i0 / MR + is) * K * MR + p0 * MR
+                                           : Ap + is * kc * MR;
+                    uk(kc, as, bs,
                        C + (i0 + is * MR) * ldc + j0 + jt * NR, ldc, alpha, rows, cols);
                 }
             }
@@ -222,6 +240,32 @@ int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float a
     lector__free(Ap);
     lector__free(Bp);
     return 0;
+}
+
+int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                int64_t ldc, int threads)
+{
+    return gemm_core(transa, transb, M, N, K, alpha, A, lda, NULL, B, ldb, NULL, beta, C, ldc,
+                     threads);
+}
+
+int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *Ap, const float *Bp, float beta, float *C,
+                       int64_t ldc, int threads)
+{
+    return gemm_core(transa, 0, M, N, K, alpha, A, lda, Ap, NULL, 0, Bp, beta, C, ldc, threads);
+}
+
+size_t rt_gemm_pack_a_size(int64_t M, int64_t K)
+{
+    return (size_t)((M + MR - 1) / MR * MR * (K > 0 ? K : 1));
+}
+
+void rt_gemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap)
+{
+    int64_t mbs = (M + MR - 1) / MR;
+    for (int64_t s = 0; s < mbs; s++) pack_a(transa, A, lda, 0, M, 0, K, Ap, s);
 }
 
 /* ---- MatMul ------------------------------------------------------------- */

@@ -27,6 +27,8 @@ lector_status rt_ref_BatchNormalization(const rt_node *nd, const lector_tensor *
         for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * a + bb;
         rt_apply_act(yp, sp, nd->act, nd->act_alpha, nd->act_beta);
     }
+    for (int k = 1; k < nd->n_out && k < 5; k++) /* optional outputs: running stats */
+        if (out[k].data) memcpy(out[k].data, k % 2 ? mean : var, sizeof(float) * (size_t)C);
     return LECTOR_OK;
 }
 

@@ -21,6 +21,10 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
     int64_t isp = g.in[0] * g.in[1] * g.in[2], osp = g.out[0] * g.out[1] * g.out[2];
     const float *x = xt->data;
     float *y = out->data;
+    /* MaxPool Indices: flat index into the input, row-major (storage_order 0)
+     * or with the spatial dims in column-major order (storage_order 1) */
+    int64_t *ind = is_max && nd->n_out > 1 ? out[1].data : NULL;
+    int col_major = (int)rt_attr_int(nd, "storage_order", 0);
 #pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
     for (int64_t p = 0; p < planes; p++) {
         const float *xp = x + p * isp;
@@ -37,7 +41,7 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                         cnt_pad *= (end - start[a] + g.d[a] - 1) / g.d[a];
                     }
                     float mx = -INFINITY, sum = 0.f;
-                    int64_t cnt = 0;
+                    int64_t cnt = 0, arg = -1;
                     for (int64_t kz = 0; kz < g.k[0]; kz++) {
                         int64_t iz = start[0] + kz * g.d[0];
                         if (iz < 0 || iz >= g.in[0]) continue;
@@ -49,7 +53,11 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                                 int64_t ix = start[2] + kx * g.d[2];
                                 if (ix < 0 || ix >= g.in[2]) continue;
                                 float v = xr[ix];
-                                if (v > mx || v != v) mx = v;
+                                if (v > mx || (v != v && mx == mx) || arg < 0) {
+                                    mx = v;
+                                    arg = col_major ? (ix * g.in[1] + iy) * g.in[0] + iz
+                                                    : (iz * g.in[1] + iy) * g.in[2] + ix;
+                                }
                                 sum += v;
                                 cnt++;
                             }
@@ -59,6 +67,7 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                     if (is_max) r = mx;
                     else r = include_pad ? sum / (float)cnt_pad : (cnt ? sum / (float)cnt : 0.f);
                     yp[(od * g.out[1] + oh) * g.out[2] + ow] = r;
+                    if (ind) ind[p * osp + (od * g.out[1] + oh) * g.out[2] + ow] = p * isp + arg;
                 }
     }
     return LECTOR_OK;
@@ -92,8 +101,14 @@ static lector_status global_pool(const rt_node *nd, const lector_tensor *in, lec
             for (int64_t i = 0; i < sp; i++) m = xp[i] > m ? xp[i] : m;
             y[p] = m;
         } else {
+            /* 16 independent float lanes (vectorised), combined in double */
+            float lane[16] = {0};
+            int64_t i = 0;
+            for (; i + 16 <= sp; i += 16)
+                for (int q = 0; q < 16; q++) lane[q] += xp[i + q];
             double s = 0;
-            for (int64_t i = 0; i < sp; i++) s += xp[i];
+            for (int q = 0; q < 16; q++) s += lane[q];
+            for (; i < sp; i++) s += xp[i];
             y[p] = sp ? (float)(s / (double)sp) : 0.f;
         }
     }

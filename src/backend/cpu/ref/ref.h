@@ -38,4 +38,17 @@ int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float a
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                 int64_t ldc, int threads);
 
+/* Same with B (and optionally A) given pre-packed. B: column j, row k at
+ * Bp[(j / RT_GEMM_NR) * K * RT_GEMM_NR + k * RT_GEMM_NR + j % RT_GEMM_NR], the
+ * last sliver zero-padded, 64-byte aligned (lector__aligned_alloc); lets Conv
+ * write im2col straight into the layout the micro-kernel reads. Ap: NULL
+ * (A/lda/transa used) or the output of rt_gemm_pack_a (weights packed once). */
+#define RT_GEMM_NR 16
+int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *Ap, const float *Bp, float beta, float *C,
+                       int64_t ldc, int threads);
+/* Floats needed by rt_gemm_pack_a for an M x K matrix. */
+size_t rt_gemm_pack_a_size(int64_t M, int64_t K);
+void rt_gemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap);
+
 #endif

@@ -191,6 +191,20 @@ lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_t
             idx[a] = rem % od[a];
             rem /= od[a];
         }
+        if (combos == 1) { /* nearest (or identity) on every axis: a gather */
+            int64_t off_row = 0;
+            int outside = 0;
+            for (int a = 0; a < r - 1; a++) {
+                off_row += toff[4 * (base[a] + idx[a])];
+                outside |= oob[base[a] + idx[a]];
+            }
+            const int64_t *tl = toff + 4 * base[r - 1];
+            const unsigned char *ol = oob + base[r - 1];
+            float *yr = y + row * inner;
+            for (int64_t o = 0; o < inner; o++)
+                yr[o] = (outside || ol[o]) ? extrap : x[off_row + tl[4 * o]];
+            continue;
+        }
         for (int64_t o = 0; o < inner; o++) {
             idx[r - 1] = o;
             int outside = 0;

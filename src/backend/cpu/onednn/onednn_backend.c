@@ -1,0 +1,1946 @@
+/*
+ * onednn_backend.c - the CPU backend on oneDNN 2.6 (C API): plan compile
+ * (one primitive per node or fused chain, created once per plan), the
+ * memory plan of blocked layouts, and the executor. See onednn.h.
+ *
+ * Fusion done here on top of the graph passes: after a Conv/ConvTranspose/
+ * MatMul/binary/eltwise node, a chain of single-consumer followers becomes
+ * post-ops of the one primitive: scalar Mul/Add/Sub/Div (linear),
+ * activations, x*clip(x+3,0,6)/6 (hardswish, as paddle2onnx writes it), a
+ * residual Add of a tensor of the same shape (binary post-op). Before the
+ * first non-linearity, per-channel constant Mul/Add and BatchNormalization
+ * are folded into the weights and bias instead.
+ */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/onednn/onednn.h"
+#include "rt/infer_util.h"
+#include "util/util.h"
+
+typedef struct dn_backend {
+    dnnl_engine_t eng;
+} dn_backend;
+
+/* ---- compile context ------------------------------------------------------ */
+
+typedef struct dn_cc {
+    rt_backend *be;
+    dnnl_engine_t eng;
+    rt_plan *p;
+    rt_graph *g;
+    dn_plan *dp;
+    int *ncons;     /* live consumers per value (+1 for graph outputs) */
+    int *cons;      /* first two consumers per value: cons[2v], cons[2v+1] */
+    char *done;     /* per node: consumed by a fused chain */
+    int fail;       /* out of memory / oneDNN failure while adding steps */
+} dn_cc;
+
+static int ok(dnnl_status_t s) { return s == dnnl_success; }
+
+static const dnnl_format_tag_t plain_tags[7] = {dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde,
+                                                dnnl_abcdef};
+
+static void md_make(dnnl_memory_desc_t *md, int nd, const int64_t *dims, dnnl_format_tag_t tag)
+{
+    dnnl_dims_t d;
+    if (nd <= 0) {
+        nd = 1;
+        d[0] = 1;
+    } else {
+        for (int i = 0; i < nd; i++) d[i] = dims[i];
+    }
+    if (tag == dnnl_format_tag_undef) tag = plain_tags[nd];
+    dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32, tag);
+}
+
+static void md_plain(dnnl_memory_desc_t *md, int nd, const int64_t *dims)
+{
+    md_make(md, nd, dims, dnnl_format_tag_undef);
+}
+
+static void md_any(dnnl_memory_desc_t *md, int nd, const int64_t *dims)
+{
+    md_make(md, nd, dims, dnnl_format_tag_any);
+}
+
+static int md_eq(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
+{
+    return dnnl_memory_desc_equal(a, b) != 0;
+}
+
+static int md_is_plain(const dnnl_memory_desc_t *md)
+{
+    dnnl_memory_desc_t p;
+    int64_t d[DNNL_MAX_NDIMS];
+    for (int i = 0; i < md->ndims; i++) d[i] = md->dims[i];
+    md_plain(&p, md->ndims, d);
+    return md_eq(md, &p);
+}
+
+static int is_f32(const rt_value *v) { return v->dtype == LECTOR_DTYPE_FLOAT32; }
+
+static int same_dims(const rt_value *a, const rt_value *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+/* ---- slots and steps ------------------------------------------------------- */
+
+static int slot_new(dn_cc *c, int kind, int value, const dnnl_memory_desc_t *md, size_t size)
+{
+    dn_plan *dp = c->dp;
+    if (dp->n_slots == dp->cap_slots) {
+        int cap = dp->cap_slots ? dp->cap_slots * 2 : 256;
+        dn_slot *ns = lector__realloc(dp->slots, sizeof *ns * (size_t)cap);
+        if (!ns) {
+            c->fail = 1;
+            return -1;
+        }
+        dp->slots = ns;
+        dp->cap_slots = cap;
+    }
+    dn_slot *s = &dp->slots[dp->n_slots];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->value = value;
+    if (md) {
+        s->md = *md;
+        s->size = dnnl_memory_desc_get_size(md);
+    } else {
+        s->size = size;
+    }
+    s->first = s->last = -1;
+    return dp->n_slots++;
+}
+
+static dn_step *step_new(dn_cc *c, int kind)
+{
+    dn_plan *dp = c->dp;
+    if (dp->n_steps == dp->cap_steps) {
+        int cap = dp->cap_steps ? dp->cap_steps * 2 : 256;
+        dn_step *ns = lector__realloc(dp->steps, sizeof *ns * (size_t)cap);
+        if (!ns) {
+            c->fail = 1;
+            return NULL;
+        }
+        dp->steps = ns;
+        dp->cap_steps = cap;
+    }
+    dn_step *s = &dp->steps[dp->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->node = -1;
+    return s;
+}
+
+static void *owned_alloc(dn_cc *c, size_t size)
+{
+    dn_plan *dp = c->dp;
+    if (dp->n_owned == dp->cap_owned) {
+        int cap = dp->cap_owned ? dp->cap_owned * 2 : 64;
+        void **no = lector__realloc(dp->owned, sizeof *no * (size_t)cap);
+        if (!no) return NULL;
+        dp->owned = no;
+        dp->cap_owned = cap;
+    }
+    void *p = lector__aligned_alloc(size ? size : 64);
+    if (p) dp->owned[dp->n_owned++] = p;
+    return p;
+}
+
+/* Runs a reorder now (compile time, constants). */
+static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const dnnl_memory_desc_t *dmd,
+                       void *dst)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t pr = NULL;
+    dnnl_memory_t ms = NULL, md = NULL;
+    dnnl_stream_t st = NULL;
+    int r = -1;
+    if (ok(dnnl_reorder_primitive_desc_create(&pd, smd, c->eng, dmd, c->eng, NULL)) &&
+        ok(dnnl_primitive_create(&pr, pd)) && ok(dnnl_memory_create(&ms, smd, c->eng, src)) &&
+        ok(dnnl_memory_create(&md, dmd, c->eng, dst)) && ok(dnnl_stream_create(&st, c->eng, dnnl_stream_default_flags))) {
+        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
+        if (ok(dnnl_primitive_execute(pr, st, 2, a)) && ok(dnnl_stream_wait(st))) r = 0;
+    }
+    if (st) dnnl_stream_destroy(st);
+    if (ms) dnnl_memory_destroy(ms);
+    if (md) dnnl_memory_destroy(md);
+    if (pr) dnnl_primitive_destroy(pr);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    return r;
+}
+
+/* Primary slot of a value (constants and graph inputs get one lazily). */
+static int vslot(dn_cc *c, int v)
+{
+    dn_plan *dp = c->dp;
+    if (dp->vslot[v] >= 0) return dp->vslot[v];
+    const rt_value *val = &c->g->values[v];
+    dnnl_memory_desc_t md;
+    int f = is_f32(val);
+    if (f) md_plain(&md, val->ndim, val->dims);
+    int s;
+    if (val->data) {
+        s = slot_new(c, DN_SLOT_CONST, v, f ? &md : NULL, rt_value_nbytes(val));
+        if (s >= 0) c->dp->slots[s].ptr = val->data;
+    } else {
+        int idx = -1;
+        for (int i = 0; i < c->g->n_inputs; i++)
+            if (c->g->inputs[i] == v) idx = i;
+        if (idx < 0) return -1; /* not produced yet: a bug */
+        s = slot_new(c, DN_SLOT_INPUT, v, f ? &md : NULL, rt_value_nbytes(val));
+        if (s >= 0) c->dp->slots[s].input = idx;
+    }
+    if (s < 0) return -1;
+    dp->vslot[v] = s;
+    dp->vplain[v] = s;
+    return s;
+}
+
+static dnnl_primitive_attr_t attr_new(void)
+{
+    dnnl_primitive_attr_t a = NULL;
+    if (!ok(dnnl_primitive_attr_create(&a))) return NULL;
+    dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+    return a;
+}
+
+/* Appends a primitive step; args[i] reads/writes slot slots[i] with md mds[i]
+ * (NULL = the slot's own md). Takes care of the scratchpad. */
+static int add_prim(dn_cc *c, dnnl_primitive_desc_t pd, int n, const int *args, const int *slots,
+                    const dnnl_memory_desc_t *const *mds)
+{
+    dnnl_primitive_t pr;
+    if (!ok(dnnl_primitive_create(&pr, pd))) return -1;
+    const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t sps = sp ? dnnl_memory_desc_get_size(sp) : 0;
+    dn_step *s = step_new(c, DN_STEP_PRIM);
+    dnnl_memory_desc_t *own = lector__malloc(sizeof *own * (size_t)(n + 1));
+    if (!s || !own) {
+        lector__free(own);
+        dnnl_primitive_destroy(pr);
+        c->fail = 1;
+        return -1;
+    }
+    s->prim = pr;
+    for (int i = 0; i < n; i++) {
+        s->arg[i] = args[i];
+        s->slot[i] = slots[i];
+        own[i] = mds && mds[i] ? *mds[i] : c->dp->slots[slots[i]].md;
+    }
+    s->n_args = n;
+    if (sps) {
+        if (sps > c->dp->scratch_size) c->dp->scratch_size = sps;
+        s->arg[n] = DNNL_ARG_SCRATCHPAD;
+        s->slot[n] = c->dp->scratch_slot;
+        own[n] = *sp; /* the shared scratchpad is at least this big */
+        s->n_args = n + 1;
+    }
+    s->md = own;
+    return 0;
+}
+
+/* A slot of value v in layout `want`, adding a reorder step if needed. */
+static int need_md(dn_cc *c, int v, const dnnl_memory_desc_t *want)
+{
+    dn_plan *dp = c->dp;
+    int s = vslot(c, v);
+    if (s < 0) return -1;
+    if (!is_f32(&c->g->values[v])) return s; /* non-f32 values are always plain */
+    if (md_eq(&dp->slots[s].md, want)) return s;
+    if (dp->vplain[v] >= 0 && md_eq(&dp->slots[dp->vplain[v]].md, want)) return dp->vplain[v];
+    if (dp->valt[v] >= 0 && md_eq(&dp->slots[dp->valt[v]].md, want)) return dp->valt[v];
+    int t;
+    if (dp->slots[s].kind == DN_SLOT_CONST) {
+        void *buf = owned_alloc(c, dnnl_memory_desc_get_size(want));
+        if (!buf || reorder_now(c, &dp->slots[s].md, dp->slots[s].ptr, want, buf)) return -1;
+        t = slot_new(c, DN_SLOT_CONST, v, want, 0);
+        if (t < 0) return -1;
+        dp->slots[t].ptr = buf;
+    } else {
+        dnnl_primitive_desc_t pd;
+        dnnl_primitive_attr_t at = attr_new();
+        if (!ok(dnnl_reorder_primitive_desc_create(&pd, &dp->slots[s].md, c->eng, want, c->eng, at))) {
+            dnnl_primitive_attr_destroy(at);
+            return -1;
+        }
+        dnnl_primitive_attr_destroy(at);
+        t = slot_new(c, DN_SLOT_ARENA, v, want, 0);
+        int args[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, sl[2] = {s, t};
+        int r = t < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
+        dnnl_primitive_desc_destroy(pd);
+        if (r) return -1;
+    }
+    if (md_is_plain(want)) dp->vplain[v] = t;
+    else dp->valt[v] = t;
+    return t;
+}
+
+static int need_plain(dn_cc *c, int v)
+{
+    const rt_value *val = &c->g->values[v];
+    if (!is_f32(val)) return vslot(c, v);
+    if (c->dp->vplain[v] >= 0) return c->dp->vplain[v];
+    dnnl_memory_desc_t md;
+    md_plain(&md, val->ndim, val->dims);
+    return need_md(c, v, &md);
+}
+
+/* New arena slot for the value v (its primary slot) in layout md. */
+static int out_slot(dn_cc *c, int v, const dnnl_memory_desc_t *md)
+{
+    int s = slot_new(c, DN_SLOT_ARENA, v, md, rt_value_nbytes(&c->g->values[v]));
+    if (s < 0) return -1;
+    c->dp->vslot[v] = s;
+    if (!md || md_is_plain(md)) c->dp->vplain[v] = s;
+    return s;
+}
+
+/* ---- fused chains ---------------------------------------------------------- */
+
+enum { PO_ELT, PO_BIN };
+
+typedef struct chain {
+    int n_po;
+    struct {
+        int kind;
+        dnnl_alg_kind_t alg;
+        float a, b;
+        int value; /* PO_BIN: the other operand */
+    } po[24];
+    int end;             /* value the primitive finally writes */
+    int consumed[48];
+    int n_consumed;
+    int C, axis;         /* per-channel folding (C > 0: allowed) */
+    float *scale, *shift;
+    int folded;          /* scale/shift differ from identity */
+    int nonlin;
+    rt_act tail_act;     /* an activation no post-op can express: own step */
+    float tail_a, tail_b;
+} chain;
+
+static int po_elt(chain *ch, dnnl_alg_kind_t alg, float a, float b)
+{
+    if (ch->n_po >= 24) return -1;
+    ch->po[ch->n_po].kind = PO_ELT;
+    ch->po[ch->n_po].alg = alg;
+    ch->po[ch->n_po].a = a;
+    ch->po[ch->n_po].b = b;
+    ch->n_po++;
+    return 0;
+}
+
+/* Activation as post-ops; -1 if oneDNN 2.6 has no exact equivalent. */
+static int po_act(chain *ch, rt_act act, float a, float b)
+{
+    int r = 0;
+    switch (act) {
+    case RT_ACT_NONE: return 0;
+    case RT_ACT_RELU: r = po_elt(ch, dnnl_eltwise_relu, 0, 0); break;
+    case RT_ACT_SIGMOID: r = po_elt(ch, dnnl_eltwise_logistic, 0, 0); break;
+    case RT_ACT_SWISH: r = po_elt(ch, dnnl_eltwise_swish, 1.f, 0); break;
+    case RT_ACT_HARDSIGMOID:
+        if (ch->n_po + 2 > 24) return -1;
+        po_elt(ch, dnnl_eltwise_linear, a, b);
+        r = po_elt(ch, dnnl_eltwise_clip, 0.f, 1.f);
+        break;
+    case RT_ACT_HARDSWISH:
+        /* 2.6's hardswish is x*relu6(x+3)/6: alpha=1/6, beta=1/2 only */
+        if (fabsf(a - 1.f / 6.f) > 1e-6f || fabsf(b - 0.5f) > 1e-6f) return -1;
+        r = po_elt(ch, dnnl_eltwise_hardswish, 0, 0);
+        break;
+    case RT_ACT_CLIP:
+        r = po_elt(ch, dnnl_eltwise_clip, isinf(a) ? -FLT_MAX : a, isinf(b) ? FLT_MAX : b);
+        break;
+    default: return -1;
+    }
+    ch->nonlin = 1;
+    return r;
+}
+
+/* Scalar float constant value v -> *s. */
+static int const_scalar(const rt_graph *g, int v, float *s)
+{
+    if (v < 0) return 0;
+    const rt_value *val = &g->values[v];
+    if (!val->data || !is_f32(val) || rt_value_numel(val) != 1) return 0;
+    *s = *(const float *)val->data;
+    return 1;
+}
+
+/* Constant with C elements along `axis` of a rank-r output, 1 elsewhere. */
+static const float *const_per_channel(const rt_graph *g, int v, int r, int axis, int C)
+{
+    if (v < 0 || C <= 0) return NULL;
+    const rt_value *val = &g->values[v];
+    if (!val->data || !is_f32(val) || rt_value_numel(val) != C || val->ndim > r) return NULL;
+    for (int i = 0; i < val->ndim; i++) {
+        int oa = r - val->ndim + i;
+        if (val->dims[i] != 1 && oa != axis) return NULL;
+    }
+    return val->data;
+}
+
+static int cons_other(const rt_node *n, int v) { return n->in[0] == v ? n->in[1] : n->in[0]; }
+
+/* Is node c usable as a link of a chain reading value cur? */
+static int link_ok(dn_cc *c, const rt_node *n, int cur)
+{
+    if (n->n_out < 1 || n->out[0] < 0) return 0;
+    const rt_value *o = &c->g->values[n->out[0]];
+    return is_f32(o) && same_dims(o, &c->g->values[cur]);
+}
+
+/* Walks the followers of node `ni` (already started: ch->end = its output).
+ * allow_bin: residual Adds may become binary post-ops. */
+static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
+{
+    rt_graph *g = c->g;
+    static int nofuse = -1;
+    if (nofuse < 0) nofuse = getenv("LECTOR_ONEDNN_NOFUSE") != NULL;
+    static int count = 0;
+    int maxc = getenv("LECTOR_ONEDNN_MAXCHAIN") ? atoi(getenv("LECTOR_ONEDNN_MAXCHAIN")) : 1 << 30;
+    if (getenv("LECTOR_ONEDNN_MAXCHAIN") && count == maxc) fprintf(stderr, "chain %d at node %s\n", count, g->nodes[ni].name);
+    if (nofuse || count++ >= maxc) {
+        ch->end = g->nodes[ni].out[0];
+        if (g->nodes[ni].act != RT_ACT_NONE && po_act(ch, g->nodes[ni].act, g->nodes[ni].act_alpha, g->nodes[ni].act_beta)) {
+            ch->tail_act = g->nodes[ni].act;
+            ch->tail_a = g->nodes[ni].act_alpha;
+            ch->tail_b = g->nodes[ni].act_beta;
+        }
+        return;
+    }
+    const rt_node *p = &g->nodes[ni];
+    int cur = p->out[0];
+    ch->end = cur;
+    if (p->act != RT_ACT_NONE && po_act(ch, p->act, p->act_alpha, p->act_beta)) {
+        ch->tail_act = p->act;
+        ch->tail_a = p->act_alpha;
+        ch->tail_b = p->act_beta;
+        return;
+    }
+    int r = g->values[cur].ndim;
+    static int mask = -1;
+    if (mask < 0) mask = getenv("LECTOR_ONEDNN_FUSE_MASK") ? atoi(getenv("LECTOR_ONEDNN_FUSE_MASK")) : 0;
+    if (mask & 8) allow_bin = 0;
+    for (int guard = 0; guard < 16; guard++) {
+        if (g->values[cur].is_output || ch->n_consumed > 40 || ch->n_po > 20) return;
+        int nc = c->ncons[cur];
+        int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0 && !(mask & 1);
+        if (nc == 1) {
+            const rt_node *n = &g->nodes[c->cons[2 * cur]];
+            if (!link_ok(c, n, cur)) return;
+            int op = n->op;
+            float s;
+            if (op == RT_OP_Add || op == RT_OP_Sub || op == RT_OP_Mul || op == RT_OP_Div) {
+                if (n->n_in != 2 || n->in[0] == n->in[1]) return;
+                int o = cons_other(n, cur);
+                int first = n->in[0] == cur;
+                const float *pc;
+                if (const_scalar(g, o, &s) && !(mask & 4)) {
+                    if (op == RT_OP_Div && (!first || s == 0.f)) return;
+                    float m = 1.f, a = 0.f; /* y' = m*y + a */
+                    if (op == RT_OP_Mul) m = s;
+                    else if (op == RT_OP_Add) a = s;
+                    else if (op == RT_OP_Sub) {
+                        m = first ? 1.f : -1.f;
+                        a = first ? -s : s;
+                    } else m = 1.f / s;
+                    if (foldable) {
+                        for (int k = 0; k < ch->C; k++) {
+                            ch->scale[k] *= m;
+                            ch->shift[k] = ch->shift[k] * m + a;
+                        }
+                        ch->folded = 1;
+                    } else if (po_elt(ch, dnnl_eltwise_linear, m, a)) {
+                        return;
+                    }
+                } else if (foldable && (pc = const_per_channel(g, o, r, ch->axis, ch->C))) {
+                    if (op == RT_OP_Sub && !first) return;
+                    if (op == RT_OP_Div) {
+                        if (!first) return;
+                        for (int k = 0; k < ch->C; k++)
+                            if (pc[k] == 0.f) return;
+                    }
+                    for (int k = 0; k < ch->C; k++) {
+                        float m = 1.f, a = 0.f;
+                        if (op == RT_OP_Mul) m = pc[k];
+                        else if (op == RT_OP_Add) a = pc[k];
+                        else if (op == RT_OP_Sub) a = -pc[k];
+                        else m = 1.f / pc[k];
+                        ch->scale[k] *= m;
+                        ch->shift[k] = ch->shift[k] * m + a;
+                    }
+                    ch->folded = 1;
+                } else if (allow_bin && op == RT_OP_Add && o >= 0 && !g->values[o].data &&
+                           is_f32(&g->values[o]) && same_dims(&g->values[o], &g->values[cur]) &&
+                           c->dp->vslot[o] >= 0 && ch->n_po < 20) {
+                    ch->po[ch->n_po].kind = PO_BIN;
+                    ch->po[ch->n_po].value = o;
+                    ch->n_po++;
+                } else {
+                    return;
+                }
+            } else if (op == RT_OP_BatchNormalization && foldable && n->n_in == 5 && n->n_out >= 1) {
+                const float *ga = const_per_channel(g, n->in[1], 1, 0, ch->C);
+                const float *be = const_per_channel(g, n->in[2], 1, 0, ch->C);
+                const float *me = const_per_channel(g, n->in[3], 1, 0, ch->C);
+                const float *va = const_per_channel(g, n->in[4], 1, 0, ch->C);
+                if (!ga || !be || !me || !va || ch->axis != 1 || n->in[0] != cur) return;
+                float eps = rt_attr_float(n, "epsilon", 1e-5f);
+                for (int k = 0; k < ch->C; k++) {
+                    float sc = ga[k] / sqrtf(va[k] + eps);
+                    ch->scale[k] *= sc;
+                    ch->shift[k] = ch->shift[k] * sc + (be[k] - me[k] * sc);
+                }
+                ch->folded = 1;
+            } else if (n->in[0] == cur && (op == RT_OP_Relu || op == RT_OP_Sigmoid || op == RT_OP_HardSigmoid ||
+                                           op == RT_OP_HardSwish || op == RT_OP_Clip || op == RT_OP_Tanh)) {
+                int rr;
+                if (op == RT_OP_Relu) rr = po_act(ch, RT_ACT_RELU, 0, 0);
+                else if (op == RT_OP_Sigmoid) rr = po_act(ch, RT_ACT_SIGMOID, 0, 0);
+                else if (op == RT_OP_Tanh) rr = po_elt(ch, dnnl_eltwise_tanh, 0, 0);
+                else if (op == RT_OP_HardSwish) rr = po_act(ch, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f);
+                else if (op == RT_OP_HardSigmoid)
+                    rr = po_act(ch, RT_ACT_HARDSIGMOID, rt_attr_float(n, "alpha", 0.2f),
+                                rt_attr_float(n, "beta", 0.5f));
+                else {
+                    float lo = -INFINITY, hi = INFINITY;
+                    if (n->n_in > 1 && n->in[1] >= 0 && !const_scalar(g, n->in[1], &lo)) return;
+                    if (n->n_in > 2 && n->in[2] >= 0 && !const_scalar(g, n->in[2], &hi)) return;
+                    rr = po_act(ch, RT_ACT_CLIP, lo, hi);
+                }
+                if (rr) return;
+                ch->nonlin = 1;
+            } else {
+                return;
+            }
+            if (n->act != RT_ACT_NONE && po_act(ch, n->act, n->act_alpha, n->act_beta)) return;
+            ch->consumed[ch->n_consumed++] = c->cons[2 * cur];
+            cur = n->out[0];
+            ch->end = cur;
+            continue;
+        }
+        if (nc == 2 && !(mask & 2)) {
+            /* hardswish: a = Add(x, 3); k = Clip(a, 0, 6); m = Mul(x, k); Div(m, 6) or Mul(m, 1/6) */
+            int i0 = c->cons[2 * cur], i1 = c->cons[2 * cur + 1];
+            const rt_node *na = &g->nodes[i0], *nm = &g->nodes[i1];
+            if (na->op != RT_OP_Add) {
+                const rt_node *t = na;
+                na = nm;
+                nm = t;
+                int ti = i0;
+                i0 = i1;
+                i1 = ti;
+            }
+            float s3, lo, hi, s6;
+            if (na->op != RT_OP_Add || nm->op != RT_OP_Mul || nm->act) return;
+            if (!link_ok(c, na, cur) || !link_ok(c, nm, cur)) return;
+            if (!const_scalar(g, cons_other(na, cur), &s3) || s3 != 3.f) return;
+            int av = na->out[0], ki = -1, kv;
+            if (na->act == RT_ACT_CLIP) { /* the fusion pass put the Clip into the Add */
+                if (na->act_alpha != 0.f || na->act_beta != 6.f) return;
+                kv = av;
+            } else {
+                if (na->act || c->ncons[av] != 1 || g->values[av].is_output) return;
+                ki = c->cons[2 * av];
+                const rt_node *nk = &g->nodes[ki];
+                if (nk->op != RT_OP_Clip || nk->in[0] != av || nk->n_in < 3 || nk->act) return;
+                if (!const_scalar(g, nk->in[1], &lo) || !const_scalar(g, nk->in[2], &hi) || lo != 0.f ||
+                    hi != 6.f)
+                    return;
+                kv = nk->out[0];
+            }
+            if (c->ncons[kv] != 1 || g->values[kv].is_output || cons_other(nm, cur) != kv) return;
+            int mv = nm->out[0];
+            if (c->ncons[mv] != 1 || g->values[mv].is_output) return;
+            int di = c->cons[2 * mv];
+            const rt_node *nd = &g->nodes[di];
+            if (!link_ok(c, nd, mv) || nd->act) return;
+            if (nd->op == RT_OP_Div && nd->in[0] == mv && const_scalar(g, nd->in[1], &s6) && s6 == 6.f) {
+            } else if (nd->op == RT_OP_Mul && const_scalar(g, cons_other(nd, mv), &s6) &&
+                       fabsf(s6 - 1.f / 6.f) < 1e-7f) {
+            } else {
+                return;
+            }
+            if (po_act(ch, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f)) return;
+            ch->consumed[ch->n_consumed++] = i0;
+            if (ki >= 0) ch->consumed[ch->n_consumed++] = ki;
+            ch->consumed[ch->n_consumed++] = i1;
+            ch->consumed[ch->n_consumed++] = di;
+            cur = nd->out[0];
+            ch->end = cur;
+            continue;
+        }
+        return;
+    }
+}
+
+static int chain_init(chain *ch, int C, int axis)
+{
+    memset(ch, 0, sizeof *ch);
+    ch->C = C;
+    ch->axis = axis;
+    if (C > 0) {
+        ch->scale = lector__malloc(sizeof(float) * (size_t)C);
+        ch->shift = lector__calloc((size_t)C, sizeof(float));
+        if (!ch->scale || !ch->shift) {
+            lector__free(ch->scale);
+            lector__free(ch->shift);
+            return -1;
+        }
+        for (int k = 0; k < C; k++) ch->scale[k] = 1.f;
+    }
+    return 0;
+}
+
+static void chain_clear(chain *ch)
+{
+    lector__free(ch->scale);
+    lector__free(ch->shift);
+    ch->scale = ch->shift = NULL;
+}
+
+/* Post-ops of the chain into a new attr; bin_md[i] = layout of each binary operand. */
+static dnnl_primitive_attr_t chain_attr(dn_cc *c, const chain *ch, dnnl_memory_desc_t *bin_md,
+                                        const dnnl_memory_desc_t *dst_view)
+{
+    dnnl_primitive_attr_t at = attr_new();
+    if (!at) return NULL;
+    if (!ch || !ch->n_po) return at;
+    dnnl_post_ops_t po;
+    if (!ok(dnnl_post_ops_create(&po))) {
+        dnnl_primitive_attr_destroy(at);
+        return NULL;
+    }
+    for (int i = 0; i < ch->n_po; i++) {
+        if (ch->po[i].kind == PO_ELT) {
+            dnnl_post_ops_append_eltwise(po, 1.f, ch->po[i].alg, ch->po[i].a, ch->po[i].b);
+        } else {
+            int v = ch->po[i].value;
+            if (dst_view) bin_md[i] = *dst_view; /* plain 2-D views (MatMul) */
+            else bin_md[i] = c->dp->slots[c->dp->vslot[v]].md;
+            dnnl_post_ops_append_binary(po, dnnl_binary_add, &bin_md[i]);
+        }
+    }
+    dnnl_primitive_attr_set_post_ops(at, po);
+    dnnl_post_ops_destroy(po);
+    return at;
+}
+
+/* Adds the post-op operand args of the chain. */
+static int chain_args(dn_cc *c, const chain *ch, const dnnl_memory_desc_t *bin_md, int *args, int *slots,
+                      const dnnl_memory_desc_t **mds, int n, int plain_view)
+{
+    for (int i = 0; i < ch->n_po; i++) {
+        if (ch->po[i].kind != PO_BIN) continue;
+        int s = plain_view ? need_plain(c, ch->po[i].value) : c->dp->vslot[ch->po[i].value];
+        if (s < 0) return -1;
+        args[n] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1;
+        slots[n] = s;
+        mds[n] = &bin_md[i];
+        n++;
+    }
+    return n;
+}
+
+/* Marks the chain's nodes consumed; adds the tail activation step. */
+static int chain_commit(dn_cc *c, const chain *ch, int oslot)
+{
+    for (int i = 0; i < ch->n_consumed; i++) c->done[ch->consumed[i]] = 1;
+    if (ch->tail_act != RT_ACT_NONE) {
+        dn_step *s = step_new(c, DN_STEP_ACT);
+        if (!s) return -1;
+        s->out_slot[0] = oslot;
+        s->n_out = 1;
+        s->act = ch->tail_act;
+        s->alpha = ch->tail_a;
+        s->beta = ch->tail_b;
+    }
+    return 0;
+}
+
+/* ---- builders: each returns 0 (steps added) or -1 (use the reference) ---- */
+
+static dnnl_primitive_desc_t pd_create(dn_cc *c, const void *desc, dnnl_primitive_attr_t at)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    if (!ok(dnnl_primitive_desc_create(&pd, desc, at, c->eng, NULL))) return NULL;
+    return pd;
+}
+
+static int impl_is_ref(dnnl_primitive_desc_t pd)
+{
+    const char *s = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s);
+    return s && !strncmp(s, "ref", 3);
+}
+
+/* Conv and ConvTranspose (2-D), with bias, folded affine ops and post-ops. */
+static int build_conv(dn_cc *c, int ni, int transposed)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    if (n->n_in < 2) return -1;
+    int x = n->in[0], w = n->in[1], b = n->n_in > 2 ? n->in[2] : -1;
+    const rt_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[n->out[0]];
+    if (!is_f32(xv) || !is_f32(wv) || !wv->data || xv->ndim != 4 || wv->ndim != 4) return -1;
+    if (b >= 0 && (!g->values[b].data || !is_f32(&g->values[b]))) return -1;
+    rt_conv_geom geo;
+    if (rt_conv_geom_make(n, transposed ? RT_GEOM_CONVT : RT_GEOM_CONV, xv->ndim, xv->dims, wv->dims, &geo, NULL))
+        return -1;
+    int64_t G = rt_attr_int(n, "group", 1);
+    int64_t Cin = xv->dims[1];
+    int64_t Cout = transposed ? wv->dims[1] * G : wv->dims[0];
+    if (G < 1 || Cout != yv->dims[1] || Cin % G || Cout % G) return -1;
+    int off = RT_SPATIAL - geo.nsp; /* geometry slots used */
+    if (geo.nsp != 2) return -1;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int i = 0; i < 2; i++) {
+        strides[i] = geo.s[off + i];
+        dil[i] = geo.d[off + i] - 1;
+        pl[i] = geo.pb[off + i];
+        if (transposed)
+            pr[i] = (geo.in[off + i] - 1) * geo.s[off + i] + (geo.k[off + i] - 1) * geo.d[off + i] + 1 - pl[i] -
+                    geo.out[off + i];
+        else
+            pr[i] = geo.pe[off + i];
+        if (pr[i] < 0) return -1;
+    }
+    /* weights, logical dims */
+    dnnl_memory_desc_t wmd_plain, wmd_any, bmd, smd, dmd;
+    int64_t kh = wv->dims[2], kw = wv->dims[3];
+    if (G == 1) {
+        int64_t d[4] = {Cout, Cin, kh, kw};
+        md_make(&wmd_plain, 4, d, transposed ? dnnl_iohw : dnnl_oihw);
+        md_any(&wmd_any, 4, d);
+    } else {
+        int64_t d[5] = {G, Cout / G, Cin / G, kh, kw};
+        md_make(&wmd_plain, 5, d, transposed ? dnnl_giohw : dnnl_goihw);
+        md_any(&wmd_any, 5, d);
+    }
+    int64_t cd[1] = {Cout};
+    md_plain(&bmd, 1, cd);
+
+    for (int attempt = 0; attempt < 3; attempt++) {
+        chain ch;
+        if (chain_init(&ch, (int)Cout, 1)) return -1;
+        if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+        else {
+            ch.end = n->out[0];
+            if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
+                ch.n_po = 0;
+                ch.tail_act = n->act;
+                ch.tail_a = n->act_alpha;
+                ch.tail_b = n->act_beta;
+            }
+        }
+        const rt_value *ev = &g->values[ch.end];
+        md_any(&dmd, 4, ev->dims);
+        for (int i = 0; i < ch.n_po; i++) /* dst in the residual's layout */
+            if (ch.po[i].kind == PO_BIN) dmd = c->dp->slots[c->dp->vslot[ch.po[i].value]].md;
+        /* src: keep the layout the input already has when oneDNN has a fast kernel for it */
+        int xs = vslot(c, x);
+        if (xs < 0) {
+            chain_clear(&ch);
+            return -1;
+        }
+        dnnl_memory_desc_t bin_md[24];
+        dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, NULL);
+        dnnl_primitive_desc_t pd = NULL;
+        for (int try_cur = md_is_plain(&c->dp->slots[xs].md) ? 0 : 1; try_cur >= 0 && !pd; try_cur--) {
+            if (try_cur) smd = c->dp->slots[xs].md;
+            else md_any(&smd, 4, xv->dims);
+            if (transposed) {
+                dnnl_deconvolution_desc_t d;
+                if (ok(dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference,
+                                                                    dnnl_deconvolution_direct, &smd, &wmd_any,
+                                                                    &bmd, &dmd, strides, dil, pl, pr)))
+                    pd = pd_create(c, &d, at);
+            } else {
+                dnnl_convolution_desc_t d;
+                if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
+                                                                  dnnl_convolution_direct, &smd, &wmd_any, &bmd,
+                                                                  &dmd, strides, dil, pl, pr)))
+                    pd = pd_create(c, &d, at);
+            }
+            if (pd && try_cur && impl_is_ref(pd)) {
+                dnnl_primitive_desc_destroy(pd);
+                pd = NULL;
+            }
+        }
+        if (at) dnnl_primitive_attr_destroy(at);
+        if (!pd) {
+            chain_clear(&ch);
+            continue;
+        }
+        /* weights and bias: fold scale/shift, reorder once */
+        size_t wn = (size_t)rt_value_numel(wv);
+        float *wf = owned_alloc(c, wn * sizeof(float));
+        float *bf = owned_alloc(c, (size_t)Cout * sizeof(float));
+        const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        const dnnl_memory_desc_t *sq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        const dnnl_memory_desc_t *dq = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        void *wr = wf ? owned_alloc(c, dnnl_memory_desc_get_size(wq)) : NULL;
+        if (!wf || !bf || !wr) {
+            dnnl_primitive_desc_destroy(pd);
+            chain_clear(&ch);
+            c->fail = 1;
+            return -1;
+        }
+        memcpy(wf, wv->data, wn * sizeof(float));
+        const float *b0 = b >= 0 ? g->values[b].data : NULL;
+        for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
+        if (ch.folded) {
+            int64_t khw = kh * kw;
+            if (!transposed) {
+                int64_t per = wn / (size_t)Cout;
+                for (int64_t o = 0; o < Cout; o++)
+                    for (int64_t i = 0; i < per; i++) wf[o * per + i] *= ch.scale[o];
+            } else {
+                int64_t og = Cout / G, ig = Cin / G;
+                for (int64_t ci = 0; ci < Cin; ci++)
+                    for (int64_t o = 0; o < og; o++) {
+                        float sc = ch.scale[(ci / ig) * og + o];
+                        for (int64_t t = 0; t < khw; t++) wf[(ci * og + o) * khw + t] *= sc;
+                    }
+            }
+        }
+        if (reorder_now(c, &wmd_plain, wf, wq, wr)) {
+            dnnl_primitive_desc_destroy(pd);
+            chain_clear(&ch);
+            return -1;
+        }
+        int ws = slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
+        int ss = need_md(c, x, sq);
+        int ys = out_slot(c, ch.end, dq);
+        if (ws < 0 || bs < 0 || ss < 0 || ys < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            chain_clear(&ch);
+            return -1;
+        }
+        c->dp->slots[ws].ptr = wr;
+        c->dp->slots[bs].ptr = bf;
+        int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        int sl[DN_MAX_ARGS] = {ss, ws, bs, ys};
+        const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {0};
+        int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 0);
+        int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
+        dnnl_primitive_desc_destroy(pd);
+        if (!r) r = chain_commit(c, &ch, ys);
+        chain_clear(&ch);
+        return r;
+    }
+    return -1;
+}
+
+static int act_alg(int op, const rt_node *n, dnnl_alg_kind_t *alg, float *a, float *b)
+{
+    *a = *b = 0;
+    switch (op) {
+    case RT_OP_Relu: *alg = dnnl_eltwise_relu; return 0;
+    case RT_OP_LeakyRelu: *alg = dnnl_eltwise_relu; *a = rt_attr_float(n, "alpha", 0.01f); return 0;
+    case RT_OP_Sigmoid: *alg = dnnl_eltwise_logistic; return 0;
+    case RT_OP_Tanh: *alg = dnnl_eltwise_tanh; return 0;
+    case RT_OP_Exp: *alg = dnnl_eltwise_exp; return 0;
+    case RT_OP_Abs: *alg = dnnl_eltwise_abs; return 0;
+    case RT_OP_Sqrt: *alg = dnnl_eltwise_sqrt; return 0;
+    case RT_OP_Log: *alg = dnnl_eltwise_log; return 0;
+    case RT_OP_Neg: *alg = dnnl_eltwise_linear; *a = -1.f; return 0;
+    case RT_OP_HardSwish: *alg = dnnl_eltwise_hardswish; return 0;
+    case RT_OP_HardSigmoid: /* linear here, clip as a post-op */
+        *alg = dnnl_eltwise_linear;
+        *a = rt_attr_float(n, "alpha", 0.2f);
+        *b = rt_attr_float(n, "beta", 0.5f);
+        return 0;
+    default: return -1;
+    }
+}
+
+/* Unary elementwise ops (Relu, Sigmoid, Clip, ...), in the input's layout. */
+static int build_eltwise(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0];
+    if (!is_f32(&g->values[x]) || !is_f32(&g->values[n->out[0]])) return -1;
+    dnnl_alg_kind_t alg;
+    float a, b;
+    if (n->op == RT_OP_Clip) {
+        float lo = -INFINITY, hi = INFINITY;
+        if (n->n_in > 1 && n->in[1] >= 0 && !const_scalar(g, n->in[1], &lo)) return -1;
+        if (n->n_in > 2 && n->in[2] >= 0 && !const_scalar(g, n->in[2], &hi)) return -1;
+        alg = dnnl_eltwise_clip;
+        a = isinf(lo) ? -FLT_MAX : lo;
+        b = isinf(hi) ? FLT_MAX : hi;
+    } else if (act_alg(n->op, n, &alg, &a, &b)) {
+        return -1;
+    }
+    int xs = vslot(c, x);
+    if (xs < 0) return -1;
+    dnnl_memory_desc_t smd = c->dp->slots[xs].md;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        chain ch;
+        chain_init(&ch, 0, 0);
+        if (n->op == RT_OP_HardSigmoid) po_elt(&ch, dnnl_eltwise_clip, 0.f, 1.f);
+        if (attempt == 0) {
+            int keep = ch.n_po;
+            chain_walk(c, ni, &ch, 0);
+            (void)keep;
+        } else {
+            ch.end = n->out[0];
+            if (n->act != RT_ACT_NONE) {
+                ch.tail_act = n->act;
+                ch.tail_a = n->act_alpha;
+                ch.tail_b = n->act_beta;
+            }
+        }
+        dnnl_eltwise_desc_t d;
+        dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
+        dnnl_primitive_desc_t pd = NULL;
+        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b)))
+            pd = pd_create(c, &d, at);
+        if (at) dnnl_primitive_attr_destroy(at);
+        if (!pd) continue;
+        int ys = out_slot(c, ch.end, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+        int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+        int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
+        dnnl_primitive_desc_destroy(pd);
+        if (!r) r = chain_commit(c, &ch, ys);
+        return r;
+    }
+    return -1;
+}
+
+/* Add/Sub/Mul/Div with numpy broadcasting of the second operand. */
+static int build_binary(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    if (n->n_in != 2 || n->in[0] < 0 || n->in[1] < 0) return -1;
+    int a = n->in[0], b = n->in[1], y = n->out[0];
+    const rt_value *yv = &g->values[y];
+    if (!is_f32(&g->values[a]) || !is_f32(&g->values[b]) || !is_f32(yv)) return -1;
+    dnnl_alg_kind_t alg = n->op == RT_OP_Add ? dnnl_binary_add
+                          : n->op == RT_OP_Sub ? dnnl_binary_sub
+                          : n->op == RT_OP_Mul ? dnnl_binary_mul
+                                               : dnnl_binary_div;
+    if (!same_dims(&g->values[a], yv)) {
+        if ((n->op == RT_OP_Add || n->op == RT_OP_Mul) && same_dims(&g->values[b], yv)) {
+            int t = a;
+            a = b;
+            b = t;
+        } else {
+            return -1;
+        }
+    }
+    if (g->values[a].data) return -1; /* both constant: folded earlier */
+    int as = vslot(c, a);
+    if (as < 0 || yv->ndim > DNNL_MAX_NDIMS || yv->ndim < 1) return -1;
+    dnnl_memory_desc_t amd = c->dp->slots[as].md, bmd;
+    const rt_value *bv = &g->values[b];
+    int bs;
+    if (same_dims(bv, yv)) {
+        bs = need_md(c, b, &amd);
+        if (bs < 0) return -1;
+        bmd = amd;
+    } else {
+        int64_t bd[LECTOR_MAX_DIMS];
+        int r = yv->ndim;
+        if (bv->ndim > r) return -1;
+        for (int i = 0; i < r; i++) bd[i] = i < r - bv->ndim ? 1 : bv->dims[i - (r - bv->ndim)];
+        int cur = vslot(c, b);
+        if (cur < 0) return -1;
+        if (bv->ndim == r && !md_is_plain(&c->dp->slots[cur].md)) {
+            bs = cur;
+            bmd = c->dp->slots[cur].md;
+        } else {
+            bs = need_plain(c, b);
+            if (bs < 0) return -1;
+            md_plain(&bmd, r, bd);
+        }
+    }
+    for (int attempt = 0; attempt < 3; attempt++) {
+        chain ch;
+        chain_init(&ch, 0, 0);
+        if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+        else {
+            ch.end = y;
+            if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
+                ch.n_po = 0;
+                ch.tail_act = n->act;
+                ch.tail_a = n->act_alpha;
+                ch.tail_b = n->act_beta;
+            }
+        }
+        dnnl_memory_desc_t bin_md[24];
+        dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, NULL);
+        dnnl_binary_desc_t d;
+        dnnl_primitive_desc_t pd = NULL;
+        if (ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd))) pd = pd_create(c, &d, at);
+        if (at) dnnl_primitive_attr_destroy(at);
+        if (!pd) continue;
+        int ys = out_slot(c, ch.end, &amd);
+        int args[DN_MAX_ARGS] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST}, sl[DN_MAX_ARGS] = {as, bs, ys};
+        const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, &bmd, &amd};
+        int na = ys < 0 ? -1 : chain_args(c, &ch, bin_md, args, sl, mds, 3, 0);
+        int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
+        dnnl_primitive_desc_destroy(pd);
+        if (!r) r = chain_commit(c, &ch, ys);
+        return r;
+    }
+    return -1;
+}
+
+static int build_pool(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x], *yv = &g->values[y];
+    if (!is_f32(xv) || xv->ndim != 4) return -1;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0) return -1; /* MaxPool's indices */
+    dnnl_dims_t st, ke, di, pl, pr;
+    dnnl_alg_kind_t alg;
+    if (n->op == RT_OP_GlobalAveragePool) {
+        for (int i = 0; i < 2; i++) {
+            st[i] = 1;
+            ke[i] = xv->dims[2 + i];
+            di[i] = pl[i] = pr[i] = 0;
+        }
+        alg = dnnl_pooling_avg_exclude_padding;
+    } else {
+        rt_conv_geom geo;
+        if (rt_conv_geom_make(n, RT_GEOM_POOL, xv->ndim, xv->dims, NULL, &geo, NULL) || geo.nsp != 2) return -1;
+        int off = RT_SPATIAL - 2;
+        for (int i = 0; i < 2; i++) {
+            st[i] = geo.s[off + i];
+            ke[i] = geo.k[off + i];
+            di[i] = geo.d[off + i] - 1;
+            pl[i] = geo.pb[off + i];
+            pr[i] = (yv->dims[2 + i] - 1) * st[i] + (ke[i] - 1) * (di[i] + 1) + 1 - xv->dims[2 + i] - pl[i];
+            if (pr[i] < 0) pr[i] = 0;
+        }
+        if (n->op == RT_OP_MaxPool) alg = dnnl_pooling_max;
+        else {
+            alg = rt_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+                                                         : dnnl_pooling_avg_exclude_padding;
+            /* ceil_mode windows past the padded input: oneDNN counts them differently */
+            for (int i = 0; i < 2; i++)
+                if (alg == dnnl_pooling_avg_include_padding && pr[i] > rt_attr_int(n, "pads", 0) && 0) return -1;
+        }
+    }
+    int xs = vslot(c, x);
+    if (xs < 0) return -1;
+    dnnl_memory_desc_t smd = c->dp->slots[xs].md, dmd;
+    md_any(&dmd, 4, yv->dims);
+    dnnl_pooling_v2_desc_t d;
+    dnnl_primitive_attr_t at = attr_new();
+    dnnl_primitive_desc_t pd = NULL;
+    if (ok(dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, &dmd, st, ke, di, pl, pr)))
+        pd = pd_create(c, &d, at);
+    dnnl_primitive_attr_destroy(at);
+    if (!pd) return -1;
+    const dnnl_memory_desc_t *wsq = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
+    if (wsq && dnnl_memory_desc_get_size(wsq)) {
+        dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+    int ys = out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+    int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
+    dnnl_primitive_desc_destroy(pd);
+    return r;
+}
+
+static int build_concat(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int y = n->out[0];
+    const rt_value *yv = &g->values[y];
+    if (!is_f32(yv) || n->n_in < 1 || n->n_in > DN_MAX_ARGS - 2 || yv->ndim < 1) return -1;
+    int axis = rt_norm_axis(rt_attr_int(n, "axis", 0), yv->ndim);
+    if (axis < 0) return -1;
+    dnnl_memory_desc_t smd[DN_MAX_ARGS], dmd;
+    int ss[DN_MAX_ARGS], nin = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        nin = 0;
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0 || !is_f32(&g->values[v]) || g->values[v].ndim != yv->ndim) return -1;
+            if (rt_value_numel(&g->values[v]) == 0) continue;
+            int s = attempt == 0 ? vslot(c, v) : -1;
+            if (s < 0) {
+                s = vslot(c, v);
+                if (s < 0) return -1;
+                smd[nin] = c->dp->slots[s].md;
+                md_plain(&smd[nin], g->values[v].ndim, g->values[v].dims);
+            } else {
+                smd[nin] = c->dp->slots[s].md;
+            }
+            ss[nin++] = v;
+        }
+        if (nin == 0) return -1;
+        md_any(&dmd, yv->ndim, yv->dims);
+        if (attempt == 1) md_plain(&dmd, yv->ndim, yv->dims);
+        dnnl_primitive_attr_t at = attr_new();
+        dnnl_primitive_desc_t pd = NULL;
+        if (!ok(dnnl_concat_primitive_desc_create(&pd, &dmd, nin, axis, smd, at, c->eng))) pd = NULL;
+        dnnl_primitive_attr_destroy(at);
+        if (!pd) continue;
+        int args[DN_MAX_ARGS], sl[DN_MAX_ARGS];
+        for (int k = 0; k < nin; k++) {
+            args[k] = DNNL_ARG_MULTIPLE_SRC + k;
+            sl[k] = need_md(c, ss[k], &smd[k]);
+            if (sl[k] < 0) {
+                dnnl_primitive_desc_destroy(pd);
+                return -1;
+            }
+        }
+        int ys = out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+        args[nin] = DNNL_ARG_DST;
+        sl[nin] = ys;
+        int r = ys < 0 ? -1 : add_prim(c, pd, nin + 1, args, sl, NULL);
+        dnnl_primitive_desc_destroy(pd);
+        return r;
+    }
+    return -1;
+}
+
+/* Resize: nearest with integer up-scaling (every coordinate mode agrees
+ * there), linear with half_pixel coordinates. */
+static int build_resize(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x], *yv = &g->values[y];
+    if (!is_f32(xv) || xv->ndim != 4 || yv->ndim != 4) return -1;
+    if (xv->dims[0] != yv->dims[0] || xv->dims[1] != yv->dims[1]) return -1;
+    const char *mode = rt_attr_string(n, "mode", "nearest");
+    const char *ctm = rt_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    dnnl_alg_kind_t alg;
+    if (!strcmp(mode, "nearest")) {
+        const char *nm = rt_attr_string(n, "nearest_mode", "round_prefer_floor");
+        if (!strcmp(ctm, "align_corners") || !strcmp(ctm, "tf_crop_and_resize")) return -1;
+        if (!strcmp(ctm, "asymmetric") && strcmp(nm, "floor")) return -1;
+        if (strcmp(ctm, "asymmetric") && strcmp(nm, "round_prefer_floor") && strcmp(nm, "round_prefer_ceil"))
+            return -1;
+        for (int i = 2; i < 4; i++)
+            if (yv->dims[i] % xv->dims[i]) return -1;
+        alg = dnnl_resampling_nearest;
+    } else if (!strcmp(mode, "linear")) {
+        if (strcmp(ctm, "half_pixel") && !(strcmp(ctm, "pytorch_half_pixel") == 0 && yv->dims[2] > 1 &&
+                                           yv->dims[3] > 1))
+            return -1;
+        alg = dnnl_resampling_linear;
+    } else {
+        return -1;
+    }
+    int xs = vslot(c, x);
+    if (xs < 0) return -1;
+    dnnl_memory_desc_t smd = c->dp->slots[xs].md, dmd;
+    md_any(&dmd, 4, yv->dims);
+    dnnl_resampling_desc_t d;
+    dnnl_primitive_attr_t at = attr_new();
+    dnnl_primitive_desc_t pd = NULL;
+    if (ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, NULL, &smd, &dmd)))
+        pd = pd_create(c, &d, at);
+    dnnl_primitive_attr_destroy(at);
+    if (!pd) return -1;
+    int ys = out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+    int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
+    dnnl_primitive_desc_destroy(pd);
+    return r;
+}
+
+/* MatMul: constant 2-D B -> one 2-D GEMM over the flattened rows of A, with
+ * folded per-column affine ops as bias; otherwise batched with broadcasting. */
+static int build_matmul(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int a = n->in[0], b = n->in[1], y = n->out[0];
+    const rt_value *av = &g->values[a], *bv = &g->values[b], *yv = &g->values[y];
+    if (!is_f32(av) || !is_f32(bv) || av->ndim < 2 || bv->ndim < 2 || yv->ndim > 4) return -1;
+    if (av->data) return -1;
+    int64_t K = av->dims[av->ndim - 1], N = bv->dims[bv->ndim - 1];
+    if (bv->data && bv->ndim == 2) {
+        int64_t M = rt_value_numel(av) / (K ? K : 1);
+        int64_t ad[2] = {M, K}, bd[2] = {K, N}, yd[2] = {M, N}, nd1[2] = {1, N};
+        dnnl_memory_desc_t amd, bmd_any, bmd_plain, ymd, biasmd;
+        md_plain(&amd, 2, ad);
+        md_any(&bmd_any, 2, bd);
+        md_plain(&bmd_plain, 2, bd);
+        md_plain(&ymd, 2, yd);
+        md_plain(&biasmd, 2, nd1);
+        for (int attempt = 0; attempt < 3; attempt++) {
+            chain ch;
+            if (chain_init(&ch, (int)N, yv->ndim - 1)) return -1;
+            if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+            else {
+                ch.end = y;
+                if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
+                    ch.n_po = 0;
+                    ch.tail_act = n->act;
+                    ch.tail_a = n->act_alpha;
+                    ch.tail_b = n->act_beta;
+                }
+            }
+            dnnl_memory_desc_t bin_md[24];
+            dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, &ymd);
+            dnnl_matmul_desc_t d;
+            dnnl_primitive_desc_t pd = NULL;
+            if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd))) pd = pd_create(c, &d, at);
+            if (at) dnnl_primitive_attr_destroy(at);
+            if (!pd) {
+                chain_clear(&ch);
+                continue;
+            }
+            const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+            float *wf = owned_alloc(c, (size_t)(K * N) * sizeof(float));
+            float *bf = owned_alloc(c, (size_t)N * sizeof(float));
+            void *wr = owned_alloc(c, dnnl_memory_desc_get_size(wq));
+            if (!wf || !bf || !wr) {
+                dnnl_primitive_desc_destroy(pd);
+                chain_clear(&ch);
+                c->fail = 1;
+                return -1;
+            }
+            const float *b0 = bv->data;
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t j = 0; j < N; j++) wf[k * N + j] = b0[k * N + j] * ch.scale[j];
+            for (int64_t j = 0; j < N; j++) bf[j] = ch.shift[j];
+            if (reorder_now(c, &bmd_plain, wf, wq, wr)) {
+                dnnl_primitive_desc_destroy(pd);
+                chain_clear(&ch);
+                return -1;
+            }
+            int as = need_plain(c, a);
+            int ws = slot_new(c, DN_SLOT_CONST, b, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &biasmd, 0);
+            dnnl_memory_desc_t yfull;
+            md_plain(&yfull, g->values[ch.end].ndim, g->values[ch.end].dims);
+            int ys = out_slot(c, ch.end, &yfull);
+            if (as < 0 || ws < 0 || bs < 0 || ys < 0) {
+                dnnl_primitive_desc_destroy(pd);
+                chain_clear(&ch);
+                return -1;
+            }
+            c->dp->slots[ws].ptr = wr;
+            c->dp->slots[bs].ptr = bf;
+            int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+            int sl[DN_MAX_ARGS] = {as, ws, bs, ys};
+            const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, NULL, NULL, &ymd};
+            int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 1);
+            int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
+            dnnl_primitive_desc_destroy(pd);
+            if (!r) r = chain_commit(c, &ch, ys);
+            chain_clear(&ch);
+            return r;
+        }
+        return -1;
+    }
+    /* batched */
+    int r = yv->ndim;
+    int64_t ad[4], bd[4];
+    for (int i = 0; i < r; i++) {
+        ad[i] = i < r - av->ndim ? 1 : av->dims[i - (r - av->ndim)];
+        bd[i] = i < r - bv->ndim ? 1 : bv->dims[i - (r - bv->ndim)];
+    }
+    dnnl_memory_desc_t amd, bmd, ymd;
+    md_plain(&amd, r, ad);
+    md_plain(&bmd, r, bd);
+    md_plain(&ymd, r, yv->dims);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        chain ch;
+        chain_init(&ch, 0, 0);
+        if (attempt == 0) chain_walk(c, ni, &ch, 0);
+        else {
+            ch.end = y;
+            if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
+                ch.n_po = 0;
+                ch.tail_act = n->act;
+                ch.tail_a = n->act_alpha;
+                ch.tail_b = n->act_beta;
+            }
+        }
+        dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
+        dnnl_matmul_desc_t d;
+        dnnl_primitive_desc_t pd = NULL;
+        if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd))) pd = pd_create(c, &d, at);
+        if (at) dnnl_primitive_attr_destroy(at);
+        if (!pd) continue;
+        int as = need_plain(c, a), bs = need_plain(c, b);
+        int ys = out_slot(c, ch.end, &ymd);
+        if (as < 0 || bs < 0 || ys < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            return -1;
+        }
+        int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, sl[3] = {as, bs, ys};
+        const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &ymd};
+        int rr = add_prim(c, pd, 3, args, sl, mds);
+        dnnl_primitive_desc_destroy(pd);
+        if (!rr) rr = chain_commit(c, &ch, ys);
+        return rr;
+    }
+    return -1;
+}
+
+static int build_softmax(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x];
+    int r = xv->ndim;
+    if (!is_f32(xv) || r < 1) return -1;
+    int old = rt_node_opset(n) < 13;
+    int axis = rt_norm_axis(rt_attr_int(n, "axis", old ? 1 : -1), r);
+    if (axis < 0) return -1;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int i = 0; i < axis; i++) outer *= xv->dims[i];
+    if (old) {
+        for (int i = axis; i < r; i++) len *= xv->dims[i];
+    } else {
+        len = xv->dims[axis];
+        for (int i = axis + 1; i < r; i++) inner *= xv->dims[i];
+    }
+    int64_t d3[3] = {outer, len, inner};
+    dnnl_memory_desc_t md;
+    md_plain(&md, 3, d3);
+    dnnl_softmax_desc_t d;
+    dnnl_primitive_attr_t at = attr_new();
+    dnnl_primitive_desc_t pd = NULL;
+    if (ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1))) pd = pd_create(c, &d, at);
+    dnnl_primitive_attr_destroy(at);
+    if (!pd) return -1;
+    int xs = need_plain(c, x);
+    int ys = xs < 0 ? -1 : out_slot(c, y, NULL);
+    if (ys >= 0) md_plain(&c->dp->slots[ys].md, g->values[y].ndim, g->values[y].dims);
+    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+    const dnnl_memory_desc_t *mds[2] = {&md, &md};
+    int rr = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, mds);
+    dnnl_primitive_desc_destroy(pd);
+    return rr;
+}
+
+static int build_layernorm(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    if (n->n_in < 3 || n->in[1] < 0 || n->in[2] < 0) return -1;
+    for (int k = 1; k < n->n_out; k++)
+        if (n->out[k] >= 0) return -1;
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x];
+    int r = xv->ndim;
+    if (!is_f32(xv) || r < 2 || r > 5) return -1;
+    if (rt_norm_axis(rt_attr_int(n, "axis", -1), r) != r - 1) return -1;
+    int64_t C = xv->dims[r - 1];
+    const rt_value *sv = &g->values[n->in[1]], *bv = &g->values[n->in[2]];
+    if (!sv->data || !bv->data || !is_f32(sv) || !is_f32(bv) || rt_value_numel(sv) != C ||
+        rt_value_numel(bv) != C)
+        return -1;
+    dnnl_memory_desc_t md, cmd;
+    md_plain(&md, r, xv->dims);
+    md_plain(&cmd, 1, &C);
+    dnnl_layer_normalization_desc_t d;
+    dnnl_primitive_attr_t at = attr_new();
+    dnnl_primitive_desc_t pd = NULL;
+    if (ok(dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
+                                                      rt_attr_float(n, "epsilon", 1e-5f),
+                                                      dnnl_use_scale | dnnl_use_shift)))
+        pd = pd_create(c, &d, at);
+    dnnl_primitive_attr_destroy(at);
+    if (!pd) return -1;
+    int xs = need_plain(c, x);
+    int ss = slot_new(c, DN_SLOT_CONST, n->in[1], &cmd, 0), bs = slot_new(c, DN_SLOT_CONST, n->in[2], &cmd, 0);
+    int ys = xs < 0 ? -1 : out_slot(c, y, &md);
+    if (ss < 0 || bs < 0 || ys < 0) {
+        dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+    c->dp->slots[ss].ptr = sv->data;
+    c->dp->slots[bs].ptr = bv->data;
+    int args[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST}, sl[4] = {xs, ss, bs, ys};
+    int rr = add_prim(c, pd, 4, args, sl, NULL);
+    dnnl_primitive_desc_destroy(pd);
+    return rr;
+}
+
+/* Transpose as a reorder from a permuted view of the input. */
+static int build_transpose(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x], *yv = &g->values[y];
+    int r = xv->ndim;
+    if (!is_f32(xv) || r < 1 || r > DNNL_MAX_NDIMS) return -1;
+    const int64_t *perm;
+    int np = rt_attr_ints(n, "perm", &perm);
+    int64_t pm[DNNL_MAX_NDIMS];
+    for (int i = 0; i < r; i++) pm[i] = np == r ? perm[i] : r - 1 - i;
+    int64_t xstr[DNNL_MAX_NDIMS];
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        xstr[i] = s;
+        s *= xv->dims[i];
+    }
+    dnnl_dims_t vd, vs;
+    for (int i = 0; i < r; i++) {
+        if (pm[i] < 0 || pm[i] >= r) return -1;
+        vd[i] = yv->dims[i];
+        vs[i] = xstr[pm[i]];
+    }
+    dnnl_memory_desc_t smd, dmd;
+    if (!ok(dnnl_memory_desc_init_by_strides(&smd, r, vd, dnnl_f32, vs))) return -1;
+    md_plain(&dmd, r, yv->dims);
+    dnnl_primitive_attr_t at = attr_new();
+    dnnl_primitive_desc_t pd = NULL;
+    if (!ok(dnnl_reorder_primitive_desc_create(&pd, &smd, c->eng, &dmd, c->eng, at))) pd = NULL;
+    dnnl_primitive_attr_destroy(at);
+    if (!pd) return -1;
+    int xs = need_plain(c, x);
+    int ys = xs < 0 ? -1 : out_slot(c, y, &dmd);
+    int args[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, sl[2] = {xs, ys};
+    const dnnl_memory_desc_t *mds[2] = {&smd, &dmd};
+    int rr = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, mds);
+    dnnl_primitive_desc_destroy(pd);
+    return rr;
+}
+
+/* Any node with the reference kernel, on plain inputs. */
+static int build_ref(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    if (n->n_in > 16 || n->n_out > 8) return -1;
+    int in_s[16], out_s[8];
+    for (int k = 0; k < n->n_in; k++) {
+        in_s[k] = n->in[k] < 0 ? -1 : need_plain(c, n->in[k]);
+        if (n->in[k] >= 0 && in_s[k] < 0) return -1;
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        out_s[k] = -1;
+        if (n->out[k] < 0) continue;
+        const rt_value *v = &g->values[n->out[k]];
+        dnnl_memory_desc_t md;
+        if (is_f32(v)) md_plain(&md, v->ndim, v->dims);
+        out_s[k] = out_slot(c, n->out[k], is_f32(v) ? &md : NULL);
+        if (out_s[k] < 0) return -1;
+    }
+    dn_step *s = step_new(c, DN_STEP_REF);
+    if (!s) return -1;
+    s->node = ni;
+    s->n_in = n->n_in;
+    s->n_out = n->n_out;
+    memcpy(s->in_slot, in_s, sizeof(int) * (size_t)n->n_in);
+    memcpy(s->out_slot, out_s, sizeof(int) * (size_t)n->n_out);
+    return 0;
+}
+
+/* ---- memory plan ------------------------------------------------------------- */
+
+typedef struct blk {
+    size_t off, size;
+} blk;
+
+static size_t al64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static int mem_plan(dn_cc *c)
+{
+    dn_plan *dp = c->dp;
+    for (int i = 0; i < dp->n_steps; i++) {
+        dn_step *s = &dp->steps[i];
+        int ids[DN_MAX_ARGS + 24], k = 0;
+        if (s->kind == DN_STEP_PRIM)
+            for (int a = 0; a < s->n_args; a++) ids[k++] = s->slot[a];
+        for (int a = 0; a < s->n_in; a++) ids[k++] = s->in_slot[a];
+        for (int a = 0; a < s->n_out; a++) ids[k++] = s->out_slot[a];
+        for (int j = 0; j < k; j++) {
+            if (ids[j] < 0) continue;
+            dn_slot *sl = &dp->slots[ids[j]];
+            if (sl->first < 0) sl->first = i;
+            sl->last = i;
+        }
+    }
+    for (int i = 0; i < c->g->n_outputs; i++) {
+        int s = dp->vplain[c->g->outputs[i]];
+        if (s >= 0) dp->slots[s].last = dp->n_steps;
+    }
+    blk *fl = lector__malloc(sizeof *fl * (size_t)(dp->n_slots + 1));
+    if (!fl) return -1;
+    int nf = 0;
+    size_t top = 0, peak = 0;
+    /* slots ordered by first use: walk steps */
+    int *by_first = lector__calloc((size_t)dp->n_steps + 2, sizeof(int));
+    int *next = lector__malloc(sizeof(int) * (size_t)(dp->n_slots + 1));
+    int *by_last = lector__calloc((size_t)dp->n_steps + 2, sizeof(int));
+    int *next2 = lector__malloc(sizeof(int) * (size_t)(dp->n_slots + 1));
+    if (!by_first || !next || !by_last || !next2) {
+        lector__free(fl);
+        lector__free(by_first);
+        lector__free(next);
+        lector__free(by_last);
+        lector__free(next2);
+        return -1;
+    }
+    for (int i = 0; i <= dp->n_steps + 1; i++) by_first[i] = by_last[i] = -1;
+    for (int i = 0; i < dp->n_slots; i++) {
+        dn_slot *sl = &dp->slots[i];
+        if (sl->kind != DN_SLOT_ARENA || i == dp->scratch_slot || sl->first < 0) continue;
+        next[i] = by_first[sl->first];
+        by_first[sl->first] = i;
+        next2[i] = by_last[sl->last];
+        by_last[sl->last] = i;
+    }
+    for (int st = 0; st <= dp->n_steps; st++) {
+        for (int i = by_first[st]; i >= 0; i = next[i]) {
+            size_t sz = al64(dp->slots[i].size ? dp->slots[i].size : 1);
+            int best = -1;
+            for (int b = 0; b < nf; b++)
+                if (fl[b].size >= sz && (best < 0 || fl[b].size < fl[best].size)) best = b;
+            if (best >= 0) {
+                dp->slots[i].off = fl[best].off;
+                fl[best].off += sz;
+                fl[best].size -= sz;
+                if (!fl[best].size) fl[best] = fl[--nf];
+            } else {
+                dp->slots[i].off = top;
+                top += sz;
+            }
+            if (top > peak) peak = top;
+        }
+        for (int i = by_last[st]; i >= 0; i = next2[i]) {
+            size_t sz = al64(dp->slots[i].size ? dp->slots[i].size : 1);
+            size_t off = dp->slots[i].off;
+            /* merge with neighbours */
+            int merged = 1;
+            while (merged) {
+                merged = 0;
+                for (int b = 0; b < nf; b++) {
+                    if (fl[b].off + fl[b].size == off) {
+                        off = fl[b].off;
+                        sz += fl[b].size;
+                        fl[b] = fl[--nf];
+                        merged = 1;
+                        break;
+                    }
+                    if (off + sz == fl[b].off) {
+                        sz += fl[b].size;
+                        fl[b] = fl[--nf];
+                        merged = 1;
+                        break;
+                    }
+                }
+            }
+            if (off + sz == top) top = off;
+            else fl[nf++] = (blk){off, sz};
+        }
+    }
+    /* unused slots (never referenced): give them a valid offset */
+    for (int i = 0; i < dp->n_slots; i++)
+        if (dp->slots[i].kind == DN_SLOT_ARENA && dp->slots[i].first < 0 && i != dp->scratch_slot)
+            dp->slots[i].off = 0;
+    lector__free(fl);
+    lector__free(by_first);
+    lector__free(next);
+    lector__free(by_last);
+    lector__free(next2);
+    top = al64(peak);
+    dp->slots[dp->scratch_slot].off = top;
+    dp->slots[dp->scratch_slot].size = dp->scratch_size;
+    c->p->arena_size = top + al64(dp->scratch_size) + 64;
+    return 0;
+}
+
+/* ---- plan compile / free ------------------------------------------------------- */
+
+static void dn_plan_free(rt_backend *be, rt_plan *p)
+{
+    dn_plan *dp = p->be_plan;
+    if (!dp) return;
+    for (int i = 0; i < dp->n_pool; i++) {
+        dn_ctx *x = dp->pool[i];
+        for (int k = 0; k < dp->n_mem; k++)
+            if (x->mem[k]) dnnl_memory_destroy(x->mem[k]);
+        if (x->stream) dnnl_stream_destroy(x->stream);
+        lector__free(x->mem);
+        lector__free(x->ptr);
+        lector__free(x);
+    }
+    for (int i = 0; i < dp->n_steps; i++) {
+        if (dp->steps[i].prim) dnnl_primitive_destroy(dp->steps[i].prim);
+        lector__free(dp->steps[i].md);
+    }
+    for (int i = 0; i < dp->n_owned; i++) lector__free(dp->owned[i]);
+    pthread_mutex_destroy(&dp->lock);
+    lector__free(dp->steps);
+    lector__free(dp->slots);
+    lector__free(dp->owned);
+    lector__free(dp->vslot);
+    lector__free(dp->vplain);
+    lector__free(dp->valt);
+    lector__free(dp->out_slot);
+    lector__free(dp);
+    p->be_plan = NULL;
+}
+
+static const char *op_name(int op) { return rt_op_table[op].name; }
+
+/* LECTOR_ONEDNN_DUMP=1: the steps and slots of each compiled plan, on stderr. */
+static void dump_plan(dn_cc *c)
+{
+    dn_plan *dp = c->dp;
+    for (int i = 0; i < dp->n_steps; i++) {
+        dn_step *s = &dp->steps[i];
+        const char *impl = "";
+        if (s->kind == DN_STEP_PRIM) {
+            const_dnnl_primitive_desc_t pd;
+            dnnl_primitive_get_primitive_desc(s->prim, &pd);
+            dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        }
+        fprintf(stderr, "step %3d %s %-28s", i, s->kind == DN_STEP_PRIM ? "prim" : s->kind == DN_STEP_REF ? "ref " : "act ",
+                s->kind == DN_STEP_PRIM ? impl : s->kind == DN_STEP_REF ? c->g->nodes[s->node].name : "");
+        int n = s->kind == DN_STEP_PRIM ? s->n_args : s->n_in + s->n_out;
+        for (int a = 0; a < n; a++) {
+            int sl = s->kind == DN_STEP_PRIM ? s->slot[a] : a < s->n_in ? s->in_slot[a] : s->out_slot[a - s->n_in];
+            if (sl < 0) continue;
+            dn_slot *x = &dp->slots[sl];
+            fprintf(stderr, " [%d k%d v%s off%zu sz%zu %d-%d]", sl, x->kind, x->value >= 0 ? c->g->values[x->value].name : "-", x->off, x->size, x->first, x->last);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+{
+    dn_backend *db = be->ctx;
+    rt_graph *g = p->g;
+    dn_plan *dp = lector__calloc(1, sizeof *dp);
+    if (!dp) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&dp->lock, NULL);
+    p->be_plan = dp;
+    size_t nv = (size_t)g->n_values + 1;
+    dp->vslot = lector__malloc(sizeof(int) * nv);
+    dp->vplain = lector__malloc(sizeof(int) * nv);
+    dp->valt = lector__malloc(sizeof(int) * nv);
+    dp->out_slot = lector__malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
+    dn_cc c = {be, db->eng, p, g, dp, NULL, NULL, NULL, 0};
+    c.ncons = lector__calloc(nv, sizeof(int));
+    c.cons = lector__malloc(sizeof(int) * 2 * nv);
+    c.done = lector__calloc((size_t)g->n_nodes + 1, 1);
+    if (!dp->vslot || !dp->vplain || !dp->valt || !dp->out_slot || !c.ncons || !c.cons || !c.done) {
+        lector__free(c.ncons);
+        lector__free(c.cons);
+        lector__free(c.done);
+        dn_plan_free(be, p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t v = 0; v < nv; v++) {
+        dp->vslot[v] = dp->vplain[v] = dp->valt[v] = -1;
+        c.cons[2 * v] = c.cons[2 * v + 1] = -1;
+    }
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0) continue;
+            int dup = 0;
+            for (int j = 0; j < k; j++) dup |= n->in[j] == v;
+            if (dup) continue;
+            if (c.ncons[v] < 2) c.cons[2 * v + c.ncons[v]] = p->order[s];
+            c.ncons[v]++;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) c.ncons[g->outputs[i]] += 100;
+    dp->scratch_slot = slot_new(&c, DN_SLOT_ARENA, -1, NULL, 0);
+    lector_status st = LECTOR_OK;
+    for (int s = 0; s < p->n_order && !st; s++) {
+        int ni = p->order[s];
+        if (c.done[ni]) continue;
+        const rt_node *n = &g->nodes[ni];
+        int r = -1, nsteps = dp->n_steps;
+        const char *off = getenv("LECTOR_ONEDNN_OFF"); /* debugging: ops left to the reference */
+        int skip = 0;
+        if (off) {
+            const char *q = strstr(off, op_name(n->op));
+            size_t ln = strlen(op_name(n->op));
+            skip = q && (q == off || q[-1] == ',') && (q[ln] == 0 || q[ln] == ',');
+        }
+        if (!skip) switch (n->op) {
+        case RT_OP_Conv: r = build_conv(&c, ni, 0); break;
+        case RT_OP_ConvTranspose: r = build_conv(&c, ni, 1); break;
+        case RT_OP_MaxPool:
+        case RT_OP_AveragePool:
+        case RT_OP_GlobalAveragePool: r = build_pool(&c, ni); break;
+        case RT_OP_Add:
+        case RT_OP_Sub:
+        case RT_OP_Mul:
+        case RT_OP_Div: r = build_binary(&c, ni); break;
+        case RT_OP_Relu:
+        case RT_OP_LeakyRelu:
+        case RT_OP_Sigmoid:
+        case RT_OP_Tanh:
+        case RT_OP_Exp:
+        case RT_OP_Abs:
+        case RT_OP_Sqrt:
+        case RT_OP_Log:
+        case RT_OP_Neg:
+        case RT_OP_HardSwish:
+        case RT_OP_HardSigmoid:
+        case RT_OP_Clip: r = build_eltwise(&c, ni); break;
+        case RT_OP_Concat: r = build_concat(&c, ni); break;
+        case RT_OP_Resize: r = build_resize(&c, ni); break;
+        case RT_OP_MatMul: r = build_matmul(&c, ni); break;
+        case RT_OP_Softmax: r = build_softmax(&c, ni); break;
+        case RT_OP_LayerNormalization: r = build_layernorm(&c, ni); break;
+        case RT_OP_Transpose: r = build_transpose(&c, ni); break;
+        default: break;
+        }
+        if (c.fail) {
+            st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory compiling the plan", g->name);
+            break;
+        }
+        if (r) {
+            if (dp->n_steps != nsteps) {
+                /* a builder failed after adding conversion steps: they are harmless, keep them */
+            }
+            static const int interesting[] = {RT_OP_Conv, RT_OP_ConvTranspose, RT_OP_MatMul, RT_OP_Add,
+                                              RT_OP_Mul, RT_OP_Softmax, RT_OP_Resize, RT_OP_Concat};
+            for (size_t k = 0; k < sizeof interesting / sizeof *interesting; k++)
+                if (n->op == interesting[k])
+                    lector__log(LECTOR_LOG_DEBUG, "onednn: node %s (%s) runs on the reference kernel", n->name,
+                                op_name(n->op));
+            if (build_ref(&c, ni)) {
+                st = lector__error(err, c.fail ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                                   "%s: cannot prepare node %s (%s)", g->name, n->name, op_name(n->op));
+            }
+        }
+    }
+    for (int i = 0; i < g->n_outputs && !st; i++) {
+        int v = g->outputs[i];
+        dp->out_slot[i] = need_plain(&c, v);
+        if (dp->out_slot[i] < 0)
+            st = lector__error(err, LECTOR_ERR_BACKEND, "%s: output %s has no layout", g->name, g->values[v].name);
+    }
+    if (!st && mem_plan(&c)) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!st) {
+        dnnl_memory_desc_t smd;
+        dnnl_dims_t d = {(dnnl_dim_t)(dp->scratch_size ? dp->scratch_size : 1)};
+        dnnl_memory_desc_init_by_tag(&smd, 1, d, dnnl_u8, dnnl_a);
+        int base = 0;
+        for (int i = 0; i < dp->n_steps; i++) {
+            dp->steps[i].mem_base = base;
+            base += dp->steps[i].n_args;
+        }
+        dp->n_mem = base;
+    }
+    lector__free(c.ncons);
+    lector__free(c.cons);
+    lector__free(c.done);
+    if (st) {
+        dn_plan_free(be, p);
+        return st;
+    }
+    {
+        int np = 0, nr = 0;
+        for (int i = 0; i < dp->n_steps; i++) np += dp->steps[i].kind == DN_STEP_PRIM, nr += dp->steps[i].kind == DN_STEP_REF;
+        if (getenv("LECTOR_ONEDNN_DUMP")) dump_plan(&c);
+        lector__log(LECTOR_LOG_DEBUG, "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes",
+                    g->name, p->n_order, np, nr, p->arena_size);
+    }
+    return LECTOR_OK;
+}
+
+/* ---- execute -------------------------------------------------------------------- */
+
+static void *slot_ptr(const dn_plan *dp, int s, void *arena, const lector_tensor *inputs)
+{
+    const dn_slot *sl = &dp->slots[s];
+    switch (sl->kind) {
+    case DN_SLOT_CONST: return sl->ptr;
+    case DN_SLOT_INPUT: return inputs[sl->input].data;
+    default: return (char *)arena + sl->off;
+    }
+}
+
+static dn_ctx *ctx_get(rt_backend *be, dn_plan *dp)
+{
+    dn_ctx *x = NULL;
+    pthread_mutex_lock(&dp->lock);
+    if (dp->n_pool) x = dp->pool[--dp->n_pool];
+    pthread_mutex_unlock(&dp->lock);
+    if (x) return x;
+    dn_backend *db = be->ctx;
+    x = lector__calloc(1, sizeof *x);
+    if (!x) return NULL;
+    x->mem = lector__calloc((size_t)dp->n_mem + 1, sizeof *x->mem);
+    x->ptr = lector__calloc((size_t)dp->n_mem + 1, sizeof *x->ptr);
+    if (!x->mem || !x->ptr || !ok(dnnl_stream_create(&x->stream, db->eng, dnnl_stream_default_flags))) {
+        lector__free(x->mem);
+        lector__free(x->ptr);
+        lector__free(x);
+        return NULL;
+    }
+    return x;
+}
+
+static void ctx_put(dn_plan *dp, dn_ctx *x, int n_mem)
+{
+    pthread_mutex_lock(&dp->lock);
+    if (dp->n_pool < DN_POOL) {
+        dp->pool[dp->n_pool++] = x;
+        x = NULL;
+    }
+    pthread_mutex_unlock(&dp->lock);
+    if (!x) return;
+    for (int k = 0; k < n_mem; k++)
+        if (x->mem[k]) dnnl_memory_destroy(x->mem[k]);
+    dnnl_stream_destroy(x->stream);
+    lector__free(x->mem);
+    lector__free(x->ptr);
+    lector__free(x);
+}
+
+static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                                     lector_tensor *outputs, lector_error *err)
+{
+    dn_plan *dp = p->be_plan;
+    const rt_graph *g = p->g;
+    dn_backend *db = be->ctx;
+    int threads = be->threads > 0 ? be->threads : 1;
+    omp_set_num_threads(threads);
+    dn_ctx *x = ctx_get(be, dp);
+    if (!x) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
+    rt_kernel_ctx kctx = {threads, err};
+    lector_status st = LECTOR_OK;
+    dnnl_exec_arg_t args[DN_MAX_ARGS];
+    for (int i = 0; i < dp->n_steps && !st; i++) {
+        const dn_step *s = &dp->steps[i];
+        if (s->kind == DN_STEP_PRIM) {
+            for (int a = 0; a < s->n_args; a++) {
+                int k = s->mem_base + a;
+                void *ptr = slot_ptr(dp, s->slot[a], arena, inputs);
+                if (!x->mem[k]) {
+                    if (!ok(dnnl_memory_create(&x->mem[k], &s->md[a], db->eng, ptr))) {
+                        x->mem[k] = NULL;
+                        st = lector__error(err, LECTOR_ERR_BACKEND, "%s: oneDNN cannot create memory", g->name);
+                        break;
+                    }
+                    x->ptr[k] = ptr;
+                } else if (x->ptr[k] != ptr) {
+                    dnnl_memory_set_data_handle_v2(x->mem[k], ptr, x->stream);
+                    x->ptr[k] = ptr;
+                }
+                args[a].arg = s->arg[a];
+                args[a].memory = x->mem[k];
+            }
+            if (st) break;
+            if (!ok(dnnl_primitive_execute(s->prim, x->stream, s->n_args, args)))
+                st = lector__error(err, LECTOR_ERR_BACKEND, "%s: oneDNN primitive failed (step %d)", g->name, i);
+        } else if (s->kind == DN_STEP_REF) {
+            const rt_node *n = &g->nodes[s->node];
+            lector_tensor in[16], out[8];
+            for (int k = 0; k < s->n_in; k++) {
+                if (s->in_slot[k] < 0) {
+                    memset(&in[k], 0, sizeof in[k]);
+                    continue;
+                }
+                in[k] = rt_value_tensor(&g->values[n->in[k]]);
+                in[k].data = slot_ptr(dp, s->in_slot[k], arena, inputs);
+            }
+            for (int k = 0; k < s->n_out; k++) {
+                if (s->out_slot[k] < 0) {
+                    memset(&out[k], 0, sizeof out[k]);
+                    continue;
+                }
+                out[k] = rt_value_tensor(&g->values[n->out[k]]);
+                out[k].data = slot_ptr(dp, s->out_slot[k], arena, inputs);
+            }
+            dnnl_stream_wait(x->stream);
+            st = p->kernels[s->node](n, in, out, &kctx);
+            if (st && err && strncmp(err->message, g->name, strlen(g->name)))
+                lector__error_prefix(err, "%s", g->name);
+        } else {
+            dnnl_stream_wait(x->stream);
+            const dn_slot *sl = &dp->slots[s->out_slot[0]];
+            rt_apply_act(slot_ptr(dp, s->out_slot[0], arena, inputs), (int64_t)(sl->size / sizeof(float)), s->act,
+                         s->alpha, s->beta);
+        }
+    }
+    dnnl_stream_wait(x->stream);
+    ctx_put(dp, x, dp->n_mem);
+    if (st) return st;
+    for (int i = 0; i < g->n_outputs; i++) {
+        int v = g->outputs[i];
+        outputs[i] = rt_value_tensor(&g->values[v]);
+        size_t nb = rt_value_nbytes(&g->values[v]);
+        outputs[i].data = lector__aligned_alloc(nb ? nb : 1);
+        if (!outputs[i].data) {
+            for (int j = 0; j < i; j++) lector__free(outputs[j].data);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
+        }
+        memcpy(outputs[i].data, slot_ptr(dp, dp->out_slot[i], arena, inputs), nb);
+    }
+    return LECTOR_OK;
+}
+
+/* ---- backend ---------------------------------------------------------------------- */
+
+static lector_status dn_init(rt_backend *be, lector_error *err)
+{
+    dn_backend *db = lector__calloc(1, sizeof *db);
+    if (!db) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!ok(dnnl_engine_create(&db->eng, dnnl_cpu, 0))) {
+        lector__free(db);
+        return lector__error(err, LECTOR_ERR_BACKEND, "oneDNN: cannot create a CPU engine");
+    }
+    be->ctx = db;
+    return LECTOR_OK;
+}
+
+static void dn_shutdown(rt_backend *be)
+{
+    dn_backend *db = be->ctx;
+    if (!db) return;
+    dnnl_engine_destroy(db->eng);
+    lector__free(db);
+    be->ctx = NULL;
+}
+
+static void *dn_alloc(rt_backend *be, size_t size) { return lector__aligned_alloc(size); }
+static void dn_free(rt_backend *be, void *p) { lector__free(p); }
+
+static const rt_backend_iface dn_iface = {
+    .api_version = RT_BACKEND_API_VERSION,
+    .name = "onednn",
+    .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
+    .init = dn_init,
+    .shutdown = dn_shutdown,
+    .buffer_alloc = dn_alloc,
+    .buffer_free = dn_free,
+    .plan_compile = dn_plan_compile,
+    .plan_execute = dn_plan_execute,
+    .plan_free = dn_plan_free,
+};
+
+const rt_backend_iface *rt_backend_onednn(void) { return &dn_iface; }
+
+/* Referenced by the link options of lector_rt (src/rt/CMakeLists.txt) so that
+ * this object is linked from the static library and its strong
+ * rt_backend_onednn() replaces the weak default of backend.c. */
+int lector__onednn_anchor;

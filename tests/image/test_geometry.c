@@ -1,0 +1,336 @@
+/*
+ * test_geometry.c - resize / warp / rotations against hand-computed values
+ * and independent floating-point references, and PaddleOCR preprocessing.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "image/image.h"
+#include "ocr/preprocess.h"
+
+static uint32_t rng = 1;
+static uint8_t rnd8(void) { return (uint8_t)((rng = rng * 1103515245u + 12345u) >> 16); }
+
+static void make_image(lector_image *im, int w, int h, int cn)
+{
+    assert_int_equal(lector__image_alloc(im, w, h, cn, NULL), LECTOR_OK);
+    for (size_t i = 0; i < im->stride * (size_t)h; i++) im->data[i] = rnd8();
+}
+
+static uint8_t at(const lector_image *im, int x, int y, int c)
+{
+    return im->data[(size_t)y * im->stride + (size_t)x * im->channels + c];
+}
+
+static void test_resize_known(void **state)
+{
+    lector_image s, d;
+    assert_int_equal(lector__image_alloc(&s, 2, 1, 1, NULL), LECTOR_OK);
+    s.data[0] = 0, s.data[1] = 100;
+    assert_int_equal(lector__image_resize(&s, 4, 1, &d, NULL), LECTOR_OK);
+    assert_memory_equal(d.data, ((uint8_t[]){0, 25, 75, 100}), 4); /* cv2.resize gives the same */
+    lector__image_release(&d);
+    lector__image_release(&s);
+    /* exact 2x downscale = rounded mean of each 2x2 block */
+    make_image(&s, 40, 30, 3);
+    assert_int_equal(lector__image_resize(&s, 20, 15, &d, NULL), LECTOR_OK);
+    for (int y = 0; y < 15; y++)
+        for (int x = 0; x < 20; x++)
+            for (int c = 0; c < 3; c++) {
+                int sum = at(&s, 2 * x, 2 * y, c) + at(&s, 2 * x + 1, 2 * y, c) + at(&s, 2 * x, 2 * y + 1, c) +
+                          at(&s, 2 * x + 1, 2 * y + 1, c);
+                assert_int_equal(at(&d, x, y, c), (sum + 2) >> 2);
+            }
+    lector__image_release(&d);
+    /* identity is a copy */
+    assert_int_equal(lector__image_resize(&s, 40, 30, &d, NULL), LECTOR_OK);
+    assert_memory_equal(d.data, s.data, 40 * 30 * 3);
+    lector__image_release(&d);
+    lector__image_release(&s);
+}
+
+/* Float bilinear with OpenCV's half-pixel mapping and edge clamping. */
+static double ref_bilinear(const lector_image *s, double fx, double fy, int c)
+{
+    int x0 = (int)floor(fx), y0 = (int)floor(fy);
+    double ax = fx - x0, ay = fy - y0;
+    if (x0 < 0) x0 = 0, ax = 0;
+    if (x0 >= s->width - 1) x0 = s->width - 1, ax = 0;
+    int y1 = y0 + 1;
+    y0 = y0 < 0 ? 0 : y0 > s->height - 1 ? s->height - 1 : y0;
+    y1 = y1 < 0 ? 0 : y1 > s->height - 1 ? s->height - 1 : y1;
+    int x1 = x0 + (ax > 0);
+    double top = at(s, x0, y0, c) * (1 - ax) + at(s, x1, y0, c) * ax;
+    double bot = at(s, x0, y1, c) * (1 - ax) + at(s, x1, y1, c) * ax;
+    return top * (1 - ay) + bot * ay;
+}
+
+static void test_resize_vs_float(void **state)
+{
+    const int sizes[][4] = {{37, 23, 960, 544}, {640, 480, 123, 77}, {100, 48, 48, 48}, {5, 7, 320, 48},
+                            {1280, 720, 960, 544}, {33, 1, 17, 3}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        lector_image s, d;
+        make_image(&s, sizes[k][0], sizes[k][1], 3);
+        assert_int_equal(lector__image_resize(&s, sizes[k][2], sizes[k][3], &d, NULL), LECTOR_OK);
+        double sx = (double)s.width / d.width, sy = (double)s.height / d.height;
+        int worst = 0;
+        for (int y = 0; y < d.height; y++)
+            for (int x = 0; x < d.width; x++)
+                for (int c = 0; c < 3; c++) {
+                    double r = ref_bilinear(&s, (x + 0.5) * sx - 0.5, (y + 0.5) * sy - 0.5, c);
+                    int diff = abs(at(&d, x, y, c) - (int)lround(r));
+                    if (diff > worst) worst = diff;
+                }
+        if (worst > 1) fail_msg("resize %dx%d -> %dx%d: max diff %d", s.width, s.height, d.width, d.height, worst);
+        lector__image_release(&s);
+        lector__image_release(&d);
+    }
+}
+
+static void test_perspective(void **state)
+{
+    double src[4][2] = {{10.5, 20}, {200, 15}, {210, 90}, {5, 100}}, dst[4][2] = {{0, 0}, {195, 0}, {195, 80}, {0, 80}};
+    double m[9];
+    assert_int_equal(lector__perspective_transform(src, dst, m), 0);
+    for (int i = 0; i < 4; i++) {
+        double w = m[6] * src[i][0] + m[7] * src[i][1] + m[8];
+        double x = (m[0] * src[i][0] + m[1] * src[i][1] + m[2]) / w;
+        double y = (m[3] * src[i][0] + m[4] * src[i][1] + m[5]) / w;
+        assert_true(fabs(x - dst[i][0]) < 1e-9 && fabs(y - dst[i][1]) < 1e-9);
+    }
+    double line[4][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 3}};
+    assert_int_equal(lector__perspective_transform(line, dst, m), -1);
+}
+
+static double cubic_w(double t)
+{
+    const double A = -0.75;
+    t = fabs(t);
+    if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+    if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+    return 0;
+}
+
+static void test_warp(void **state)
+{
+    lector_image s, d;
+    make_image(&s, 50, 40, 3);
+    /* integer translation: exact crop */
+    float q[4][2] = {{7, 5}, {27, 5}, {27, 17}, {7, 17}};
+    assert_int_equal(lector__image_warp_quad(&s, q, 20, 12, &d, NULL), LECTOR_OK);
+    for (int y = 0; y < 12; y++)
+        for (int x = 0; x < 20; x++)
+            for (int c = 0; c < 3; c++) assert_int_equal(at(&d, x, y, c), at(&s, x + 7, y + 5, c));
+    lector__image_release(&d);
+    /* partly outside: replicated border */
+    float q2[4][2] = {{-3, -2}, {7, -2}, {7, 8}, {-3, 8}};
+    assert_int_equal(lector__image_warp_quad(&s, q2, 10, 10, &d, NULL), LECTOR_OK);
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 10; x++) {
+            int sx = x - 3 < 0 ? 0 : x - 3, sy = y - 2 < 0 ? 0 : y - 2;
+            assert_int_equal(at(&d, x, y, 1), at(&s, sx, sy, 1));
+        }
+    lector__image_release(&d);
+    /* 2x enlargement of a region vs float bicubic (a = -0.75, clamped) */
+    float q3[4][2] = {{10, 10}, {30, 10}, {30, 25}, {10, 25}};
+    assert_int_equal(lector__image_warp_quad(&s, q3, 40, 30, &d, NULL), LECTOR_OK);
+    int worst = 0;
+    for (int y = 0; y < 30; y++)
+        for (int x = 0; x < 40; x++)
+            for (int c = 0; c < 3; c++) {
+                double fx = 10 + x * 0.5, fy = 10 + y * 0.5, acc = 0;
+                int ix = (int)floor(fx), iy = (int)floor(fy);
+                for (int j = -1; j <= 2; j++)
+                    for (int i = -1; i <= 2; i++)
+                        acc += cubic_w(fx - (ix + i)) * cubic_w(fy - (iy + j)) * at(&s, ix + i, iy + j, c);
+                int r = (int)lround(acc < 0 ? 0 : acc > 255 ? 255 : acc);
+                int diff = abs(at(&d, x, y, c) - r);
+                if (diff > worst) worst = diff;
+            }
+    if (worst > 1) fail_msg("warp vs float bicubic: max diff %d", worst);
+    lector__image_release(&d);
+    /* degenerate quad */
+    float q4[4][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+    assert_int_equal(lector__image_warp_quad(&s, q4, 10, 10, &d, NULL), LECTOR_ERR_INVALID_ARGUMENT);
+    lector__image_release(&s);
+}
+
+static void test_rotate(void **state)
+{
+    lector_image s, d;
+    assert_int_equal(lector__image_alloc(&s, 3, 2, 1, NULL), LECTOR_OK);
+    for (int i = 0; i < 6; i++) s.data[i] = (uint8_t)(i + 1); /* [[1,2,3],[4,5,6]] */
+    assert_int_equal(lector__image_rotate90_ccw(&s, &d, NULL), LECTOR_OK);
+    assert_int_equal(d.width, 2);
+    assert_int_equal(d.height, 3);
+    assert_memory_equal(d.data, ((uint8_t[]){3, 6, 2, 5, 1, 4}), 6); /* np.rot90 */
+    lector__image_release(&d);
+    assert_int_equal(lector__image_rotate180(&s, &d, NULL), LECTOR_OK);
+    assert_memory_equal(d.data, ((uint8_t[]){6, 5, 4, 3, 2, 1}), 6);
+    lector__image_release(&d);
+    lector__image_release(&s);
+}
+
+static uint8_t *read_all(const char *path, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    uint8_t *b = malloc(n + 1);
+    size_t got = fread(b, 1, n + 1, f);
+    fclose(f);
+    if (got != n) fail_msg("%s: %zu bytes, expected %zu", path, got, n);
+    return b;
+}
+
+/* Bit-exact agreement with OpenCV itself: tests/image/opencv holds inputs and
+ * OpenCV 4.5's outputs (gen_opencv_oracle.js) for cv.resize INTER_LINEAR
+ * and PaddleOCR's perspective crop. */
+static void test_opencv_oracle(void **state)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/manifest.txt", LECTOR_OPENCV_DIR);
+    FILE *m = fopen(path, "r");
+    assert_non_null(m);
+    char t;
+    int id, sw, sh, dw, dh, cases = 0;
+    while (fscanf(m, " %c %d %d %d %d %d", &t, &id, &sw, &sh, &dw, &dh) == 6) {
+        float q[4][2];
+        if (t == 'W')
+            for (int k = 0; k < 8; k++) assert_int_equal(fscanf(m, "%f", &q[k / 2][k % 2]), 1);
+        snprintf(path, sizeof path, "%s/%c%d.in", LECTOR_OPENCV_DIR, t == 'R' ? 'r' : 'w', id);
+        lector_image s, d;
+        assert_int_equal(lector__image_alloc(&s, sw, sh, 3, NULL), LECTOR_OK);
+        uint8_t *in = read_all(path, (size_t)sw * sh * 3);
+        memcpy(s.data, in, (size_t)sw * sh * 3);
+        free(in);
+        snprintf(path, sizeof path, "%s/%c%d.out", LECTOR_OPENCV_DIR, t == 'R' ? 'r' : 'w', id);
+        uint8_t *ref = read_all(path, (size_t)dw * dh * 3);
+        lector_status st = t == 'R' ? lector__image_resize(&s, dw, dh, &d, NULL)
+                                    : lector__image_warp_quad(&s, (const float(*)[2])q, dw, dh, &d, NULL);
+        assert_int_equal(st, LECTOR_OK);
+        for (size_t k = 0; k < (size_t)dw * dh * 3; k++)
+            if (d.data[k] != ref[k])
+                fail_msg("%c%d (%dx%d -> %dx%d): x=%zu y=%zu c=%zu: ours %d, OpenCV %d", t, id, sw, sh, dw, dh,
+                         k / 3 % (size_t)dw, k / 3 / (size_t)dw, k % 3, d.data[k], ref[k]);
+        free(ref);
+        lector__image_release(&s);
+        lector__image_release(&d);
+        cases++;
+    }
+    fclose(m);
+    assert_true(cases >= 18);
+}
+
+static void test_det_dims(void **state)
+{
+    int w, h;
+    assert_int_equal(lector__det_resize_dims(1280, 720, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(w, 960);
+    assert_int_equal(h, 544); /* 540 -> round(16.875) * 32 */
+    /* Python's round() is half-to-even: 80/32 = 2.5 -> 2, 48/32 = 1.5 -> 2 */
+    assert_int_equal(lector__det_resize_dims(80, 48, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(w, 64);
+    assert_int_equal(h, 64);
+    assert_int_equal(lector__det_resize_dims(10, 10, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(w, 32);
+    assert_int_equal(h, 32);
+    assert_int_equal(lector__det_resize_dims(100, 50, 736, LECTOR_DET_LIMIT_MIN, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(w, 1472);
+    assert_int_equal(h, 736);
+    /* portrait, max: 1000x3000 -> ratio 0.32 -> 320x960 */
+    assert_int_equal(lector__det_resize_dims(1000, 3000, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(w, 320);
+    assert_int_equal(h, 960);
+    assert_int_equal(lector__det_resize_dims(0, 5, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_ERR_INVALID_ARGUMENT);
+}
+
+static void test_det_preprocess(void **state)
+{
+    lector_image im;
+    assert_int_equal(lector__image_alloc(&im, 100, 60, 3, NULL), LECTOR_OK);
+    for (int i = 0; i < 100 * 60; i++) im.data[3 * i] = 10, im.data[3 * i + 1] = 20, im.data[3 * i + 2] = 30;
+    lector_det_input in;
+    assert_int_equal(lector__det_preprocess(&im, 960, LECTOR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
+    assert_int_equal(in.width, 96);
+    assert_int_equal(in.height, 64);
+    assert_true(fabsf(in.ratio_w - 0.96f) < 1e-6f && fabsf(in.ratio_h - 64.f / 60) < 1e-6f);
+    const float scale = (float)(1.0 / 255.0);
+    const float e[3] = {(10 * scale - 0.485f) / 0.229f, (20 * scale - 0.456f) / 0.224f, (30 * scale - 0.406f) / 0.225f};
+    size_t plane = 96 * 64;
+    for (int c = 0; c < 3; c++) { /* channel 0 is B (PaddleOCR keeps BGR) */
+        assert_true(in.data[c * plane] == e[c]);
+        assert_true(in.data[c * plane + plane - 1] == e[c]);
+    }
+    assert_int_equal(in.padded_width, 100);
+    lector__det_input_free(&in);
+    lector__image_release(&im);
+    /* tiny image: padded with black to 32x32 first (w + h < 64) */
+    assert_int_equal(lector__image_alloc(&im, 10, 20, 3, NULL), LECTOR_OK);
+    memset(im.data, 255, 10 * 20 * 3);
+    assert_int_equal(lector__det_preprocess(&im, 960, LECTOR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
+    assert_int_equal(in.width, 32);
+    assert_int_equal(in.height, 32);
+    assert_int_equal(in.padded_width, 32);
+    assert_int_equal(in.padded_height, 32);
+    assert_true(in.ratio_w == 1.0f && in.ratio_h == 1.0f);
+    assert_true(in.data[0] == (255 * scale - 0.485f) / 0.229f);
+    assert_true(in.data[9] == (255 * scale - 0.485f) / 0.229f);
+    assert_true(in.data[10] == (0 * scale - 0.485f) / 0.229f);
+    assert_true(in.data[20 * 32] == (0 * scale - 0.485f) / 0.229f);
+    lector__det_input_free(&in);
+    lector__image_release(&im);
+}
+
+static void test_line_preprocess(void **state)
+{
+    assert_int_equal(lector__line_resized_width(100, 20, 48, 192), 192);
+    assert_int_equal(lector__line_resized_width(20, 20, 48, 192), 48);
+    assert_int_equal(lector__line_resized_width(21, 20, 48, 192), 51); /* ceil(50.4) */
+    int ws[2] = {100, 400}, hs[2] = {32, 32};
+    assert_int_equal(lector__rec_batch_width(ws, hs, 2, 48, 320), 600);
+    assert_int_equal(lector__rec_batch_width(ws, hs, 1, 48, 320), 320);
+
+    lector_image im;
+    assert_int_equal(lector__image_alloc(&im, 20, 20, 3, NULL), LECTOR_OK);
+    memset(im.data, 200, 20 * 20 * 3);
+    float *cls = malloc(sizeof(float) * 3 * 48 * 192);
+    assert_int_equal(lector__cls_preprocess(&im, 48, 192, cls, NULL), LECTOR_OK);
+    float v = 200 / 255.0f;
+    v -= 0.5f;
+    v /= 0.5f;
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < 48; y++) {
+            assert_true(cls[(c * 48 + y) * 192 + 47] == v);
+            assert_true(cls[(c * 48 + y) * 192 + 48] == 0.0f);
+        }
+    free(cls);
+    float *rec = calloc(2 * 3 * 48 * 600, sizeof(float));
+    for (size_t i = 0; i < 3 * 48 * 600; i++) rec[i] = 7; /* row 0 must stay untouched */
+    assert_int_equal(lector__rec_preprocess(&im, 48, 600, rec, 1, NULL), LECTOR_OK);
+    assert_true(rec[3 * 48 * 600 - 1] == 7);
+    const float *r1 = rec + 3 * 48 * 600;
+    assert_true(r1[0] == v && r1[47] == v && r1[48] == 0 && r1[2 * 48 * 600 + 47] == v);
+    free(rec);
+    lector__image_release(&im);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resize_known), cmocka_unit_test(test_resize_vs_float),
+        cmocka_unit_test(test_perspective),  cmocka_unit_test(test_warp),
+        cmocka_unit_test(test_rotate),       cmocka_unit_test(test_opencv_oracle),
+        cmocka_unit_test(test_det_dims),
+        cmocka_unit_test(test_det_preprocess), cmocka_unit_test(test_line_preprocess),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
