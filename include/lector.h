@@ -186,6 +186,14 @@ lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, i
 /* Frees a result; NULL is a no-op. */
 void lector_result_free(lector_result *result);
 
+/* Draws page `page` of a result read from `image_path` into a PNG: the page
+ * with every line's box outlined and numbered on the left, the recognised
+ * text inside the same boxes on a white panel on the right (PaddleOCR's
+ * draw_ocr_box_txt layout). Uses a CJK font from the system when one is
+ * installed (fonts-wqy-microhei, fonts-noto-cjk), else numbers only. */
+lector_status lector_draw_result(const char *image_path, const lector_result *result,
+                                 size_t page, const char *out_png, lector_error *err);
+
 #ifdef __cplusplus
 }
 #endif

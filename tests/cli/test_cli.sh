@@ -112,5 +112,14 @@ run --device cuda "$sample" >/dev/null 2>"$tmp/e3"; [ $? -eq 1 ] && grep -qi "cu
 # parameters reach the pipeline: a drop score of 1.0 keeps nothing
 [ -z "$(run --drop-score 1.0 "$sample")" ] && ok || ko "--drop-score 1.0 should drop every line"
 
+# --draw writes a PNG twice the page's width (page | text panel)
+run --draw "$tmp/draw.png" "$sample" >/dev/null || ko "--draw run failed"
+/usr/bin/python3 -c "
+import struct,sys
+b=open(sys.argv[1],'rb').read(24)
+assert b[:8]==b'\x89PNG\r\n\x1a\n'
+w,h=struct.unpack('>II',b[16:24]); assert (w,h)==(1000,500),(w,h)
+" "$tmp/draw.png" && ok || ko "--draw output"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,6 +7,7 @@ double cli_now_ms(void);
 double cli_median(double *v, int n);
 
 int cmd_run_model(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_ocr(int argc, char **argv);
 
 #endif

@@ -25,6 +25,8 @@ static void usage(FILE *f)
 "                                   line-level TSV; hocr: hOCR XHTML\n"
 "  -o, --output FILE                write there instead of standard output\n"
 "  -q, --quiet                      no progress or timing lines on stderr\n"
+"  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
+"                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
 "engine:\n"
 "  --models DIR                     models directory (default: models)\n"
 "  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
@@ -244,7 +246,7 @@ int cmd_ocr(int argc, char **argv)
 {
     lector_params p = lector_default_params();
     out_format fmt = FMT_TXT;
-    const char *out_path = NULL;
+    const char *out_path = NULL, *draw_path = NULL;
     int quiet = 0;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
@@ -268,6 +270,7 @@ int cmd_ocr(int argc, char **argv)
             else if (!strcmp(v, "hocr")) fmt = FMT_HOCR;
             else { fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", v); goto bad; }
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_path = v;
+        else if (!strcmp(a, "--draw")) draw_path = v;
         else if (!strcmp(a, "--models")) p.models_dir = v;
         else if (!strcmp(a, "--det-model")) p.det_model = v;
         else if (!strcmp(a, "--rec-model")) p.rec_model = v;
@@ -361,6 +364,18 @@ int cmd_ocr(int argc, char **argv)
         case FMT_JSON: write_json(out, name, r, NULL); break;
         case FMT_TSV: write_tsv(out, r, page_base, page_base == 0); break;
         case FMT_HOCR: write_hocr_pages(out, name, r, &page_no); break;
+        }
+        if (draw_path && strcmp(name, "-")) {
+            /* several inputs: OUT.png, OUT-2.png, ... */
+            char path[4096];
+            const char *dot = strrchr(draw_path, '.');
+            if (f == 0 || !dot) snprintf(path, sizeof path, "%s", draw_path);
+            else snprintf(path, sizeof path, "%.*s-%d%s", (int)(dot - draw_path), draw_path, f + 1, dot);
+            lector_error derr = {0};
+            if (lector_draw_result(name, r, 0, path, &derr)) {
+                fprintf(stderr, "lector: --draw: %s\n", derr.message);
+                failed++;
+            }
         }
         page_base += (int)r->n_pages;
         if (!quiet && n_files > 1)

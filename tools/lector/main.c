@@ -41,6 +41,7 @@ static void usage(FILE *f)
             "commands:\n"
 
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
+            "  bench models [--json] [--threads N]  median latency of Lector and ONNX Runtime\n"
             "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
             "  explain [TEXT|-]                     explain a pasted GPU/ONNX error message\n"
             "  --version, --help\n",
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);

@@ -18,6 +18,8 @@
  *    whitespace into words; each word gets the part of the line's quad proportional to its
  *    code-point span (top edge p0->p1 and bottom edge p3->p2 interpolated), score as the line's.
  *    'both' prints both.
+ *  - --loose: CER computed on text without whitespace, ASCII case folded (a second view; the
+ *    detection figures do not change).
  *  - --only-present: only GT images that have a result line are scored (partial runs).
  */
 #include <cjson/cJSON.h>
@@ -49,6 +51,7 @@ static image *imgs;
 static int nimgs, capimgs;
 static int ignore_case;
 static int only_present;
+static int loose; /* CER on case-folded (ASCII) text without whitespace */
 
 static void *xrealloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
@@ -384,6 +387,36 @@ typedef struct {
     int images, missing;
 } totals;
 
+/* --loose: drop whitespace, fold ASCII case (CER only; detection matching is unchanged) */
+static int loose_copy(const uint32_t *a, int n, uint32_t *out) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t c = a[i];
+        if (c == ' ' || c == '\t' || c == 0x3000 || c == 0xA0) continue;
+        if (c < 128) c = (uint32_t)tolower((int)c);
+        out[k++] = c;
+    }
+    return k;
+}
+
+static long text_len(const item *g) {
+    if (!loose) return g->ncp;
+    uint32_t *t = xrealloc(NULL, (size_t)(g->ncp + 1) * sizeof *t);
+    long n = loose_copy(g->cp, g->ncp, t);
+    free(t);
+    return n;
+}
+
+static long text_dist(const item *g, const item *d) {
+    if (!loose) return levenshtein(g->cp, g->ncp, d->cp, d->ncp);
+    uint32_t *a = xrealloc(NULL, (size_t)(g->ncp + 1) * sizeof *a), *b = xrealloc(NULL, (size_t)(d->ncp + 1) * sizeof *b);
+    int na = loose_copy(g->cp, g->ncp, a), nb = loose_copy(d->cp, d->ncp, b);
+    long r = levenshtein(a, na, b, nb);
+    free(a);
+    free(b);
+    return r;
+}
+
 typedef struct { double iou; int g, d; } pair;
 
 static int cmp_pair(const void *a, const void *b) {
@@ -434,11 +467,12 @@ static void eval_image(const image *im, const item *det, int ndet, double thr, t
     for (int i = 0; i < ng; i++) {
         if (im->gt[i].dontcare) continue;
         ngc++;
-        chars += im->gt[i].ncp;
+        long len = text_len(&im->gt[i]);
+        chars += len;
         if (gm[i] >= 0) {
             tp++;
-            ed += levenshtein(im->gt[i].cp, im->gt[i].ncp, det[gm[i]].cp, det[gm[i]].ncp);
-        } else ed += im->gt[i].ncp;
+            ed += text_dist(&im->gt[i], &det[gm[i]]);
+        } else ed += len;
     }
     for (int j = 0; j < ndet; j++) { if (ign[j]) nig++; else nd++; }
     t->ngt += ngc; t->ndet += nd; t->tp += tp; t->ignored += nig; t->gtchars += chars; t->edits += ed;
@@ -468,7 +502,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]\n"
             "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
-            "                    [--ignore-case] [--only-present]\n"
+            "                    [--ignore-case] [--loose] [--only-present]\n"
+            "  --loose         CER on text without whitespace and with ASCII case folded\n"
             "  --only-present  score only the GT images that have a result (default: a missing result\n"
             "                  counts as an image with no detections)\n");
     exit(2);
@@ -492,6 +527,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tsv-header")) header = 1;
         else if (!strcmp(a, "--ignore-case")) ignore_case = 1;
         else if (!strcmp(a, "--only-present")) only_present = 1;
+        else if (!strcmp(a, "--loose")) loose = 1;
         else usage();
     }
     if (header) {
@@ -513,8 +549,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nimgs; i++) missing += !imgs[i].found;
     if (missing && !only_present) fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
     for (int m = 0; m < 2; m++) {
-        const char *md = m == 0 ? "line" : "word";
-        if (strcmp(mode, "both") && strcmp(mode, md)) continue;
+        const char *md0 = m == 0 ? "line" : "word";
+        if (strcmp(mode, "both") && strcmp(mode, md0)) continue;
+        char md[32];
+        snprintf(md, sizeof md, "%s%s", md0, loose ? "/loose" : "");
         totals t = {0};
         t.missing = missing;
         for (int i = 0; i < nimgs; i++) {
