@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rt/ops.h"
+#include "rt/plan.h"
 #include "util/util.h"
 
 int *rt_consumer_counts(const rt_graph *g)
@@ -100,6 +101,15 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
         }
         v->ndim = t->ndim;
         memcpy(v->dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
+        if (rt_input_bound_by_value(t)) {
+            /* a shape-carrying input: fold it like a constant (plan.h) */
+            size_t nb = (size_t)lector_tensor_numel(t) * lector_dtype_size(t->dtype);
+            void *copy = lector__malloc(nb ? nb : 1);
+            if (!copy) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+            if (nb) memcpy(copy, t->data, nb);
+            v->data = copy;
+            v->owns_data = true;
+        }
     }
     for (int i = 0; i < g->n_nodes; i++) {
         rt_node *n = &g->nodes[i];

@@ -155,9 +155,23 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
         rt_plan_free(p);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
+    p->key_values = lector__calloc((size_t)(g->n_inputs + 1), sizeof *p->key_values);
+    if (!p->key_values) {
+        rt_plan_free(p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     for (int i = 0; i < g->n_inputs; i++) {
         p->key[i][0] = inputs[i].ndim;
         for (int d = 0; d < inputs[i].ndim; d++) p->key[i][d + 1] = inputs[i].dims[d];
+        if (rt_input_bound_by_value(&inputs[i])) {
+            size_t nb = (size_t)lector_tensor_numel(&inputs[i]) * lector_dtype_size(inputs[i].dtype);
+            p->key_values[i] = lector__malloc(nb ? nb : 1);
+            if (!p->key_values[i]) {
+                rt_plan_free(p);
+                return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+            }
+            if (nb) memcpy(p->key_values[i], inputs[i].data, nb);
+        }
     }
     for (int i = 0; i < g->n_nodes; i++) {
         if (g->nodes[i].dead) continue;
@@ -187,6 +201,8 @@ void rt_plan_free(rt_plan *p)
     lector__free(p->order);
     lector__free(p->offset);
     lector__free(p->kernels);
+    for (int i = 0; p->key_values && i < p->n_inputs; i++) lector__free(p->key_values[i]);
+    lector__free(p->key_values);
     lector__free(p->key);
     lector__free(p);
 }
@@ -198,8 +214,24 @@ int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs)
         if (p->key[i][0] != inputs[i].ndim) return 0;
         for (int d = 0; d < inputs[i].ndim; d++)
             if (p->key[i][d + 1] != inputs[i].dims[d]) return 0;
+        if (p->key_values[i]) {
+            size_t nb = (size_t)lector_tensor_numel(&inputs[i]) * lector_dtype_size(inputs[i].dtype);
+            if (!rt_input_bound_by_value(&inputs[i]) || (nb && memcmp(p->key_values[i], inputs[i].data, nb)))
+                return 0;
+        } else if (rt_input_bound_by_value(&inputs[i])) {
+            return 0;
+        }
     }
     return 1;
+}
+
+int rt_input_bound_by_value(const lector_tensor *t)
+{
+    int64_t n = lector_tensor_numel(t);
+    if (!t->data && n > 0) return 0;
+    if (t->dtype == LECTOR_DTYPE_INT64 || t->dtype == LECTOR_DTYPE_INT32) return n <= 64;
+    if (t->dtype == LECTOR_DTYPE_FLOAT32) return t->ndim <= 1 && n <= 8;
+    return 0;
 }
 
 lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,

@@ -33,14 +33,22 @@ typedef struct rt_plan {
     void *be_plan;            /* backend state */
     rt_backend *backend;
     int refs;                 /* owned by the model's plan cache (under its lock) */
-    /* key: the input shapes it was compiled for */
+    /* key: the input shapes it was compiled for, and the values of the
+     * inputs bound by value (rt_input_bound_by_value) */
     int n_inputs;
     int64_t (*key)[LECTOR_MAX_DIMS + 1];
+    void **key_values;        /* per input: copy of the bytes, or NULL */
     /* arena pool */
     pthread_mutex_t pool_lock;
     void *pool[RT_ARENA_POOL];
     int n_pool;
 } rt_plan;
+
+/* Small integer inputs (<= 64 elements) and tiny float vectors (rank <= 1,
+ * <= 8 elements) are bound by value: in models where a graph input carries a
+ * shape (Reshape's shape, Slice's starts, Resize's scales), shapes depend on
+ * its values, so the plan is keyed on them and they are folded as constants. */
+int rt_input_bound_by_value(const lector_tensor *t);
 
 /* Builds a plan from an already optimised graph (takes ownership of g on
  * success and on failure). */

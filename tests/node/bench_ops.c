@@ -4,6 +4,8 @@
  *
  *   bench_ops MODEL.onnx N C H W [threads]
  *   BENCH_NODES=MS: also list each node slower than MS.
+ *   BENCH_IN=FILE.pb: input tensor from a file (N C H W ignored);
+ *   BENCH_OUT=FILE.pb: write the first graph output.
  * Times are process CPU time / threads (robust to a loaded machine).
  */
 #include <stdio.h>
@@ -44,9 +46,19 @@ int main(int argc, char **argv)
     v->dtype = LECTOR_DTYPE_FLOAT32;
     v->ndim = 4;
     for (int i = 0; i < 4; i++) v->dims[i] = atoll(argv[2 + i]);
+    lector_tensor *tin0 = NULL;
+    if (getenv("BENCH_IN")) {
+        if (lector_tensor_read_pb(getenv("BENCH_IN"), &tin0, NULL, &err) != LECTOR_OK) {
+            fprintf(stderr, "%s\n", err.message);
+            return 1;
+        }
+        for (int i = 0; i < 4; i++) v->dims[i] = tin0->dims[i];
+    }
     int64_t n = rt_value_numel(v);
     float *x = lector__malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 1000) / 1000.f - 0.5f;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = tin0 ? ((const float *)tin0->data)[i] : (float)((i * 7919) % 1000) / 1000.f - 0.5f;
+    lector_tensors_free(tin0, 1);
     v->data = x;
     v->owns_data = true;
     double per_op[RT_OP_COUNT] = {0}, total = 0;
@@ -99,6 +111,11 @@ int main(int argc, char **argv)
         per_op[nd->op] += dt;
         count[nd->op]++;
         total += dt;
+    }
+    if (getenv("BENCH_OUT")) {
+        lector_tensor o = rt_value_tensor(&g->values[g->outputs[0]]);
+        if (lector_tensor_write_pb(getenv("BENCH_OUT"), &o, NULL, &err) != LECTOR_OK)
+            fprintf(stderr, "%s\n", err.message);
     }
     for (int i = 0; i < RT_OP_COUNT; i++)
         if (count[i]) printf("%-20s %4d nodes %9.2f ms\n", rt_op_table[i].name, count[i], per_op[i]);

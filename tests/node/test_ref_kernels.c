@@ -311,6 +311,92 @@ static void bench_conv(int threads, int64_t c, int64_t h, int64_t m, int64_t k, 
     lector__free(out.data);
 }
 
+/* MatMul with broadcast batch dims and 1-D operands, through the op table
+ * (shape inference computes the output shape). */
+static int test_matmul(int threads)
+{
+    struct { int an, bn; int64_t ad[4], bd[4]; } cs[] = {
+        {4, 3, {2, 1, 3, 4}, {5, 4, 6}},
+        {3, 3, {3, 7, 5}, {3, 5, 2}},
+        {3, 2, {4, 33, 17}, {17, 40}},
+        {1, 3, {4}, {2, 4, 3}},
+        {3, 1, {2, 3, 4}, {4}},
+        {2, 4, {6, 8}, {2, 3, 8, 5}},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        rt_value va, vb, vo;
+        memset(&va, 0, sizeof va);
+        memset(&vb, 0, sizeof vb);
+        memset(&vo, 0, sizeof vo);
+        va.dtype = vb.dtype = LECTOR_DTYPE_FLOAT32;
+        va.ndim = cs[c].an;
+        vb.ndim = cs[c].bn;
+        memcpy(va.dims, cs[c].ad, sizeof cs[c].ad);
+        memcpy(vb.dims, cs[c].bd, sizeof cs[c].bd);
+        rt_node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.op = RT_OP_MatMul;
+        nd.name = (char *)"mm";
+        nd.n_in = 2;
+        nd.n_out = 1;
+        const rt_value *ins[2] = {&va, &vb};
+        rt_value *outs[1] = {&vo};
+        lector_error err;
+        if (rt_infer_MatMul(&nd, ins, outs, &err) != LECTOR_OK) {
+            printf("FAIL MatMul infer %zu: %s\n", c, err.message);
+            return 0;
+        }
+        lector_tensor t[2] = {rt_value_tensor(&va), rt_value_tensor(&vb)}, o = rt_value_tensor(&vo);
+        t[0].data = rand_buf(lector_tensor_numel(&t[0]));
+        t[1].data = rand_buf(lector_tensor_numel(&t[1]));
+        int64_t on = lector_tensor_numel(&o);
+        o.data = lector__malloc(sizeof(float) * (size_t)on);
+        float *want = lector__malloc(sizeof(float) * (size_t)on);
+        /* naive: promote 1-D operands, broadcast batch dims */
+        int64_t ad[8], bd[8];
+        int an = va.ndim, bn = vb.ndim;
+        memcpy(ad, va.dims, sizeof(int64_t) * 4);
+        memcpy(bd, vb.dims, sizeof(int64_t) * 4);
+        if (an == 1) { ad[1] = ad[0]; ad[0] = 1; an = 2; }
+        if (bn == 1) { bd[1] = 1; bn = 2; }
+        int64_t M = ad[an - 2], K = ad[an - 1], N = bd[bn - 1];
+        int rb = LECTOR_MAX(an, bn) - 2;
+        int64_t nb = on / (M * N);
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t rem = b, oa = 0, ob = 0, sa = M * K, sb = K * N;
+            for (int i = rb - 1; i >= 0; i--) {
+                int ia = i - (rb - (an - 2)), ib = i - (rb - (bn - 2));
+                int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1, d = LECTOR_MAX(da, db);
+                int64_t idx = rem % d;
+                rem /= d;
+                oa += (da == 1 ? 0 : idx) * sa;
+                ob += (db == 1 ? 0 : idx) * sb;
+                sa *= da;
+                sb *= db;
+            }
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        acc += (double)((float *)t[0].data)[oa + i * K + k] *
+                               ((float *)t[1].data)[ob + k * N + j];
+                    want[b * M * N + i * N + j] = (float)acc;
+                }
+        }
+        rt_kernel_ctx ctx = {threads, &err};
+        int ok = rt_ref_MatMul(&nd, t, &o, &ctx) == LECTOR_OK && close_enough(o.data, want, on, "MatMul");
+        lector__free(t[0].data);
+        lector__free(t[1].data);
+        lector__free(o.data);
+        lector__free(want);
+        if (!ok) {
+            printf("FAIL MatMul case %zu\n", c);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Softmax: opset < 13 flattens to 2-D at `axis` (default 1), opset 13 uses
  * one axis (default -1); plus the op table and the fused activations. */
 static int test_small(void)
@@ -396,7 +482,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int ok = test_small();
     for (int threads = 1; threads <= 2 && ok; threads++) {
-        ok = test_gemm(threads) && test_convs(threads);
+        ok = test_gemm(threads) && test_matmul(threads) && test_convs(threads);
     }
     if (argc > 1 && !strcmp(argv[1], "--bench")) bench(1); /* CPU time, one thread */
     printf(ok ? "ok\n" : "FAILED\n");

@@ -59,6 +59,7 @@ typedef struct dn_step {
     rt_act act;             /* DN_STEP_ACT: applied in place to out_slot[0] */
     float alpha, beta;
     int mem_base;           /* index of its first memory object in a context */
+    int nthr;               /* OpenMP threads it was created for and runs with */
     dnnl_memory_desc_t *md; /* per arg: the layout it is viewed with */
 } dn_step;
 
@@ -79,6 +80,10 @@ typedef struct dn_plan {
     int *vplain;            /* per value: a plain-layout slot (-1 none yet) */
     int *valt;              /* per value: one extra converted slot (-1) */
     int *out_slot;          /* per graph output: a plain slot */
+    int threads;            /* OpenMP threads this variant was compiled for */
+    size_t arena_size;      /* bytes of arena it needs */
+    struct dn_plan *single; /* single-thread variant (load-adaptive), lazily compiled */
+    int single_failed;
     int scratch_slot;       /* -1 if no primitive needs a scratchpad */
     size_t scratch_size;
     int n_mem;              /* memory objects per context */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/cpu/onednn/onednn.h"
 #include "rt/infer_util.h"
@@ -38,6 +39,8 @@ typedef struct dn_cc {
     int *cons;      /* first two consumers per value: cons[2v], cons[2v+1] */
     char *done;     /* per node: consumed by a fused chain */
     int fail;       /* out of memory / oneDNN failure while adding steps */
+    int nthr;       /* threads of the primitives being created (see node_threads) */
+    int threads;    /* threads of the plan variant being compiled */
 } dn_cc;
 
 static int ok(dnnl_status_t s) { return s == dnnl_success; }
@@ -232,6 +235,7 @@ static int add_prim(dn_cc *c, dnnl_primitive_desc_t pd, int n, const int *args, 
         return -1;
     }
     s->prim = pr;
+    s->nthr = c->nthr;
     for (int i = 0; i < n; i++) {
         s->arg[i] = args[i];
         s->slot[i] = slots[i];
@@ -309,14 +313,16 @@ static int out_slot(dn_cc *c, int v, const dnnl_memory_desc_t *md)
 
 enum { PO_ELT, PO_BIN };
 
+typedef struct po_ent {
+    int kind;
+    dnnl_alg_kind_t alg;
+    float a, b;
+    int value; /* PO_BIN: the other operand */
+} po_ent;
+
 typedef struct chain {
     int n_po;
-    struct {
-        int kind;
-        dnnl_alg_kind_t alg;
-        float a, b;
-        int value; /* PO_BIN: the other operand */
-    } po[24];
+    po_ent po[24];
     int end;             /* value the primitive finally writes */
     int consumed[48];
     int n_consumed;
@@ -328,9 +334,25 @@ typedef struct chain {
     float tail_a, tail_b;
 } chain;
 
+/* Appends an eltwise post-op. oneDNN 2.6's JIT kernels give every eltwise
+ * post-op of one algorithm the parameters of the first one (two linear
+ * post-ops (2,0) and (1,1) both compute 2x): consecutive linear ops are
+ * composed into one, and a second op of an algorithm already present with
+ * other parameters ends the chain (-1). */
 static int po_elt(chain *ch, dnnl_alg_kind_t alg, float a, float b)
 {
-    if (ch->n_po >= 24) return -1;
+    if (ch->n_po > 0 && alg == dnnl_eltwise_linear) {
+        int l = ch->n_po - 1;
+        if (ch->po[l].kind == PO_ELT && ch->po[l].alg == dnnl_eltwise_linear) {
+            float a1 = ch->po[l].a, b1 = ch->po[l].b;
+            ch->po[l].a = a * a1;
+            ch->po[l].b = a * b1 + b;
+            return 0;
+        }
+    }
+    for (int i = 0; i < ch->n_po; i++)
+        if (ch->po[i].kind == PO_ELT && ch->po[i].alg == alg && (ch->po[i].a != a || ch->po[i].b != b)) return -1;
+    if (ch->n_po >= 20) return -1;
     ch->po[ch->n_po].kind = PO_ELT;
     ch->po[ch->n_po].alg = alg;
     ch->po[ch->n_po].a = a;
@@ -339,19 +361,20 @@ static int po_elt(chain *ch, dnnl_alg_kind_t alg, float a, float b)
     return 0;
 }
 
-/* Activation as post-ops; -1 if oneDNN 2.6 has no exact equivalent. */
+/* Activation as post-ops; -1 (chain unchanged) if it cannot be expressed. */
 static int po_act(chain *ch, rt_act act, float a, float b)
 {
-    int r = 0;
+    int r = 0, n0 = ch->n_po;
+    po_ent save[24];
+    memcpy(save, ch->po, sizeof save);
     switch (act) {
     case RT_ACT_NONE: return 0;
     case RT_ACT_RELU: r = po_elt(ch, dnnl_eltwise_relu, 0, 0); break;
     case RT_ACT_SIGMOID: r = po_elt(ch, dnnl_eltwise_logistic, 0, 0); break;
     case RT_ACT_SWISH: r = po_elt(ch, dnnl_eltwise_swish, 1.f, 0); break;
     case RT_ACT_HARDSIGMOID:
-        if (ch->n_po + 2 > 24) return -1;
-        po_elt(ch, dnnl_eltwise_linear, a, b);
-        r = po_elt(ch, dnnl_eltwise_clip, 0.f, 1.f);
+        r = po_elt(ch, dnnl_eltwise_linear, a, b);
+        if (!r) r = po_elt(ch, dnnl_eltwise_clip, 0.f, 1.f);
         break;
     case RT_ACT_HARDSWISH:
         /* 2.6's hardswish is x*relu6(x+3)/6: alpha=1/6, beta=1/2 only */
@@ -363,8 +386,13 @@ static int po_act(chain *ch, rt_act act, float a, float b)
         break;
     default: return -1;
     }
+    if (r) {
+        ch->n_po = n0;
+        memcpy(ch->po, save, sizeof save);
+        return -1;
+    }
     ch->nonlin = 1;
-    return r;
+    return 0;
 }
 
 /* Scalar float constant value v -> *s. */
@@ -400,25 +428,26 @@ static int link_ok(dn_cc *c, const rt_node *n, int cur)
     return is_f32(o) && same_dims(o, &c->g->values[cur]);
 }
 
+/* Folds y' = m[k]*y + a[k] (per channel, or the same for all when pc == 0). */
+static void fold_affine(chain *ch, const float *m, const float *a, int pc)
+{
+    for (int k = 0; k < ch->C; k++) {
+        float mm = m[pc ? k : 0], aa = a[pc ? k : 0];
+        ch->scale[k] *= mm;
+        ch->shift[k] = ch->shift[k] * mm + aa;
+    }
+    ch->folded = 1;
+}
+
 /* Walks the followers of node `ni` (already started: ch->end = its output).
- * allow_bin: residual Adds may become binary post-ops. */
+ * allow_bin: residual Adds may become binary post-ops. Each link is tried on
+ * a copy of the post-op list and committed only when it and its own fused
+ * activation are both expressible. */
 static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
 {
     rt_graph *g = c->g;
     static int nofuse = -1;
     if (nofuse < 0) nofuse = getenv("LECTOR_ONEDNN_NOFUSE") != NULL;
-    static int count = 0;
-    int maxc = getenv("LECTOR_ONEDNN_MAXCHAIN") ? atoi(getenv("LECTOR_ONEDNN_MAXCHAIN")) : 1 << 30;
-    if (getenv("LECTOR_ONEDNN_MAXCHAIN") && count == maxc) fprintf(stderr, "chain %d at node %s\n", count, g->nodes[ni].name);
-    if (nofuse || count++ >= maxc) {
-        ch->end = g->nodes[ni].out[0];
-        if (g->nodes[ni].act != RT_ACT_NONE && po_act(ch, g->nodes[ni].act, g->nodes[ni].act_alpha, g->nodes[ni].act_beta)) {
-            ch->tail_act = g->nodes[ni].act;
-            ch->tail_a = g->nodes[ni].act_alpha;
-            ch->tail_b = g->nodes[ni].act_beta;
-        }
-        return;
-    }
     const rt_node *p = &g->nodes[ni];
     int cur = p->out[0];
     ch->end = cur;
@@ -428,16 +457,21 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
         ch->tail_b = p->act_beta;
         return;
     }
+    if (nofuse) return;
     int r = g->values[cur].ndim;
-    static int mask = -1;
-    if (mask < 0) mask = getenv("LECTOR_ONEDNN_FUSE_MASK") ? atoi(getenv("LECTOR_ONEDNN_FUSE_MASK")) : 0;
-    if (mask & 8) allow_bin = 0;
     for (int guard = 0; guard < 16; guard++) {
-        if (g->values[cur].is_output || ch->n_consumed > 40 || ch->n_po > 20) return;
+        if (g->values[cur].is_output || ch->n_consumed > 40 || ch->n_po > 16) return;
         int nc = c->ncons[cur];
-        int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0 && !(mask & 1);
+        int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0;
+        chain t = *ch; /* tentative post-op list */
+        float m1 = 1.f, a1 = 0.f;
+        const float *pcm = NULL; /* per-channel constant to fold */
+        int fold = 0, pc_op = 0, next, add[4], n_add = 0;
+        const float *bn[4] = {0};
+        float bn_eps = 0;
         if (nc == 1) {
-            const rt_node *n = &g->nodes[c->cons[2 * cur]];
+            int ci = c->cons[2 * cur];
+            const rt_node *n = &g->nodes[ci];
             if (!link_ok(c, n, cur)) return;
             int op = n->op;
             float s;
@@ -446,102 +480,74 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
                 int o = cons_other(n, cur);
                 int first = n->in[0] == cur;
                 const float *pc;
-                if (const_scalar(g, o, &s) && !(mask & 4)) {
+                if (const_scalar(g, o, &s)) {
                     if (op == RT_OP_Div && (!first || s == 0.f)) return;
-                    float m = 1.f, a = 0.f; /* y' = m*y + a */
-                    if (op == RT_OP_Mul) m = s;
-                    else if (op == RT_OP_Add) a = s;
+                    if (op == RT_OP_Mul) m1 = s;
+                    else if (op == RT_OP_Add) a1 = s;
                     else if (op == RT_OP_Sub) {
-                        m = first ? 1.f : -1.f;
-                        a = first ? -s : s;
-                    } else m = 1.f / s;
-                    if (foldable) {
-                        for (int k = 0; k < ch->C; k++) {
-                            ch->scale[k] *= m;
-                            ch->shift[k] = ch->shift[k] * m + a;
-                        }
-                        ch->folded = 1;
-                    } else if (po_elt(ch, dnnl_eltwise_linear, m, a)) {
-                        return;
-                    }
+                        m1 = first ? 1.f : -1.f;
+                        a1 = first ? -s : s;
+                    } else m1 = 1.f / s;
+                    if (foldable) fold = 1;
+                    else if (po_elt(&t, dnnl_eltwise_linear, m1, a1)) return;
                 } else if (foldable && (pc = const_per_channel(g, o, r, ch->axis, ch->C))) {
-                    if (op == RT_OP_Sub && !first) return;
-                    if (op == RT_OP_Div) {
-                        if (!first) return;
+                    if ((op == RT_OP_Sub || op == RT_OP_Div) && !first) return;
+                    if (op == RT_OP_Div)
                         for (int k = 0; k < ch->C; k++)
                             if (pc[k] == 0.f) return;
-                    }
-                    for (int k = 0; k < ch->C; k++) {
-                        float m = 1.f, a = 0.f;
-                        if (op == RT_OP_Mul) m = pc[k];
-                        else if (op == RT_OP_Add) a = pc[k];
-                        else if (op == RT_OP_Sub) a = -pc[k];
-                        else m = 1.f / pc[k];
-                        ch->scale[k] *= m;
-                        ch->shift[k] = ch->shift[k] * m + a;
-                    }
-                    ch->folded = 1;
+                    pcm = pc;
+                    pc_op = op;
                 } else if (allow_bin && op == RT_OP_Add && o >= 0 && !g->values[o].data &&
                            is_f32(&g->values[o]) && same_dims(&g->values[o], &g->values[cur]) &&
-                           c->dp->vslot[o] >= 0 && ch->n_po < 20) {
-                    ch->po[ch->n_po].kind = PO_BIN;
-                    ch->po[ch->n_po].value = o;
-                    ch->n_po++;
+                           c->dp->vslot[o] >= 0 && t.n_po < 16) {
+                    t.po[t.n_po].kind = PO_BIN;
+                    t.po[t.n_po].value = o;
+                    t.n_po++;
                 } else {
                     return;
                 }
-            } else if (op == RT_OP_BatchNormalization && foldable && n->n_in == 5 && n->n_out >= 1) {
-                const float *ga = const_per_channel(g, n->in[1], 1, 0, ch->C);
-                const float *be = const_per_channel(g, n->in[2], 1, 0, ch->C);
-                const float *me = const_per_channel(g, n->in[3], 1, 0, ch->C);
-                const float *va = const_per_channel(g, n->in[4], 1, 0, ch->C);
-                if (!ga || !be || !me || !va || ch->axis != 1 || n->in[0] != cur) return;
-                float eps = rt_attr_float(n, "epsilon", 1e-5f);
-                for (int k = 0; k < ch->C; k++) {
-                    float sc = ga[k] / sqrtf(va[k] + eps);
-                    ch->scale[k] *= sc;
-                    ch->shift[k] = ch->shift[k] * sc + (be[k] - me[k] * sc);
-                }
-                ch->folded = 1;
+            } else if (op == RT_OP_BatchNormalization && foldable && n->n_in == 5 && n->in[0] == cur &&
+                       ch->axis == 1) {
+                for (int k = 0; k < 4; k++)
+                    if (!(bn[k] = const_per_channel(g, n->in[k + 1], 1, 0, ch->C))) return;
+                bn_eps = rt_attr_float(n, "epsilon", 1e-5f);
             } else if (n->in[0] == cur && (op == RT_OP_Relu || op == RT_OP_Sigmoid || op == RT_OP_HardSigmoid ||
                                            op == RT_OP_HardSwish || op == RT_OP_Clip || op == RT_OP_Tanh)) {
                 int rr;
-                if (op == RT_OP_Relu) rr = po_act(ch, RT_ACT_RELU, 0, 0);
-                else if (op == RT_OP_Sigmoid) rr = po_act(ch, RT_ACT_SIGMOID, 0, 0);
-                else if (op == RT_OP_Tanh) rr = po_elt(ch, dnnl_eltwise_tanh, 0, 0);
-                else if (op == RT_OP_HardSwish) rr = po_act(ch, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f);
+                if (op == RT_OP_Relu) rr = po_act(&t, RT_ACT_RELU, 0, 0);
+                else if (op == RT_OP_Sigmoid) rr = po_act(&t, RT_ACT_SIGMOID, 0, 0);
+                else if (op == RT_OP_Tanh) rr = po_elt(&t, dnnl_eltwise_tanh, 0, 0);
+                else if (op == RT_OP_HardSwish) rr = po_act(&t, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f);
                 else if (op == RT_OP_HardSigmoid)
-                    rr = po_act(ch, RT_ACT_HARDSIGMOID, rt_attr_float(n, "alpha", 0.2f),
+                    rr = po_act(&t, RT_ACT_HARDSIGMOID, rt_attr_float(n, "alpha", 0.2f),
                                 rt_attr_float(n, "beta", 0.5f));
                 else {
                     float lo = -INFINITY, hi = INFINITY;
                     if (n->n_in > 1 && n->in[1] >= 0 && !const_scalar(g, n->in[1], &lo)) return;
                     if (n->n_in > 2 && n->in[2] >= 0 && !const_scalar(g, n->in[2], &hi)) return;
-                    rr = po_act(ch, RT_ACT_CLIP, lo, hi);
+                    rr = po_act(&t, RT_ACT_CLIP, lo, hi);
                 }
                 if (rr) return;
-                ch->nonlin = 1;
+                t.nonlin = 1;
             } else {
                 return;
             }
-            if (n->act != RT_ACT_NONE && po_act(ch, n->act, n->act_alpha, n->act_beta)) return;
-            ch->consumed[ch->n_consumed++] = c->cons[2 * cur];
-            cur = n->out[0];
-            ch->end = cur;
-            continue;
-        }
-        if (nc == 2 && !(mask & 2)) {
+            if (n->act != RT_ACT_NONE) {
+                /* the link's own activation comes after a fold: fold first on t's view */
+                if ((fold || pcm || bn[0]) && t.n_po) return;
+                if (po_act(&t, n->act, n->act_alpha, n->act_beta)) return;
+            }
+            add[n_add++] = ci;
+            next = n->out[0];
+        } else if (nc == 2) {
             /* hardswish: a = Add(x, 3); k = Clip(a, 0, 6); m = Mul(x, k); Div(m, 6) or Mul(m, 1/6) */
             int i0 = c->cons[2 * cur], i1 = c->cons[2 * cur + 1];
-            const rt_node *na = &g->nodes[i0], *nm = &g->nodes[i1];
-            if (na->op != RT_OP_Add) {
-                const rt_node *t = na;
-                na = nm;
-                nm = t;
+            if (g->nodes[i0].op != RT_OP_Add) {
                 int ti = i0;
                 i0 = i1;
                 i1 = ti;
             }
+            const rt_node *na = &g->nodes[i0], *nm = &g->nodes[i1];
             float s3, lo, hi, s6;
             if (na->op != RT_OP_Add || nm->op != RT_OP_Mul || nm->act) return;
             if (!link_ok(c, na, cur) || !link_ok(c, nm, cur)) return;
@@ -572,16 +578,44 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
             } else {
                 return;
             }
-            if (po_act(ch, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f)) return;
-            ch->consumed[ch->n_consumed++] = i0;
-            if (ki >= 0) ch->consumed[ch->n_consumed++] = ki;
-            ch->consumed[ch->n_consumed++] = i1;
-            ch->consumed[ch->n_consumed++] = di;
-            cur = nd->out[0];
-            ch->end = cur;
-            continue;
+            if (po_act(&t, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f)) return;
+            add[n_add++] = i0;
+            if (ki >= 0) add[n_add++] = ki;
+            add[n_add++] = i1;
+            add[n_add++] = di;
+            next = nd->out[0];
+        } else {
+            return;
         }
-        return;
+        /* commit */
+        if (fold) fold_affine(ch, &m1, &a1, 0);
+        if (pcm) {
+            float *mm = lector__malloc(sizeof(float) * (size_t)ch->C * 2);
+            if (!mm) return;
+            for (int k = 0; k < ch->C; k++) {
+                mm[k] = pc_op == RT_OP_Mul ? pcm[k] : pc_op == RT_OP_Div ? 1.f / pcm[k] : 1.f;
+                mm[ch->C + k] = pc_op == RT_OP_Add ? pcm[k] : pc_op == RT_OP_Sub ? -pcm[k] : 0.f;
+            }
+            fold_affine(ch, mm, mm + ch->C, 1);
+            lector__free(mm);
+        }
+        if (bn[0]) {
+            float *mm = lector__malloc(sizeof(float) * (size_t)ch->C * 2);
+            if (!mm) return;
+            for (int k = 0; k < ch->C; k++) {
+                mm[k] = bn[0][k] / sqrtf(bn[3][k] + bn_eps);
+                mm[ch->C + k] = bn[1][k] - bn[2][k] * mm[k];
+            }
+            fold_affine(ch, mm, mm + ch->C, 1);
+            lector__free(mm);
+        }
+        t.scale = ch->scale;
+        t.shift = ch->shift;
+        t.folded = ch->folded;
+        *ch = t;
+        for (int k = 0; k < n_add; k++) ch->consumed[ch->n_consumed++] = add[k];
+        cur = next;
+        ch->end = cur;
     }
 }
 
@@ -841,6 +875,136 @@ static int build_conv(dn_cc *c, int ni, int transposed)
         return r;
     }
     return -1;
+}
+
+/* ConvTranspose with kernel == stride, no padding, one group (the DB head's
+ * 2x2/2 upsampling): every input pixel writes its own k*k output block, so
+ * it is a 1x1 convolution to Cout*k*k channels (nhwc) followed by a
+ * depth-to-space reorder. oneDNN 2.6's own deconvolution is 20x slower here. */
+static int build_deconv_d2s(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    if (n->n_in < 2) return -1;
+    int x = n->in[0], w = n->in[1], b = n->n_in > 2 ? n->in[2] : -1;
+    const rt_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[n->out[0]];
+    if (!is_f32(xv) || !is_f32(wv) || !wv->data || xv->ndim != 4 || wv->ndim != 4) return -1;
+    if (b >= 0 && (!g->values[b].data || !is_f32(&g->values[b]))) return -1;
+    if (rt_attr_int(n, "group", 1) != 1) return -1;
+    int64_t N = xv->dims[0], Cin = xv->dims[1], H = xv->dims[2], W = xv->dims[3];
+    int64_t Cout = wv->dims[1], kh = wv->dims[2], kw = wv->dims[3];
+    if (wv->dims[0] != Cin || yv->dims[1] != Cout || yv->dims[2] != H * kh || yv->dims[3] != W * kw) return -1;
+    const int64_t *v;
+    int k = rt_attr_ints(n, "strides", &v);
+    if (k != 2 || v[0] != kh || v[1] != kw) return -1;
+    k = rt_attr_ints(n, "pads", &v);
+    for (int i = 0; i < k; i++)
+        if (v[i]) return -1;
+    k = rt_attr_ints(n, "dilations", &v);
+    for (int i = 0; i < k; i++)
+        if (v[i] != 1) return -1;
+    k = rt_attr_ints(n, "output_padding", &v);
+    for (int i = 0; i < k; i++)
+        if (v[i]) return -1;
+    const char *ap = rt_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return -1;
+    int64_t kk = kh * kw, C2 = Cout * kk;
+    chain ch;
+    if (chain_init(&ch, (int)Cout, 1)) return -1;
+    chain_walk(c, ni, &ch, 0);
+    const rt_value *ev = &g->values[ch.end];
+    int64_t wd[4] = {C2, Cin, 1, 1}, cd[4] = {N, C2, H, W}, bd[1] = {C2};
+    dnnl_memory_desc_t wmd_plain, wmd_any, bmd, smd, dmd;
+    md_make(&wmd_plain, 4, wd, dnnl_oihw);
+    md_any(&wmd_any, 4, wd);
+    md_plain(&bmd, 1, bd);
+    md_make(&dmd, 4, cd, dnnl_acdb);
+    int xs = vslot(c, x);
+    if (xs < 0) {
+        chain_clear(&ch);
+        return -1;
+    }
+    dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_dims_t st = {1, 1}, di = {0, 0}, pz = {0, 0};
+    for (int try_cur = md_is_plain(&c->dp->slots[xs].md) ? 0 : 1; try_cur >= 0 && !pd; try_cur--) {
+        if (try_cur) smd = c->dp->slots[xs].md;
+        else md_any(&smd, 4, xv->dims);
+        dnnl_convolution_desc_t d;
+        if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &smd,
+                                                          &wmd_any, &bmd, &dmd, st, di, pz, pz)))
+            pd = pd_create(c, &d, at);
+    }
+    if (at) dnnl_primitive_attr_destroy(at);
+    if (!pd) {
+        chain_clear(&ch);
+        return -1;
+    }
+    const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *sq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    float *wf = owned_alloc(c, (size_t)(C2 * Cin) * sizeof(float));
+    float *bf = owned_alloc(c, (size_t)C2 * sizeof(float));
+    void *wr = owned_alloc(c, dnnl_memory_desc_get_size(wq));
+    if (!wf || !bf || !wr) {
+        dnnl_primitive_desc_destroy(pd);
+        chain_clear(&ch);
+        c->fail = 1;
+        return -1;
+    }
+    const float *w0 = wv->data, *b0 = b >= 0 ? g->values[b].data : NULL;
+    for (int64_t co = 0; co < Cout; co++)
+        for (int64_t t = 0; t < kk; t++) {
+            int64_t o = co * kk + t;
+            bf[o] = (b0 ? b0[co] : 0.f) * ch.scale[co] + ch.shift[co];
+            for (int64_t ci = 0; ci < Cin; ci++) wf[o * Cin + ci] = w0[(ci * Cout + co) * kk + t] * ch.scale[co];
+        }
+    if (reorder_now(c, &wmd_plain, wf, wq, wr)) {
+        dnnl_primitive_desc_destroy(pd);
+        chain_clear(&ch);
+        return -1;
+    }
+    /* depth-to-space as a reorder between two 6-D views [N, Cout, H, kh, W, kw] */
+    dnnl_memory_desc_t v_src, v_dst, ymd;
+    int64_t HO = H * kh, WO = W * kw;
+    dnnl_dims_t vd = {N, Cout, H, kh, W, kw};
+    dnnl_dims_t vs = {H * W * C2, kk, W * C2, kw, C2, 1};
+    dnnl_dims_t vt = {HO * WO * Cout, 1, kh * WO * Cout, WO * Cout, kw * Cout, Cout};
+    md_make(&ymd, 4, ev->dims, dnnl_acdb);
+    dnnl_primitive_desc_t rpd = NULL;
+    if (!ok(dnnl_memory_desc_init_by_strides(&v_src, 6, vd, dnnl_f32, vs)) ||
+        !ok(dnnl_memory_desc_init_by_strides(&v_dst, 6, vd, dnnl_f32, vt))) {
+        dnnl_primitive_desc_destroy(pd);
+        chain_clear(&ch);
+        return -1;
+    }
+    dnnl_primitive_attr_t rat = attr_new();
+    if (!ok(dnnl_reorder_primitive_desc_create(&rpd, &v_src, c->eng, &v_dst, c->eng, rat))) rpd = NULL;
+    dnnl_primitive_attr_destroy(rat);
+    if (!rpd) {
+        dnnl_primitive_desc_destroy(pd);
+        chain_clear(&ch);
+        return -1;
+    }
+    int ws = slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
+    int ss = need_md(c, x, sq);
+    int ts = slot_new(c, DN_SLOT_ARENA, -1, &dmd, 0);
+    int ys = out_slot(c, ch.end, &ymd);
+    int r = -1;
+    if (ws >= 0 && bs >= 0 && ss >= 0 && ts >= 0 && ys >= 0) {
+        c->dp->slots[ws].ptr = wr;
+        c->dp->slots[bs].ptr = bf;
+        int args[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        int sl[5] = {ss, ws, bs, ts};
+        r = add_prim(c, pd, 4, args, sl, NULL);
+        int rargs[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, rsl[2] = {ts, ys};
+        const dnnl_memory_desc_t *rmd[2] = {&v_src, &v_dst};
+        if (!r) r = add_prim(c, rpd, 2, rargs, rsl, rmd);
+        if (!r) r = chain_commit(c, &ch, ys);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_desc_destroy(rpd);
+    chain_clear(&ch);
+    return r;
 }
 
 static int act_alg(int op, const rt_node *n, dnnl_alg_kind_t *alg, float *a, float *b)
@@ -1563,16 +1727,46 @@ static int mem_plan(dn_cc *c)
     top = al64(peak);
     dp->slots[dp->scratch_slot].off = top;
     dp->slots[dp->scratch_slot].size = dp->scratch_size;
-    c->p->arena_size = top + al64(dp->scratch_size) + 64;
+    dp->arena_size = top + al64(dp->scratch_size) + 64;
     return 0;
+}
+
+/* Threads for a node's primitives. A parallel region costs a few
+ * microseconds on a quiet machine and a whole time slice when a worker is
+ * preempted on a busy one; ops with less work than ~2 MFLOP (or 256 K
+ * elements moved) run on the calling thread only. oneDNN sizes some kernels
+ * (brgemm convolutions) by omp_get_max_threads() at creation, so the count
+ * is set before the primitive is created and again before it runs. */
+static int node_threads(dn_cc *c, const rt_node *n)
+{
+    int T = c->threads;
+    if (T == 1 || n->n_out < 1 || n->out[0] < 0) return T;
+    const rt_graph *g = c->g;
+    double out = (double)rt_value_numel(&g->values[n->out[0]]), work = out * 8;
+    if ((n->op == RT_OP_Conv || n->op == RT_OP_ConvTranspose) && n->n_in > 1 && g->values[n->in[1]].ndim == 4) {
+        const int64_t *wd = g->values[n->in[1]].dims;
+        double G = (double)rt_attr_int(n, "group", 1);
+        work = n->op == RT_OP_Conv ? 2.0 * out * (double)(wd[1] * wd[2] * wd[3])
+                                   : 2.0 * out * (double)wd[0] / G;
+    } else if (n->op == RT_OP_MatMul && n->n_in > 0 && g->values[n->in[0]].ndim > 0) {
+        const rt_value *a = &g->values[n->in[0]];
+        work = 2.0 * out * (double)a->dims[a->ndim - 1];
+    }
+    return work < 2e6 ? 1 : T;
+}
+
+static void set_threads(dn_cc *c, int nthr)
+{
+    c->nthr = nthr;
+    omp_set_num_threads(nthr);
 }
 
 /* ---- plan compile / free ------------------------------------------------------- */
 
-static void dn_plan_free(rt_backend *be, rt_plan *p)
+static void dn_destroy(dn_plan *dp)
 {
-    dn_plan *dp = p->be_plan;
     if (!dp) return;
+    dn_destroy(dp->single);
     for (int i = 0; i < dp->n_pool; i++) {
         dn_ctx *x = dp->pool[i];
         for (int k = 0; k < dp->n_mem; k++)
@@ -1596,6 +1790,11 @@ static void dn_plan_free(rt_backend *be, rt_plan *p)
     lector__free(dp->valt);
     lector__free(dp->out_slot);
     lector__free(dp);
+}
+
+static void dn_plan_free(rt_backend *be, rt_plan *p)
+{
+    dn_destroy(p->be_plan);
     p->be_plan = NULL;
 }
 
@@ -1626,20 +1825,23 @@ static void dump_plan(dn_cc *c)
     }
 }
 
-static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+/* Compiles the steps of plan p for `threads` OpenMP threads into *out. */
+static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn_plan **out, lector_error *err)
 {
     dn_backend *db = be->ctx;
     rt_graph *g = p->g;
+    *out = NULL;
     dn_plan *dp = lector__calloc(1, sizeof *dp);
     if (!dp) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&dp->lock, NULL);
-    p->be_plan = dp;
+    dp->threads = threads;
     size_t nv = (size_t)g->n_values + 1;
     dp->vslot = lector__malloc(sizeof(int) * nv);
     dp->vplain = lector__malloc(sizeof(int) * nv);
     dp->valt = lector__malloc(sizeof(int) * nv);
     dp->out_slot = lector__malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
-    dn_cc c = {be, db->eng, p, g, dp, NULL, NULL, NULL, 0};
+    dn_cc c = {be, db->eng, p, g, dp, NULL, NULL, NULL, 0, 1, threads};
+    int omp_before = omp_get_max_threads();
     c.ncons = lector__calloc(nv, sizeof(int));
     c.cons = lector__malloc(sizeof(int) * 2 * nv);
     c.done = lector__calloc((size_t)g->n_nodes + 1, 1);
@@ -1647,7 +1849,7 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
         lector__free(c.ncons);
         lector__free(c.cons);
         lector__free(c.done);
-        dn_plan_free(be, p);
+        dn_destroy(dp);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t v = 0; v < nv; v++) {
@@ -1681,9 +1883,13 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
             size_t ln = strlen(op_name(n->op));
             skip = q && (q == off || q[-1] == ',') && (q[ln] == 0 || q[ln] == ',');
         }
+        set_threads(&c, node_threads(&c, n));
         if (!skip) switch (n->op) {
         case RT_OP_Conv: r = build_conv(&c, ni, 0); break;
-        case RT_OP_ConvTranspose: r = build_conv(&c, ni, 1); break;
+        case RT_OP_ConvTranspose:
+            r = build_deconv_d2s(&c, ni);
+            if (r && !c.fail) r = build_conv(&c, ni, 1);
+            break;
         case RT_OP_MaxPool:
         case RT_OP_AveragePool:
         case RT_OP_GlobalAveragePool: r = build_pool(&c, ni); break;
@@ -1733,6 +1939,7 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
     }
     for (int i = 0; i < g->n_outputs && !st; i++) {
         int v = g->outputs[i];
+        set_threads(&c, rt_value_numel(&g->values[v]) < 256 * 1024 ? 1 : threads);
         dp->out_slot[i] = need_plain(&c, v);
         if (dp->out_slot[i] < 0)
             st = lector__error(err, LECTOR_ERR_BACKEND, "%s: output %s has no layout", g->name, g->values[v].name);
@@ -1752,18 +1959,84 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
     lector__free(c.ncons);
     lector__free(c.cons);
     lector__free(c.done);
+    omp_set_num_threads(omp_before);
     if (st) {
-        dn_plan_free(be, p);
+        dn_destroy(dp);
         return st;
     }
     {
         int np = 0, nr = 0;
         for (int i = 0; i < dp->n_steps; i++) np += dp->steps[i].kind == DN_STEP_PRIM, nr += dp->steps[i].kind == DN_STEP_REF;
         if (getenv("LECTOR_ONEDNN_DUMP")) dump_plan(&c);
-        lector__log(LECTOR_LOG_DEBUG, "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes",
-                    g->name, p->n_order, np, nr, p->arena_size);
+        lector__log(LECTOR_LOG_DEBUG,
+                    "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes, %d threads",
+                    g->name, p->n_order, np, nr, dp->arena_size, threads);
     }
+    *out = dp;
     return LECTOR_OK;
+}
+
+static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+{
+    dn_plan *dp;
+    lector_status st = compile_variant(be, p, be->threads > 0 ? be->threads : 1, &dp, err);
+    if (st) return st;
+    p->be_plan = dp;
+    p->arena_size = dp->arena_size;
+    return LECTOR_OK;
+}
+
+/* ---- load-adaptive threads ---------------------------------------------------------
+ * oneDNN splits every primitive statically over its OpenMP threads, so on an
+ * oversubscribed machine each parallel region waits for the slowest,
+ * preempted worker (a time slice per region, hundreds per run): 2 threads
+ * can be 10x slower than 1. When the other load on the machine (the 1-minute
+ * load average minus our own threads, sampled every 0.5 s) leaves fewer free
+ * cores than T - 0.5 (T <= 2) or T / 2 (T > 2), a run uses a single-thread
+ * variant of the plan, compiled on first need. `threads` stays the upper
+ * bound. LECTOR_ADAPTIVE_THREADS=0 turns this off. */
+
+static int effective_threads(int T)
+{
+    static int enabled = -1;
+    static _Atomic double last_ms;
+    static _Atomic int last_single;
+    if (T <= 1) return T;
+    if (enabled < 0) {
+        const char *e = getenv("LECTOR_ADAPTIVE_THREADS");
+        enabled = !(e && !strcmp(e, "0"));
+    }
+    if (!enabled) return T;
+    double now = lector__now_ms();
+    if (now - last_ms < 500) return last_single ? 1 : T;
+    last_ms = now;
+    double load = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = 0;
+        fclose(f);
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1) ncpu = 1;
+    double others = load - T, free_cores = (double)ncpu - others;
+    int single = free_cores < (T <= 2 ? T - 0.5 : T / 2.0);
+    last_single = single;
+    return single ? 1 : T;
+}
+
+/* The plan variant for `threads` (the compiled one, or the single-thread one). */
+static dn_plan *variant(rt_backend *be, const rt_plan *p, int threads)
+{
+    dn_plan *dp = p->be_plan;
+    if (threads == dp->threads) return dp;
+    pthread_mutex_lock(&dp->lock);
+    if (!dp->single && !dp->single_failed) {
+        lector_error e = {0};
+        if (compile_variant(be, (rt_plan *)p, 1, &dp->single, &e)) dp->single_failed = 1;
+    }
+    dn_plan *r = dp->single ? dp->single : dp;
+    pthread_mutex_unlock(&dp->lock);
+    return r;
 }
 
 /* ---- execute -------------------------------------------------------------------- */
@@ -1819,18 +2092,33 @@ static void ctx_put(dn_plan *dp, dn_ctx *x, int n_mem)
 static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                      lector_tensor *outputs, lector_error *err)
 {
-    dn_plan *dp = p->be_plan;
     const rt_graph *g = p->g;
     dn_backend *db = be->ctx;
-    int threads = be->threads > 0 ? be->threads : 1;
+    dn_plan *dp = variant(be, p, effective_threads(((dn_plan *)p->be_plan)->threads));
+    int threads = dp->threads, cur = threads;
+    void *own_arena = NULL;
+    if (dp->arena_size > p->arena_size) { /* the single-thread variant may need more */
+        own_arena = arena = lector__aligned_alloc(dp->arena_size);
+        if (!arena) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
+    }
+    int omp_before = omp_get_max_threads();
     omp_set_num_threads(threads);
     dn_ctx *x = ctx_get(be, dp);
-    if (!x) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
+    if (!x) {
+        lector__free(own_arena);
+        omp_set_num_threads(omp_before);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
+    }
     rt_kernel_ctx kctx = {threads, err};
     lector_status st = LECTOR_OK;
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     for (int i = 0; i < dp->n_steps && !st; i++) {
         const dn_step *s = &dp->steps[i];
+        int want = s->kind == DN_STEP_PRIM ? s->nthr : threads;
+        if (want != cur) {
+            omp_set_num_threads(want);
+            cur = want;
+        }
         if (s->kind == DN_STEP_PRIM) {
             for (int a = 0; a < s->n_args; a++) {
                 int k = s->mem_base + a;
@@ -1884,7 +2172,11 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
     }
     dnnl_stream_wait(x->stream);
     ctx_put(dp, x, dp->n_mem);
-    if (st) return st;
+    omp_set_num_threads(omp_before);
+    if (st) {
+        lector__free(own_arena);
+        return st;
+    }
     for (int i = 0; i < g->n_outputs; i++) {
         int v = g->outputs[i];
         outputs[i] = rt_value_tensor(&g->values[v]);
@@ -1892,10 +2184,12 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
         outputs[i].data = lector__aligned_alloc(nb ? nb : 1);
         if (!outputs[i].data) {
             for (int j = 0; j < i; j++) lector__free(outputs[j].data);
+            lector__free(own_arena);
             return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
         }
         memcpy(outputs[i].data, slot_ptr(dp, dp->out_slot[i], arena, inputs), nb);
     }
+    lector__free(own_arena);
     return LECTOR_OK;
 }
 

@@ -29,19 +29,20 @@ static void bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int6
     }
 }
 
-/* im2col of one RT_GEMM_NR-column sliver `t` of the output rows [r0, r0 + nc/OW)
- * straight into the packed-B layout of rt_gemm_f32_packed: `dst` receives
+/* im2col of RT_GEMM_NR-column sliver `t` of the output columns [col0, col0 + nc)
+ * (column = flattened output position) straight into the packed-B layout of
+ * rt_gemm_f32_packed: `dst` receives
  * K = Cg*ks rows of RT_GEMM_NR floats, written sequentially (columns past nc
  * are zero). `xg` is the group's first input channel. */
 static void im2col_sliver(const rt_conv_geom *g, const float *xg, int64_t isp, int64_t Cg,
-                          int64_t r0, int64_t t, int64_t nc, float *dst)
+                          int64_t col0, int64_t t, int64_t nc, float *dst)
 {
     enum { W = RT_GEMM_NR };
     int64_t OW = g->out[2], OH = g->out[1], IH = g->in[1], IW = g->in[2], ID = g->in[0];
     int64_t cnt = LECTOR_MIN(W, nc - t * W);
     int64_t iz0[W], iy0[W], ix0[W];
     for (int64_t q = 0; q < cnt; q++) {
-        int64_t j = t * W + q, r = r0 + j / OW, ow = j % OW;
+        int64_t j = col0 + t * W + q, r = j / OW, ow = j % OW;
         iz0[q] = (r / OH) * g->s[0] - g->pb[0];
         iy0[q] = (r % OH) * g->s[1] - g->pb[1];
         ix0[q] = ow * g->s[2] - g->pb[2];
@@ -170,8 +171,9 @@ static int64_t dw_plane_size(const rt_conv_geom *g)
 /* Depthwise convolution (one output channel per input channel): each input
  * plane is copied once into a zero-padded scratch plane so that every tap
  * reads in bounds (dw_row). `scratch` holds threads * dw_plane_size floats. */
-static void depthwise(const rt_conv_geom *g, const float *x, const float *w, float *y,
-                      int64_t planes, int64_t C, int threads, float *scratch)
+static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, const float *w,
+                      const float *bias, float *y, int64_t planes, int64_t C, int threads,
+                      float *scratch)
 {
     int64_t isp = g->in[0] * g->in[1] * g->in[2], osp = g->out[0] * g->out[1] * g->out[2];
     int64_t ks = g->k[0] * g->k[1] * g->k[2], KW = g->k[2];
@@ -212,6 +214,11 @@ static void depthwise(const rt_conv_geom *g, const float *x, const float *w, flo
                     dw_row(pad + (od * g->s[0] * PH + oh * g->s[1]) * RW, wp, g->k[0], g->k[1], KW,
                            g->d[0] * PH * RW, g->d[1] * RW, kxoff, step,
                            OW, yp + (od * g->out[1] + oh) * OW);
+            if (bias) {
+                float bv = bias[p % C];
+                for (int64_t i = 0; i < osp; i++) yp[i] += bv;
+            }
+            rt_apply_act(yp, osp, nd->act, nd->act_alpha, nd->act_beta);
         }
     }
 }
@@ -239,53 +246,69 @@ lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_ten
         int threads = ctx->threads < 1 ? 1 : ctx->threads;
         float *scratch = lector__malloc(sizeof(float) * (size_t)(psz * threads));
         if (!scratch) return rt_ref_oom(nd, ctx);
-        depthwise(&g, x, w, y, N * C, C, threads, scratch);
+        depthwise(nd, &g, x, w, bt ? bt->data : NULL, y, N * C, C, threads, scratch);
         lector__free(scratch);
-    } else if (ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && !g.pb[0] && !g.pb[1] &&
-               !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2]) {
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t gi = 0; gi < G; gi++)
-                if (rt_gemm_f32(0, 0, Mg, osp, Cg, 1.f, w + gi * Mg * Kg, Kg,
-                                x + (n * C + gi * Cg) * isp, isp, 0.f,
-                                y + (n * M + gi * Mg) * osp, osp, ctx->threads))
-                    return rt_ref_oom(nd, ctx);
-    } else {
-        /* output rows per chunk: packed columns around 1-2 MB (L2-resident
-         * between im2col and the GEMM), at least 512 columns */
-        int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-        int64_t want = LECTOR_MAX(COL_TARGET_FLOATS / (Kg > 0 ? Kg : 1), 512);
-        int64_t chunk = LECTOR_MAX(want / (OW > 0 ? OW : 1), 1);
-        if (chunk > rows) chunk = rows;
-        int64_t ncmax = (chunk * OW + RT_GEMM_NR - 1) / RT_GEMM_NR * RT_GEMM_NR;
-        float *col = lector__aligned_alloc(sizeof(float) * (size_t)(Kg * ncmax));
-        float *wp = lector__aligned_alloc(sizeof(float) * rt_gemm_pack_a_size(Mg, Kg));
-        if (!col || !wp) {
-            lector__free(col);
-            lector__free(wp);
-            return rt_ref_oom(nd, ctx);
-        }
-        for (int64_t gi = 0; gi < G; gi++) {
-            rt_gemm_pack_a(0, Mg, Kg, w + gi * Mg * Kg, Kg, wp);
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-                    int64_t r1 = LECTOR_MIN(rows, r0 + chunk), nc = (r1 - r0) * OW;
-                    const float *xg = x + (n * C + gi * Cg) * isp;
-                    int64_t nbs = (nc + RT_GEMM_NR - 1) / RT_GEMM_NR;
-#pragma omp parallel for num_threads(ctx->threads) if (nbs > 1 && Kg * nc > 65536)
-                    for (int64_t t = 0; t < nbs; t++)
-                        im2col_sliver(&g, xg, isp, Cg, r0, t, nc, col + t * Kg * RT_GEMM_NR);
-                    if (rt_gemm_f32_packed(0, Mg, nc, Kg, 1.f, NULL, 0, wp, col, 0.f,
-                                           y + (n * M + gi * Mg) * osp + r0 * OW, osp, ctx->threads)) {
-                        lector__free(col);
-                        lector__free(wp);
-                        return rt_ref_oom(nd, ctx);
-                    }
+        return LECTOR_OK;
+    }
+    /* GEMM path: work items = (image, group, chunk of output columns), one
+     * parallel region, each thread with its own im2col buffer running a
+     * single-threaded GEMM on packed weights, then bias + activation. */
+    int pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && !g.pb[0] && !g.pb[1] &&
+                    !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2];
+    int threads = ctx->threads < 1 ? 1 : ctx->threads;
+    int64_t chunk = LECTOR_MAX(COL_TARGET_FLOATS / (Kg > 0 ? Kg : 1), 512);
+    int64_t share = (osp + threads - 1) / threads; /* enough items for every thread */
+    if (N * G == 1 && chunk > share) chunk = share;
+    chunk = LECTOR_MAX((chunk + RT_GEMM_NR - 1) / RT_GEMM_NR * RT_GEMM_NR, RT_GEMM_NR);
+    int64_t nch = (osp + chunk - 1) / chunk, items = N * G * nch;
+    size_t wsz = rt_gemm_pack_a_size(Mg, Kg);
+    float *wp = lector__aligned_alloc(sizeof(float) * wsz * (size_t)G);
+    if (!wp) return rt_ref_oom(nd, ctx);
+    for (int64_t gi = 0; gi < G; gi++) rt_gemm_pack_a(0, Mg, Kg, w + gi * Mg * Kg, Kg, wp + gi * wsz);
+    const float *bias = bt ? bt->data : NULL;
+    int fail = 0;
+    int nt = (int)LECTOR_MIN((int64_t)threads, items);
+#pragma omp parallel num_threads(nt)
+    {
+        float *col = pointwise ? NULL : lector__aligned_alloc(sizeof(float) * (size_t)(Kg * chunk));
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < items; it++) {
+            if (!pointwise && !col) {
+                __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+                continue;
+            }
+            int64_t n = it / (G * nch), gi = (it / nch) % G, c0 = (it % nch) * chunk;
+            int64_t nc = LECTOR_MIN(chunk, osp - c0);
+            const float *xg = x + (n * C + gi * Cg) * isp;
+            float *yg = y + (n * M + gi * Mg) * osp;
+            int rc;
+            if (pointwise) {
+                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Cg, 1.f, NULL, 0, wp + gi * wsz, xg + c0, isp,
+                                    NULL, 0.f, yg + c0, osp, 1);
+            } else {
+                int64_t nbs = (nc + RT_GEMM_NR - 1) / RT_GEMM_NR;
+                for (int64_t t = 0; t < nbs; t++)
+                    im2col_sliver(&g, xg, isp, Cg, c0, t, nc, col + t * Kg * RT_GEMM_NR);
+                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Kg, 1.f, NULL, 0, wp + gi * wsz, NULL, 0, col,
+                                    0.f, yg + c0, osp, 1);
+            }
+            if (rc) {
+                __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+                continue;
+            }
+            for (int64_t m = 0; m < Mg; m++) {
+                float *yr = yg + m * osp + c0;
+                if (bias) {
+                    float bv = bias[gi * Mg + m];
+                    for (int64_t j = 0; j < nc; j++) yr[j] += bv;
                 }
+                rt_apply_act(yr, nc, nd->act, nd->act_alpha, nd->act_beta);
+            }
         }
-        lector__free(wp);
         lector__free(col);
     }
-    bias_act(nd, y, N, M, osp, bt ? bt->data : NULL, ctx->threads);
+    lector__free(wp);
+    if (fail) return rt_ref_oom(nd, ctx);
     return LECTOR_OK;
 }
 

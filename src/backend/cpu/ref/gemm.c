@@ -4,10 +4,13 @@
  *
  * Classic three-level blocking: B is packed in NR-column slivers of KC rows
  * (L2-resident), A in MR-row slivers; an MR x NR register-blocked
- * micro-kernel written with vector extensions accumulates in float. Tiles of
- * the output are spread over OpenMP threads. Edges are zero-padded in the
- * packed copies, so every shape (tails, 1x1, K=0) takes the same path.
+ * micro-kernel (AVX-512 / AVX2 intrinsics, portable C otherwise) sums float
+ * products in float over short runs and the runs in double. Threads split
+ * the output into column (or row) blocks, one parallel region per call.
+ * Edges are zero-padded in the packed copies, so every shape (tails, 1x1,
+ * K=0) takes the same path.
  */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,112 +22,146 @@
 #define NC 2048
 #define MCB 1536 /* rows of A packed at once (multiple of MR) */
 
-typedef float v16 __attribute__((vector_size(64), aligned(64)));
-typedef float v8 __attribute__((vector_size(32), aligned(32)));
-typedef float v16u __attribute__((vector_size(64), aligned(4)));
-typedef float v8u __attribute__((vector_size(32), aligned(4)));
-
 /*
- * Micro-kernel: C[MR x NR] (row stride ldc) += alpha * sum_k a[k][0..MR) (x)
- * b[k][0..NR) for a full tile; for an edge tile (rows < MR or cols < NR) the
- * sum goes through a local buffer. `b` is 64-byte aligned. One version per
- * vector width, picked once at run time (AVX-512, AVX2+FMA, portable).
+ * Micro-kernel: C[rows x cols] (row stride ldc) += alpha * sum_k a[k][0..MR)
+ * (x) b[k][0..NR), rows <= MR, cols <= NR. `b` is 64-byte aligned. One
+ * version per vector width, picked once at run time (AVX-512, AVX2+FMA,
+ * portable).
  */
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                            float alpha, int64_t rows, int64_t cols);
 
-static void store_tile(const float *acc, float *c, int64_t ldc, float alpha, int64_t rows,
+/* Accuracy: products are summed in float over runs of KRUN steps and the
+ * runs in double. The reference backend is the oracle of the others, and
+ * deep networks (PP-OCR rec) amplify plain float summation noise (~sqrt(K)
+ * ulps) to ~1e-4 on some output probabilities; this keeps the error at a
+ * few ulps for any K at a fraction of the cost of double products. */
+#define KRUN 8
+
+/* C += alpha * acc for the valid part of a tile. */
+static void store_tile(const double *acc, float *c, int64_t ldc, float alpha, int64_t rows,
                        int64_t cols)
 {
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t q = 0; q < cols; q++) c[r * ldc + q] += alpha * acc[r * NR + q];
-}
-
-#define UK_BODY16(ATTR)                                                                        \
-    v16 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0}, c5 = {0};                            \
-    for (int64_t k = 0; k < kc; k++) {                                                         \
-        v16 bv = *(const v16 *)(b + k * NR);                                                   \
-        const float *ak = a + k * MR;                                                          \
-        c0 += ak[0] * bv;                                                                      \
-        c1 += ak[1] * bv;                                                                      \
-        c2 += ak[2] * bv;                                                                      \
-        c3 += ak[3] * bv;                                                                      \
-        c4 += ak[4] * bv;                                                                      \
-        c5 += ak[5] * bv;                                                                      \
-    }                                                                                          \
-    if (rows == MR && cols == NR) {                                                            \
-        v16 *acc[MR] = {&c0, &c1, &c2, &c3, &c4, &c5};                                         \
-        for (int r = 0; r < MR; r++) {                                                         \
-            v16u *cr = (v16u *)(c + r * ldc);                                                  \
-            *cr += alpha * *acc[r];                                                            \
-        }                                                                                      \
-        return;                                                                                \
-    }                                                                                          \
-    float buf[MR * NR] __attribute__((aligned(64)));                                           \
-    memcpy(buf + 0 * NR, &c0, sizeof c0);                                                      \
-    memcpy(buf + 1 * NR, &c1, sizeof c1);                                                      \
-    memcpy(buf + 2 * NR, &c2, sizeof c2);                                                      \
-    memcpy(buf + 3 * NR, &c3, sizeof c3);                                                      \
-    memcpy(buf + 4 * NR, &c4, sizeof c4);                                                      \
-    memcpy(buf + 5 * NR, &c5, sizeof c5);                                                      \
-    store_tile(buf, c, ldc, alpha, rows, cols);
-
-/* FMA contraction (gcc turns it off in ISO C mode; clang contracts
- * within an expression by default). */
-#if defined(__clang__)
-#define RT_CONTRACT
-#else
-#define RT_CONTRACT optimize("fp-contract=fast")
-#endif
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define RT_X86 1
-__attribute__((target("avx512f,fma"), RT_CONTRACT))
-static void ukernel_avx512(int64_t kc, const float *restrict a, const float *restrict b,
-                           float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
-{
-    UK_BODY16()
-}
-
-__attribute__((target("avx2,fma"), RT_CONTRACT))
-static void ukernel_avx2(int64_t kc, const float *restrict a, const float *restrict b,
-                         float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
-{
-    /* 12 ymm accumulators: two 8-wide halves per row */
-    v8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
-    v8 c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
-    for (int64_t k = 0; k < kc; k++) {
-        v8 b0 = *(const v8 *)(b + k * NR), b1 = *(const v8 *)(b + k * NR + 8);
-        const float *ak = a + k * MR;
-        float a0 = ak[0], a1 = ak[1], a2 = ak[2], a3 = ak[3], a4 = ak[4], a5 = ak[5];
-        c00 += a0 * b0; c01 += a0 * b1;
-        c10 += a1 * b0; c11 += a1 * b1;
-        c20 += a2 * b0; c21 += a2 * b1;
-        c30 += a3 * b0; c31 += a3 * b1;
-        c40 += a4 * b0; c41 += a4 * b1;
-        c50 += a5 * b0; c51 += a5 * b1;
+    for (int64_t r = 0; r < rows; r++) {
+        float *cr = c + r * ldc;
+        const double *ar = acc + r * NR;
+        for (int64_t q = 0; q < cols; q++) cr[q] = (float)((double)cr[q] + (double)alpha * ar[q]);
     }
-    v8 *acc[2 * MR] = {&c00, &c01, &c10, &c11, &c20, &c21, &c30, &c31, &c40, &c41, &c50, &c51};
-    if (rows == MR && cols == NR) {
-        for (int r = 0; r < MR; r++) {
-            v8u *cr = (v8u *)(c + r * ldc);
-            cr[0] += alpha * *acc[2 * r];
-            cr[1] += alpha * *acc[2 * r + 1];
-        }
-        return;
-    }
-    float buf[MR * NR] __attribute__((aligned(64)));
-    for (int i = 0; i < 2 * MR; i++) memcpy(buf + i * 8, acc[i], sizeof(v8));
-    store_tile(buf, c, ldc, alpha, rows, cols);
 }
-#endif
 
-/* Portable: the compiler lowers the 16-wide vectors to the target's width. */
+/* Portable version. */
 static void ukernel_generic(int64_t kc, const float *restrict a, const float *restrict b,
                             float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
 {
-    UK_BODY16()
+    double acc[MR * NR] = {0};
+    for (int64_t k0 = 0; k0 < kc; k0 += KRUN) {
+        int64_t k1 = LECTOR_MIN(kc, k0 + KRUN);
+        for (int r = 0; r < MR; r++) {
+            float f[NR] = {0};
+            for (int64_t k = k0; k < k1; k++) {
+                float av = a[k * MR + r];
+                for (int q = 0; q < NR; q++) f[q] += av * b[k * NR + q];
+            }
+            for (int q = 0; q < NR; q++) acc[r * NR + q] += f[q];
+        }
+    }
+    store_tile(acc, c, ldc, alpha, rows, cols);
 }
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define RT_X86 1
+
+/* AVX-512: all six rows at once, 6 float + 12 double accumulators. */
+#define FOLD512(f, dlo, dhi)                                                                   \
+    dlo = _mm512_add_pd(dlo, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));                      \
+    dhi = _mm512_add_pd(dhi, _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_shuffle_f32x4(f, f, 0xEE))));
+
+__attribute__((target("avx512f")))
+static void ukernel_avx512(int64_t kc, const float *restrict a, const float *restrict b,
+                           float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
+{
+    __m512d d00 = _mm512_setzero_pd(), d01 = d00, d10 = d00, d11 = d00, d20 = d00, d21 = d00;
+    __m512d d30 = d00, d31 = d00, d40 = d00, d41 = d00, d50 = d00, d51 = d00;
+    for (int64_t k0 = 0; k0 < kc; k0 += KRUN) {
+        int64_t k1 = LECTOR_MIN(kc, k0 + KRUN);
+        __m512 f0 = _mm512_setzero_ps(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0;
+        for (int64_t k = k0; k < k1; k++) {
+            __m512 bv = _mm512_load_ps(b + k * NR);
+            const float *ak = a + k * MR;
+            f0 = _mm512_fmadd_ps(_mm512_set1_ps(ak[0]), bv, f0);
+            f1 = _mm512_fmadd_ps(_mm512_set1_ps(ak[1]), bv, f1);
+            f2 = _mm512_fmadd_ps(_mm512_set1_ps(ak[2]), bv, f2);
+            f3 = _mm512_fmadd_ps(_mm512_set1_ps(ak[3]), bv, f3);
+            f4 = _mm512_fmadd_ps(_mm512_set1_ps(ak[4]), bv, f4);
+            f5 = _mm512_fmadd_ps(_mm512_set1_ps(ak[5]), bv, f5);
+        }
+        FOLD512(f0, d00, d01)
+        FOLD512(f1, d10, d11)
+        FOLD512(f2, d20, d21)
+        FOLD512(f3, d30, d31)
+        FOLD512(f4, d40, d41)
+        FOLD512(f5, d50, d51)
+    }
+    double acc[MR * NR];
+    _mm512_storeu_pd(acc + 0 * NR, d00);
+    _mm512_storeu_pd(acc + 0 * NR + 8, d01);
+    _mm512_storeu_pd(acc + 1 * NR, d10);
+    _mm512_storeu_pd(acc + 1 * NR + 8, d11);
+    _mm512_storeu_pd(acc + 2 * NR, d20);
+    _mm512_storeu_pd(acc + 2 * NR + 8, d21);
+    _mm512_storeu_pd(acc + 3 * NR, d30);
+    _mm512_storeu_pd(acc + 3 * NR + 8, d31);
+    _mm512_storeu_pd(acc + 4 * NR, d40);
+    _mm512_storeu_pd(acc + 4 * NR + 8, d41);
+    _mm512_storeu_pd(acc + 5 * NR, d50);
+    _mm512_storeu_pd(acc + 5 * NR + 8, d51);
+    store_tile(acc, c, ldc, alpha, rows, cols);
+}
+
+/* AVX2: two rows per pass, 4 float + 8 double ymm accumulators. */
+#define FOLD256(f, dlo, dhi)                                                                   \
+    dlo = _mm256_add_pd(dlo, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));                      \
+    dhi = _mm256_add_pd(dhi, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+
+__attribute__((target("avx2,fma")))
+static void ukernel_avx2(int64_t kc, const float *restrict a, const float *restrict b,
+                         float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
+{
+    double acc[MR * NR];
+    for (int r0 = 0; r0 < rows; r0 += 2) {
+        __m256d z = _mm256_setzero_pd();
+        __m256d d0a = z, d0b = z, d0c = z, d0d = z, d1a = z, d1b = z, d1c = z, d1d = z;
+        for (int64_t k0 = 0; k0 < kc; k0 += KRUN) {
+            int64_t k1 = LECTOR_MIN(kc, k0 + KRUN);
+            __m256 f00 = _mm256_setzero_ps(), f01 = f00, f10 = f00, f11 = f00;
+            for (int64_t k = k0; k < k1; k++) {
+                __m256 b0 = _mm256_load_ps(b + k * NR), b1 = _mm256_load_ps(b + k * NR + 8);
+                __m256 a0 = _mm256_broadcast_ss(a + k * MR + r0);
+                __m256 a1 = _mm256_broadcast_ss(a + k * MR + r0 + 1);
+                f00 = _mm256_fmadd_ps(a0, b0, f00);
+                f01 = _mm256_fmadd_ps(a0, b1, f01);
+                f10 = _mm256_fmadd_ps(a1, b0, f10);
+                f11 = _mm256_fmadd_ps(a1, b1, f11);
+            }
+            FOLD256(f00, d0a, d0b)
+            FOLD256(f01, d0c, d0d)
+            FOLD256(f10, d1a, d1b)
+            FOLD256(f11, d1c, d1d)
+        }
+        double *r0p = acc + r0 * NR, *r1p = acc + (r0 + 1) * NR;
+        _mm256_storeu_pd(r0p, d0a);
+        _mm256_storeu_pd(r0p + 4, d0b);
+        _mm256_storeu_pd(r0p + 8, d0c);
+        _mm256_storeu_pd(r0p + 12, d0d);
+        _mm256_storeu_pd(r1p, d1a);
+        _mm256_storeu_pd(r1p + 4, d1b);
+        _mm256_storeu_pd(r1p + 8, d1c);
+        _mm256_storeu_pd(r1p + 12, d1d);
+    }
+    store_tile(acc, c, ldc, alpha, rows, cols);
+}
+#endif
 
 /* LECTOR_GEMM_KERNEL=avx2|generic forces a narrower kernel (tests). */
 static ukernel_fn pick_ukernel(void)
@@ -175,30 +212,34 @@ static void pack_b(int transb, const float *B, int64_t ldb, int64_t p0, int64_t 
     }
 }
 
-/* Apre / Bpre: A / B already packed as rt_gemm_pack_a() / rt_gemm_f32_packed()
- * describe (then A, lda / B, ldb are unused). */
-static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                     const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
-                     const float *Bpre, float beta, float *C, int64_t ldc, int threads)
+static ukernel_fn get_ukernel(void)
 {
-    if (M <= 0 || N <= 0) return 0;
-    if (threads < 1) threads = 1;
-    if (beta != 1.f) {
-#pragma omp parallel for num_threads(threads) if (M * N > 65536)
-        for (int64_t i = 0; i < M; i++) {
-            float *c = C + i * ldc;
-            if (beta == 0.f) memset(c, 0, sizeof(float) * (size_t)N);
-            else
-                for (int64_t j = 0; j < N; j++) c[j] *= beta;
-        }
-    }
-    if (K <= 0 || alpha == 0.f) return 0;
     static ukernel_fn uk_cached;
     ukernel_fn uk = __atomic_load_n(&uk_cached, __ATOMIC_ACQUIRE);
     if (!uk) {
         uk = pick_ukernel();
         __atomic_store_n(&uk_cached, uk, __ATOMIC_RELEASE);
     }
+    return uk;
+}
+
+/* Single-threaded blocked GEMM. Apre / Bpre: A / B already packed as
+ * rt_gemm_pack_a() / rt_gemm_f32_packed() describe (then A, lda / B, ldb are
+ * unused). Returns -1 on allocation failure. */
+static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
+                     const float *Bpre, float beta, float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0) return 0;
+    if (beta != 1.f)
+        for (int64_t i = 0; i < M; i++) {
+            float *c = C + i * ldc;
+            if (beta == 0.f) memset(c, 0, sizeof(float) * (size_t)N);
+            else
+                for (int64_t j = 0; j < N; j++) c[j] *= beta;
+        }
+    if (K <= 0 || alpha == 0.f) return 0;
+    ukernel_fn uk = get_ukernel();
     int64_t mcb = LECTOR_MIN(M, MCB), ncb = LECTOR_MIN(N, NC), kcb = LECTOR_MIN(K, KC);
     int64_t ma = (mcb + MR - 1) / MR * MR, nb = (ncb + NR - 1) / NR * NR;
     float *Ap = Apre ? NULL : lector__aligned_alloc(sizeof(float) * (size_t)(ma * kcb));
@@ -212,27 +253,23 @@ static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, fl
         int64_t nc = LECTOR_MIN(NC, N - j0), nbs = (nc + NR - 1) / NR;
         for (int64_t p0 = 0; p0 < K; p0 += KC) {
             int64_t kc = LECTOR_MIN(KC, K - p0);
-            if (!Bpre) {
-#pragma omp parallel for num_threads(threads) if (nbs > 1 && kc * nc > 16384)
+            if (!Bpre)
                 for (int64_t t = 0; t < nbs; t++) pack_b(transb, B, ldb, p0, kc, j0, nc, Bp, t);
-            }
             for (int64_t i0 = 0; i0 < M; i0 += MCB) {
                 int64_t mc = LECTOR_MIN(MCB, M - i0), mbs = (mc + MR - 1) / MR;
-                if (!Apre) {
-#pragma omp parallel for num_threads(threads) if (mbs > 1 && kc * mc > 16384)
+                if (!Apre)
                     for (int64_t s = 0; s < mbs; s++) pack_a(transa, A, lda, i0, mc, p0, kc, Ap, s);
-                }
-                int64_t tiles = nbs * mbs;
-#pragma omp parallel for num_threads(threads) schedule(static) if (tiles > 1 && mc * nc * kc > 32768)
-                for (int64_t t = 0; t < tiles; t++) {
-                    int64_t jt = t / mbs, is = t % mbs;
-                    int64_t rows = LECTOR_MIN(MR, mc - is * MR), cols = LECTOR_MIN(NR, nc - jt * NR);
+                for (int64_t jt = 0; jt < nbs; jt++) {
                     const float *bs = Bpre ? Bpre + (j0 / NR + jt) * K * NR + p0 * NR
                                            : Bp + jt * kc * NR;
-                    const float *as = Apre ? Apre + (i0 / MR + is) * K * MR + p0 * MR
-                                           : Ap + is * kc * MR;
-                    uk(kc, as, bs,
-                       C + (i0 + is * MR) * ldc + j0 + jt * NR, ldc, alpha, rows, cols);
+                    int64_t cols = LECTOR_MIN(NR, nc - jt * NR);
+                    for (int64_t is = 0; is < mbs; is++) {
+                        const float *as = Apre ? Apre + (i0 / MR + is) * K * MR + p0 * MR
+                                               : Ap + is * kc * MR;
+                        int64_t rows = LECTOR_MIN(MR, mc - is * MR);
+                        uk(kc, as, bs, C + (i0 + is * MR) * ldc + j0 + jt * NR, ldc, alpha, rows,
+                           cols);
+                    }
                 }
             }
         }
@@ -242,19 +279,67 @@ static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, fl
     return 0;
 }
 
+/* Multi-threaded GEMM: one parallel region; each thread runs gemm_core on
+ * its own block of columns (NR multiples) or, when there are too few
+ * columns, of rows (MR multiples). No barrier inside: robust when the
+ * machine is oversubscribed. */
+static int gemm_par(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
+                    const float *Bpre, float beta, float *C, int64_t ldc, int threads)
+{
+    if (M <= 0 || N <= 0) return 0;
+    int64_t nbs = (N + NR - 1) / NR, mbs = (M + MR - 1) / MR;
+    double work = (double)M * (double)N * (double)(K > 0 ? K : 1);
+    if (threads <= 1 || work < 262144.0 || (nbs < 2 && mbs < 2))
+        return gemm_core(transa, transb, M, N, K, alpha, A, lda, Apre, B, ldb, Bpre, beta, C, ldc);
+    int by_cols = nbs >= 2 * (int64_t)threads || nbs >= mbs;
+    int64_t parts = by_cols ? nbs : mbs;
+    int nt = (int)LECTOR_MIN((int64_t)threads, parts);
+    int fail = 0;
+#pragma omp parallel num_threads(nt)
+    {
+        int id = omp_get_thread_num(), n = omp_get_num_threads();
+        int64_t s0 = parts * id / n, s1 = parts * (id + 1) / n;
+        int rc = 0;
+        if (s1 > s0) {
+            if (by_cols) {
+                int64_t j0 = s0 * NR, j1 = LECTOR_MIN(N, s1 * NR);
+                const float *b = B ? (transb ? B + j0 * ldb : B + j0) : NULL;
+                rc = gemm_core(transa, transb, M, j1 - j0, K, alpha, A, lda, Apre, b, ldb,
+                               Bpre ? Bpre + s0 * K * NR : NULL, beta, C + j0, ldc);
+            } else {
+                int64_t i0 = s0 * MR, i1 = LECTOR_MIN(M, s1 * MR);
+                const float *a = A ? (transa ? A + i0 : A + i0 * lda) : NULL;
+                rc = gemm_core(transa, transb, i1 - i0, N, K, alpha, a, lda,
+                               Apre ? Apre + s0 * K * MR : NULL, B, ldb, Bpre, beta,
+                               C + i0 * ldc, ldc);
+            }
+        }
+        if (rc) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+    }
+    return fail ? -1 : 0;
+}
+
 int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                 int64_t ldc, int threads)
 {
-    return gemm_core(transa, transb, M, N, K, alpha, A, lda, NULL, B, ldb, NULL, beta, C, ldc,
-                     threads);
+    return gemm_par(transa, transb, M, N, K, alpha, A, lda, NULL, B, ldb, NULL, beta, C, ldc,
+                    threads);
 }
 
 int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *Ap, const float *Bp, float beta, float *C,
                        int64_t ldc, int threads)
 {
-    return gemm_core(transa, 0, M, N, K, alpha, A, lda, Ap, NULL, 0, Bp, beta, C, ldc, threads);
+    return gemm_par(transa, 0, M, N, K, alpha, A, lda, Ap, NULL, 0, Bp, beta, C, ldc, threads);
+}
+
+int rt_gemm_f32_ex(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *Ap, const float *B, int64_t ldb,
+                   const float *Bp, float beta, float *C, int64_t ldc, int threads)
+{
+    return gemm_par(transa, transb, M, N, K, alpha, A, lda, Ap, B, ldb, Bp, beta, C, ldc, threads);
 }
 
 size_t rt_gemm_pack_a_size(int64_t M, int64_t K)
@@ -306,6 +391,11 @@ lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_t
         if (rt_gemm_f32(0, 0, na * M, N, K, 1.f, A, K, B, N, 0.f, C, N, ctx->threads))
             return rt_ref_oom(nd, ctx);
     } else {
+        /* batches in parallel, each GEMM on one thread (one parallel region);
+         * a single batch gets the threaded GEMM */
+        int nt = (int)LECTOR_MIN((int64_t)ctx->threads, nbatch);
+        int inner = nbatch == 1 ? ctx->threads : 1, fail = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
         for (int64_t bi = 0; bi < nbatch; bi++) {
             int64_t rem = bi, oa = 0, ob = 0;
             for (int i = r - 1; i >= 0; i--) {
@@ -314,10 +404,10 @@ lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_t
                 oa += idx * sa[i];
                 ob += idx * sb[i];
             }
-            if (rt_gemm_f32(0, 0, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, C + bi * M * N, N,
-                            ctx->threads))
-                return rt_ref_oom(nd, ctx);
+            if (rt_gemm_f32(0, 0, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, C + bi * M * N, N, inner))
+                __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
         }
+        if (fail) return rt_ref_oom(nd, ctx);
     }
     rt_apply_act(C, total, nd->act, nd->act_alpha, nd->act_beta);
     return st;

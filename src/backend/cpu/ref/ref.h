@@ -47,6 +47,12 @@ int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float a
 int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *Ap, const float *Bp, float beta, float *C,
                        int64_t ldc, int threads);
+/* General form: A and/or B may be given pre-packed (Ap / Bp non-NULL, then
+ * A, lda / B, ldb are ignored). threads = 1 runs on the calling thread only
+ * (for callers that parallelise at a coarser grain). */
+int rt_gemm_f32_ex(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *Ap, const float *B, int64_t ldb,
+                   const float *Bp, float beta, float *C, int64_t ldc, int threads);
 /* Floats needed by rt_gemm_pack_a for an M x K matrix. */
 size_t rt_gemm_pack_a_size(int64_t M, int64_t K);
 void rt_gemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap);
