@@ -108,6 +108,10 @@ typedef struct lector_params {
     int64_t max_pixels;          /* per page, 100,000,000 */
     int64_t max_file_size;       /* bytes, 256 MiB */
     int max_pages;               /* per TIFF file, 1000 */
+
+    /* 1 (default): detect text lines. 0: the whole image is one text line
+     * (PaddleOCR's det=False: classify and recognise the image as it is). */
+    int use_det;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py). */

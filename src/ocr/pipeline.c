@@ -52,6 +52,7 @@ lector_params lector_default_params(void)
     p.max_pixels = 100000000;
     p.max_file_size = (int64_t)256 << 20;
     p.max_pages = 1000;
+    p.use_det = 1;
     return p;
 }
 
@@ -108,7 +109,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
                              "built yet); use --device cpu, and see `lector doctor`");
     }
     if (params->device == LECTOR_DEVICE_AUTO) reason = "no CUDA backend in this build";
-    if ((st = load_one(params, params->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err)) ||
+    if ((params->use_det && (st = load_one(params, params->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err))) ||
         (st = load_one(params, params->rec_model, "ch_PP-OCRv4_rec_infer.onnx", &e->rec, err)) ||
         (params->use_angle_cls &&
          (st = load_one(params, params->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", &e->cls, err)))) {
@@ -122,7 +123,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         lector_engine_free(e);
         return st;
     }
-    snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->det),
+    snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->rec),
              params->threads > 0 ? params->threads : lector__physical_cores(), reason ? " [auto: " : "",
              reason ? reason : "", reason ? "]" : "");
     if (reason) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", reason);
@@ -313,7 +314,17 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
     double t0 = lector__now_ms();
     ocr_box *boxes = NULL;
     int nb = 0;
-    lector_status st = detect(e, img, limit, &boxes, &nb, err);
+    lector_status st;
+    if (e->p.use_det) {
+        st = detect(e, img, limit, &boxes, &nb, err);
+    } else { /* the whole image is one line */
+        boxes = lector__calloc(1, sizeof *boxes);
+        if (!boxes) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+        boxes[0].p[1].x = boxes[0].p[2].x = (float)img->width;
+        boxes[0].p[2].y = boxes[0].p[3].y = (float)img->height;
+        nb = 1;
+        st = LECTOR_OK;
+    }
     double t1 = lector__now_ms();
     tm->det_ms += t1 - t0;
     if (st) return st;
@@ -323,7 +334,13 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
     for (int i = 0; i < nb && !st; i++) {
-        st = crop_box(img, &boxes[i], &c[i].img, err);
+        if (!e->p.use_det) { /* no crop: a copy of the page */
+            st = lector__image_alloc(&c[i].img, img->width, img->height, img->channels, err);
+            for (int y = 0; !st && y < img->height; y++)
+                memcpy(c[i].img.data + (size_t)y * c[i].img.stride, img->data + (size_t)y * img->stride,
+                       (size_t)img->width * img->channels);
+        } else
+            st = crop_box(img, &boxes[i], &c[i].img, err);
         if (!st) c[i].ratio = (float)c[i].img.width / (float)c[i].img.height;
     }
     double t2 = lector__now_ms();

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,13 @@ static void fill_input(float *x, size_t n, uint64_t seed)
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         x[i] = -2.2f + 4.9f * (float)((s >> 40) & 0xffffff) / 16777216.f;
     }
+}
+
+static double cpu_now_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static int file_exists(const char *p)
@@ -70,8 +78,9 @@ static int find_ort_script(char *out, size_t len)
     return -1;
 }
 
-/* Runs the ONNX Runtime side for one row; returns its median in ms or < 0. */
-static double ort_time(const char *script, const char *model, const char *input, int threads, int runs)
+/* Runs the ONNX Runtime side for one row; returns its median in ms or < 0
+ * (*cpu: median process CPU time per run). */
+static double ort_time(const char *script, const char *model, const char *input, int threads, int runs, double *cpu)
 {
     char cmd[PATH_MAX * 4 + 256];
     snprintf(cmd, sizeof cmd, "node '%s' '%s' '%s' %d %d 2", script, model, input, threads, runs);
@@ -82,20 +91,23 @@ static double ort_time(const char *script, const char *model, const char *input,
     while (fgets(line, sizeof line, f)) {
         const char *p = strstr(line, "\"ort_ms\":");
         if (p) ms = strtod(p + 9, NULL);
+        const char *q = strstr(line, "\"ort_cpu_ms\":");
+        if (q) *cpu = strtod(q + 13, NULL);
     }
     if (pclose(f) != 0) return -1;
     return ms;
 }
 
 static lector_status lector_time(const char *model, const lector_tensor *in, const char *backend, int threads,
-                                 int runs, double *ms_out, const char **be_name, lector_error *err)
+                                 int runs, double *ms_out, double *cpu_out, const char **be_name,
+                                 lector_error *err)
 {
     lector_model_options opt = {backend, threads, 0};
     lector_model *m;
     lector_status st = lector_model_load_file(model, &opt, &m, err);
     if (st) return st;
     *be_name = lector_model_backend(m);
-    double *t = calloc((size_t)runs, sizeof *t);
+    double *t = calloc((size_t)runs * 2, sizeof *t), *cpu = t + runs;
     if (!t) {
         lector_model_free(m);
         return LECTOR_ERR_OUT_OF_MEMORY;
@@ -103,13 +115,19 @@ static lector_status lector_time(const char *model, const lector_tensor *in, con
     for (int r = -2; r < runs && !st; r++) { /* two warm-up runs: plan compile, caches */
         lector_tensor *out = NULL;
         size_t nout = 0;
-        double t0 = cli_now_ms();
+        double c0 = cpu_now_ms(), t0 = cli_now_ms();
         st = lector_model_run(m, in, 1, &out, &nout, err);
-        double dt = cli_now_ms() - t0;
+        double dt = cli_now_ms() - t0, dc = cpu_now_ms() - c0;
         if (!st) lector_tensors_free(out, nout);
-        if (r >= 0) t[r] = dt;
+        if (r >= 0) {
+            t[r] = dt;
+            cpu[r] = dc;
+        }
     }
-    if (!st) *ms_out = cli_median(t, runs);
+    if (!st) {
+        *ms_out = cli_median(t, runs);
+        *cpu_out = cli_median(cpu, runs);
+    }
     free(t);
     lector_model_free(m);
     return st;
@@ -150,8 +168,8 @@ int cmd_bench(int argc, char **argv)
         return 1;
     }
     if (!json)
-        printf("%-18s %10s %10s %7s   (threads %d, median of %d runs, backend %s)\n", "name", "lector_ms", "ort_ms",
-               "ratio", threads, runs, backend ? backend : "default");
+        printf("%-18s %10s %10s %7s %11s %11s   (threads %d, median of %d runs, backend %s)\n", "name",
+               "lector_ms", "ort_ms", "ratio", "lector_cpu", "ort_cpu", threads, runs, backend ? backend : "default");
     int rc = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         const bench_row *row = &rows[r];
@@ -164,10 +182,10 @@ int cmd_bench(int argc, char **argv)
         if (!in.data) return 1;
         fill_input(in.data, n, 1234 + r);
         lector_error err = {0};
-        double lms = -1, oms = -1;
+        double lms = -1, oms = -1, lcpu = -1, ocpu = -1;
         const char *be = "?";
         lector_status st = lector_tensor_write_pb(input, &in, "x", &err);
-        if (!st) st = lector_time(model, &in, backend, threads, runs, &lms, &be, &err);
+        if (!st) st = lector_time(model, &in, backend, threads, runs, &lms, &lcpu, &be, &err);
         free(in.data);
         if (st) {
             fprintf(stderr, "lector bench: %s: %s\n", row->name, err.message);
@@ -176,7 +194,7 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         if (!no_ort) {
-            oms = ort_time(script, model, input, threads > 0 ? threads : 1, runs);
+            oms = ort_time(script, model, input, threads > 0 ? threads : 1, runs, &ocpu);
             if (oms < 0) {
                 fprintf(stderr, "lector bench: %s: ONNX Runtime failed\n", row->name);
                 rc = 1;
@@ -186,10 +204,10 @@ int cmd_bench(int argc, char **argv)
         double ratio = oms > 0 && lms > 0 ? oms / lms : 0;
         if (json)
             printf("{\"name\": \"%s\", \"lector_ms\": %.3f, \"ort_ms\": %.3f, \"ratio\": %.3f, \"threads\": %d, "
-                   "\"backend\": \"%s\"}\n",
-                   row->name, lms, oms, ratio, threads, be);
+                   "\"backend\": \"%s\", \"lector_cpu_ms\": %.3f, \"ort_cpu_ms\": %.3f}\n",
+                   row->name, lms, oms, ratio, threads, be, lcpu, ocpu);
         else
-            printf("%-18s %10.2f %10.2f %7.2f\n", row->name, lms, oms, ratio);
+            printf("%-18s %10.2f %10.2f %7.2f %11.2f %11.2f\n", row->name, lms, oms, ratio, lcpu, ocpu);
         fflush(stdout);
     }
     rmdir(tmp);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "json_result.h"
 #include "lector.h"
 
 typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
@@ -37,6 +38,7 @@ static void usage(FILE *f)
 "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
 "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
 "  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
+"  --no-det                         no detection: the whole image is one text line\n"
 "classification / recognition:\n"
 "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
 "  --rec-batch-num N (6) --rec-image-height N (48) --rec-image-width N (320)\n"
@@ -100,48 +102,9 @@ static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
 
 static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "file", file);
-    cJSON *pages = cJSON_AddArrayToObject(o, "pages");
-    for (size_t p = 0; r && p < r->n_pages; p++) {
-        const lector_page *pg = &r->pages[p];
-        cJSON *jp = cJSON_CreateObject();
-        cJSON_AddNumberToObject(jp, "width", pg->width);
-        cJSON_AddNumberToObject(jp, "height", pg->height);
-        cJSON *lines = cJSON_AddArrayToObject(jp, "lines");
-        for (size_t i = 0; i < pg->n_lines; i++) {
-            const lector_line *l = &pg->lines[i];
-            cJSON *jl = cJSON_CreateObject();
-            cJSON_AddStringToObject(jl, "text", l->text);
-            char num[32];
-            snprintf(num, sizeof num, "%.6f", l->score);
-            cJSON_AddRawToObject(jl, "score", num);
-            cJSON *box = cJSON_AddArrayToObject(jl, "box");
-            for (int k = 0; k < 4; k++) {
-                cJSON *pt = cJSON_CreateArray();
-                cJSON_AddItemToArray(pt, cJSON_CreateNumber(l->box[k].x));
-                cJSON_AddItemToArray(pt, cJSON_CreateNumber(l->box[k].y));
-                cJSON_AddItemToArray(box, pt);
-            }
-            if (l->rotated) cJSON_AddBoolToObject(jl, "rotated", 1);
-            cJSON_AddItemToArray(lines, jl);
-        }
-        cJSON_AddItemToArray(pages, jp);
-    }
-    if (r) {
-        cJSON *t = cJSON_AddObjectToObject(o, "timings_ms");
-        cJSON_AddNumberToObject(t, "decode", (int)(r->timings.decode_ms * 100) / 100.0);
-        cJSON_AddNumberToObject(t, "det", (int)(r->timings.det_ms * 100) / 100.0);
-        cJSON_AddNumberToObject(t, "cls", (int)(r->timings.cls_ms * 100) / 100.0);
-        cJSON_AddNumberToObject(t, "rec", (int)(r->timings.rec_ms * 100) / 100.0);
-        cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
-    }
-    if (error) cJSON_AddStringToObject(o, "error", error);
-    else cJSON_AddNullToObject(o, "error");
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = json_result_string(file, r, error);
     if (s) fprintf(out, "%s\n", s);
-    cJSON_free(s);
-    cJSON_Delete(o);
+    free(s);
 }
 
 static void tsv_text(FILE *out, const char *s)
@@ -260,6 +223,7 @@ int cmd_ocr(int argc, char **argv)
         if (!strcmp(a, "--use-angle-cls") || !strcmp(a, "--cls")) { p.use_angle_cls = 1; continue; }
         if (!strcmp(a, "--use-dilation")) { p.det_use_dilation = 1; continue; }
         if (!strcmp(a, "--no-space-char")) { p.use_space_char = 0; continue; }
+        if (!strcmp(a, "--no-det")) { p.use_det = 0; continue; }
         if (!(v = NEXT())) goto bad;
         int iv = 0;
         float fv = 0;
