@@ -135,7 +135,11 @@ void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_str
             sum_ac += premultiplied ? (uint64_t)c * 255 : (uint64_t)c * a;
         }
     }
-    /* alpha-weighted mean colour (0..255) of the visible content */
+    /* alpha-weighted mean colour (0..255) of the visible content. Light
+     * content (white text on a transparent background) would vanish on
+     * white: it is composited on black and then inverted, which gives dark
+     * text on white, what the models were trained on (RapidOCR does the
+     * same). */
     int light = transparent > 0 && sum_a > 0 && sum_ac > (uint64_t)160 * 3 * sum_a;
     unsigned bg = light ? 0 : 255;
     int bi = src_is_bgr ? 0 : 2, ri = src_is_bgr ? 2 : 0;
@@ -149,7 +153,8 @@ void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_str
                 unsigned v;
                 if (premultiplied) v = c[k] + (bg ? 255 - a : 0);
                 else v = (c[k] * a + bg * (255 - a) + 127) / 255;
-                d[k] = (uint8_t)(v > 255 ? 255 : v);
+                v = v > 255 ? 255 : v;
+                d[k] = (uint8_t)(light ? 255 - v : v);
             }
         }
     }
