@@ -12,6 +12,26 @@
  * where a consumer needs one (a reference kernel, a graph output: plain).
  * The backend plans its own arena (plan->arena_size is overwritten).
  *
+ * Ops on oneDNN (f32): Conv (regular, grouped/depthwise, pointwise) and
+ * ConvTranspose (kernel == stride: 1x1 conv + depth-to-space; otherwise
+ * deconvolution) with bias and fused chains (see onednn_backend.c),
+ * MaxPool/AveragePool (GlobalAveragePool: own kernel, sums in double),
+ * MatMul (const 2-D B: one GEMM with folded bias; else batched with
+ * broadcasting), Softmax, LayerNormalization,
+ * Resize (nearest with integer up-scaling; linear half_pixel with
+ * scale == out/in), Add/Sub/Mul/Div with broadcasting, unary activations,
+ * Concat, Transpose (a reorder). Everything else, and any node whose
+ * primitive oneDNN refuses, runs the reference kernel on plain NCHW
+ * (logged at debug level for the heavy ops): Reshape, Squeeze, Unsqueeze,
+ * Slice, Split, Gather, Cast, Shape, Pow/ReduceMean/Sqrt outside a
+ * recognised LayerNorm, BatchNormalization not after a convolution, non-f32
+ * tensors, Resize modes oneDNN does not match (align_corners, cubic, ...).
+ *
+ * oneDNN 2.6 quirks handled here: eltwise post-ops of one algorithm share
+ * the first one's parameters (linear ops are composed, a conflicting one
+ * ends the chain); hardswish takes no alpha/beta (only 1/6, 1/2 fuse);
+ * resampling maps coordinates with out/in whatever factors it is given.
+ *
  * Threads: each model's backend has `threads` (default: physical cores).
  * plan_execute calls omp_set_num_threads(threads) in the calling thread
  * before it runs anything; oneDNN (OpenMP runtime) and the reference kernels
@@ -20,6 +40,9 @@
  * rule for several engines/models in one process is that the sum of the
  * `threads` of the runs that may be in flight at the same time must not
  * exceed the physical cores (e.g. 4 request threads on 16 cores: threads=4).
+ * Small primitives (< ~2 MFLOP) run on one thread, and on an oversubscribed
+ * machine a run switches to a single-thread variant of the plan
+ * (effective_threads(); LECTOR_ADAPTIVE_THREADS=0 turns that off).
  */
 #ifndef LECTOR_ONEDNN_H
 #define LECTOR_ONEDNN_H
@@ -45,7 +68,7 @@ typedef struct dn_slot {
     int first, last;        /* steps that write it first / read it last */
 } dn_slot;
 
-enum { DN_STEP_PRIM, DN_STEP_REF, DN_STEP_ACT };
+enum { DN_STEP_PRIM, DN_STEP_REF, DN_STEP_ACT, DN_STEP_GAP };
 
 typedef struct dn_step {
     int kind;
@@ -57,6 +80,7 @@ typedef struct dn_step {
     int n_in, n_out;
     int in_slot[16], out_slot[8];
     rt_act act;             /* DN_STEP_ACT: applied in place to out_slot[0] */
+    int64_t dims[4];        /* DN_STEP_GAP: input dims (node = 1: nhwc) */
     float alpha, beta;
     int mem_base;           /* index of its first memory object in a context */
     int nthr;               /* OpenMP threads it was created for and runs with */

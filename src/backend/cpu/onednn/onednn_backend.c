@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,7 +463,9 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
     for (int guard = 0; guard < 16; guard++) {
         if (g->values[cur].is_output || ch->n_consumed > 40 || ch->n_po > 16) return;
         int nc = c->ncons[cur];
-        int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0;
+        static int nofold = -1;
+        if (nofold < 0) nofold = getenv("LECTOR_ONEDNN_NOFOLD") != NULL;
+        int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0 && !nofold;
         chain t = *ch; /* tentative post-op list */
         float m1 = 1.f, a1 = 0.f;
         const float *pcm = NULL; /* per-channel constant to fold */
@@ -539,7 +542,7 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
             }
             add[n_add++] = ci;
             next = n->out[0];
-        } else if (nc == 2) {
+        } else if (nc == 2 && !getenv("LECTOR_ONEDNN_NOHSWISH")) {
             /* hardswish: a = Add(x, 3); k = Clip(a, 0, 6); m = Mul(x, k); Div(m, 6) or Mul(m, 1/6) */
             int i0 = c->cons[2 * cur], i1 = c->cons[2 * cur + 1];
             if (g->nodes[i0].op != RT_OP_Add) {
@@ -1056,10 +1059,10 @@ static int build_eltwise(dn_cc *c, int ni)
         chain ch;
         chain_init(&ch, 0, 0);
         if (n->op == RT_OP_HardSigmoid) po_elt(&ch, dnnl_eltwise_clip, 0.f, 1.f);
-        if (attempt == 0) {
-            int keep = ch.n_po;
-            chain_walk(c, ni, &ch, 0);
-            (void)keep;
+        /* no chain after a standalone eltwise: its own algorithm would not be
+         * seen by po_elt's same-algorithm check (oneDNN 2.6 post-op bug) */
+        if (attempt == 0 && n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta) == 0) {
+            ch.end = n->out[0];
         } else {
             ch.end = n->out[0];
             if (n->act != RT_ACT_NONE) {
@@ -1165,6 +1168,38 @@ static int build_binary(dn_cc *c, int ni)
     return -1;
 }
 
+/* GlobalAveragePool with sums in double (nchw or nhwc input). oneDNN's
+ * pooling sums a window sequentially in float; in the squeeze-and-excitation
+ * blocks that error scales whole channels and moved the recogniser's
+ * probabilities by 1.6e-4 against ONNX Runtime. */
+static int build_gap(dn_cc *c, int ni)
+{
+    rt_graph *g = c->g;
+    const rt_node *n = &g->nodes[ni];
+    int x = n->in[0], y = n->out[0];
+    const rt_value *xv = &g->values[x];
+    if (!is_f32(xv) || xv->ndim != 4) return -1;
+    int xs = vslot(c, x);
+    if (xs < 0) return -1;
+    dnnl_memory_desc_t nhwc, ymd;
+    md_make(&nhwc, 4, xv->dims, dnnl_acdb);
+    int is_nhwc = md_eq(&c->dp->slots[xs].md, &nhwc);
+    if (!is_nhwc) xs = need_plain(c, x);
+    if (xs < 0) return -1;
+    md_make(&ymd, 4, g->values[y].dims, is_nhwc ? dnnl_acdb : dnnl_abcd);
+    int ys = out_slot(c, y, &ymd);
+    dn_step *st = ys < 0 ? NULL : step_new(c, DN_STEP_GAP);
+    if (!st) return -1;
+    st->n_in = 1;
+    st->in_slot[0] = xs;
+    st->n_out = 1;
+    st->out_slot[0] = ys;
+    st->node = is_nhwc;
+    st->nthr = c->nthr;
+    for (int i = 0; i < 4; i++) st->dims[i] = xv->dims[i];
+    return 0;
+}
+
 static int build_pool(dn_cc *c, int ni)
 {
     rt_graph *g = c->g;
@@ -1199,9 +1234,9 @@ static int build_pool(dn_cc *c, int ni)
         else {
             alg = rt_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
                                                          : dnnl_pooling_avg_exclude_padding;
-            /* ceil_mode windows past the padded input: oneDNN counts them differently */
+            /* ceil_mode windows past the padded input would be counted as padding by oneDNN */
             for (int i = 0; i < 2; i++)
-                if (alg == dnnl_pooling_avg_include_padding && pr[i] > rt_attr_int(n, "pads", 0) && 0) return -1;
+                if (alg == dnnl_pooling_avg_include_padding && pr[i] != geo.pe[off + i]) return -1;
         }
     }
     int xs = vslot(c, x);
@@ -1312,6 +1347,26 @@ static int build_resize(dn_cc *c, int ni)
     } else {
         return -1;
     }
+    /* ONNX maps coordinates with the given scales (out = floor(in * scale)),
+     * not out/in: only scales equal to out/in can go to oneDNN */
+    lector_tensor tv[2], *tp[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        int v = n->n_in > 2 + k ? n->in[2 + k] : -1;
+        if (v < 0) continue;
+        if (!g->values[v].data) return -1;
+        tv[k] = rt_value_tensor(&g->values[v]);
+        tp[k] = &tv[k];
+    }
+    int64_t odims[LECTOR_MAX_DIMS];
+    float scale[LECTOR_MAX_DIMS];
+    if (rt_resize_params(n, 4, xv->dims, tp[0], tp[1], odims, scale, NULL)) return -1;
+    for (int i = 0; i < 4; i++)
+        if (odims[i] != yv->dims[i]) return -1;
+    if (scale[0] != 1.f || scale[1] != 1.f) return -1;
+    /* oneDNN 2.6 maps coordinates with out/in whatever factors it is given */
+    for (int i = 2; i < 4; i++)
+        if (fabsf(scale[i] - (float)yv->dims[i] / (float)xv->dims[i]) > 1e-6f * scale[i]) return -1;
+    float factors[2] = {scale[2], scale[3]};
     int xs = vslot(c, x);
     if (xs < 0) return -1;
     dnnl_memory_desc_t smd = c->dp->slots[xs].md, dmd;
@@ -1319,7 +1374,7 @@ static int build_resize(dn_cc *c, int ni)
     dnnl_resampling_desc_t d;
     dnnl_primitive_attr_t at = attr_new();
     dnnl_primitive_desc_t pd = NULL;
-    if (ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, NULL, &smd, &dmd)))
+    if (ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, factors, &smd, &dmd)))
         pd = pd_create(c, &d, at);
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
@@ -1875,7 +1930,7 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
         int ni = p->order[s];
         if (c.done[ni]) continue;
         const rt_node *n = &g->nodes[ni];
-        int r = -1, nsteps = dp->n_steps;
+        int r = -1;
         const char *off = getenv("LECTOR_ONEDNN_OFF"); /* debugging: ops left to the reference */
         int skip = 0;
         if (off) {
@@ -1891,8 +1946,11 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
             if (r && !c.fail) r = build_conv(&c, ni, 1);
             break;
         case RT_OP_MaxPool:
-        case RT_OP_AveragePool:
-        case RT_OP_GlobalAveragePool: r = build_pool(&c, ni); break;
+        case RT_OP_AveragePool: r = build_pool(&c, ni); break;
+        case RT_OP_GlobalAveragePool:
+            r = build_gap(&c, ni);
+            if (r && !c.fail) r = build_pool(&c, ni);
+            break;
         case RT_OP_Add:
         case RT_OP_Sub:
         case RT_OP_Mul:
@@ -1922,9 +1980,7 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
             break;
         }
         if (r) {
-            if (dp->n_steps != nsteps) {
-                /* a builder failed after adding conversion steps: they are harmless, keep them */
-            }
+            /* a builder that failed after adding conversion steps leaves them: harmless */
             static const int interesting[] = {RT_OP_Conv, RT_OP_ConvTranspose, RT_OP_MatMul, RT_OP_Add,
                                               RT_OP_Mul, RT_OP_Softmax, RT_OP_Resize, RT_OP_Concat};
             for (size_t k = 0; k < sizeof interesting / sizeof *interesting; k++)
@@ -1994,7 +2050,7 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
  * load average minus our own threads, sampled every 0.5 s) leaves fewer free
  * cores than T - 0.5 (T <= 2) or T / 2 (T > 2), a run uses a single-thread
  * variant of the plan, compiled on first need. `threads` stays the upper
- * bound. LECTOR_ADAPTIVE_THREADS=0 turns this off. */
+ * bound. LECTOR_ADAPTIVE_THREADS=0 turns this off ("always": always one). */
 
 static int effective_threads(int T)
 {
@@ -2002,11 +2058,11 @@ static int effective_threads(int T)
     static _Atomic double last_ms;
     static _Atomic int last_single;
     if (T <= 1) return T;
-    if (enabled < 0) {
+    if (enabled < 0) { /* "0": off, "always": the single-thread variant always (tests) */
         const char *e = getenv("LECTOR_ADAPTIVE_THREADS");
-        enabled = !(e && !strcmp(e, "0"));
+        enabled = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "always") ? 2 : 1;
     }
-    if (!enabled) return T;
+    if (enabled != 1) return enabled ? 1 : T;
     double now = lector__now_ms();
     if (now - last_ms < 500) return last_single ? 1 : T;
     last_ms = now;
@@ -2017,6 +2073,9 @@ static int effective_threads(int T)
         fclose(f);
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set; /* the cores this process may use (taskset, cgroups' cpusets) */
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < ncpu)
+        ncpu = CPU_COUNT(&set);
     if (ncpu < 1) ncpu = 1;
     double others = load - T, free_cores = (double)ncpu - others;
     int single = free_cores < (T <= 2 ? T - 0.5 : T / 2.0);
@@ -2087,6 +2146,34 @@ static void ctx_put(dn_plan *dp, dn_ctx *x, int n_mem)
     lector__free(x->mem);
     lector__free(x->ptr);
     lector__free(x);
+}
+
+/* Mean over H*W of x [N,C,H,W] (nchw) or [N,H,W,C] (nhwc) into y [N,C]. */
+static void gap_f64(const float *x, float *y, const int64_t *d, int nhwc, int threads)
+{
+    int64_t N = d[0], C = d[1], HW = d[2] * d[3];
+    double inv = 1.0 / (double)HW;
+    if (!nhwc) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (N * C * HW > 65536)
+        for (int64_t nc = 0; nc < N * C; nc++) {
+            const float *p = x + nc * HW;
+            double s = 0;
+            for (int64_t i = 0; i < HW; i++) s += p[i];
+            y[nc] = (float)(s * inv);
+        }
+        return;
+    }
+    enum { CB = 64 };
+    int64_t nb = (C + CB - 1) / CB;
+#pragma omp parallel for num_threads(threads) schedule(static) if (N * C * HW > 65536)
+    for (int64_t t = 0; t < N * nb; t++) {
+        int64_t n = t / nb, c0 = (t % nb) * CB, cn = C - c0 < CB ? C - c0 : CB;
+        double acc[CB] = {0};
+        const float *p = x + n * HW * C + c0;
+        for (int64_t i = 0; i < HW; i++, p += C)
+            for (int64_t k = 0; k < cn; k++) acc[k] += p[k];
+        for (int64_t k = 0; k < cn; k++) y[n * C + c0 + k] = (float)(acc[k] * inv);
+    }
 }
 
 static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
@@ -2163,6 +2250,10 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
             st = p->kernels[s->node](n, in, out, &kctx);
             if (st && err && strncmp(err->message, g->name, strlen(g->name)))
                 lector__error_prefix(err, "%s", g->name);
+        } else if (s->kind == DN_STEP_GAP) {
+            dnnl_stream_wait(x->stream);
+            gap_f64(slot_ptr(dp, s->in_slot[0], arena, inputs), slot_ptr(dp, s->out_slot[0], arena, inputs), s->dims,
+                    s->node, s->nthr);
         } else {
             dnnl_stream_wait(x->stream);
             const dn_slot *sl = &dp->slots[s->out_slot[0]];

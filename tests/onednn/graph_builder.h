@@ -1,0 +1,29 @@
+/*
+ * graph_builder.h - builds small ONNX models in memory (protobuf-c) for the
+ * op tests of the oneDNN backend: inputs, float initializers, nodes with
+ * attributes given as a compact string, outputs.
+ *
+ * Attributes: "name=i:3;name=is:1,1;name=f:0.5;name=fs:1,2;name=s:text"
+ * Inputs/outputs of a node: comma-separated names; an empty name (",x")
+ * is an absent optional input.
+ */
+#ifndef LECTOR_TEST_GRAPH_BUILDER_H
+#define LECTOR_TEST_GRAPH_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gb gb;
+
+gb *gb_new(int64_t opset);
+void gb_input(gb *b, const char *name, int ndim, const int64_t *dims);
+/* data == NULL: seeded random values in [lo, hi] */
+void gb_init(gb *b, const char *name, int ndim, const int64_t *dims, const float *data, float lo, float hi,
+             uint32_t seed);
+void gb_init_i64(gb *b, const char *name, int n, const int64_t *vals);
+void gb_node(gb *b, const char *op, const char *ins, const char *outs, const char *attrs);
+void gb_output(gb *b, const char *name);
+/* Serialised ModelProto (malloc'd) and frees the builder. */
+uint8_t *gb_finish(gb *b, size_t *len);
+
+#endif
