@@ -22,6 +22,9 @@
 
 #include "lector_rt.h"
 
+/* backend under test: LECTOR_NODE_BACKEND (default "ref") */
+static const char *backend_name = "ref";
+
 #define RTOL 1e-3
 #define ATOL 1e-4
 #define MAX_IO 16
@@ -98,7 +101,7 @@ static int run_case(const char *dir, const char *name)
     lector_error err = {0};
     lector_model *m = NULL;
     lector_model_options opt = {0};
-    opt.backend = "ref";
+    opt.backend = backend_name;
     snprintf(path, sizeof path, "%s/%s/model.onnx", dir, name);
     if (lector_model_load_file(path, &opt, &m, &err) != LECTOR_OK) {
         printf("  %s: load: %s: %s\n", name, lector_status_str(err.code), err.message);
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1], *op = NULL;
+    if (getenv("LECTOR_NODE_BACKEND")) backend_name = getenv("LECTOR_NODE_BACKEND");
     int first_case = 3, with_const = 0;
     if (first_case < argc && !strcmp(argv[first_case], "--with-const")) {
         with_const = 1;
