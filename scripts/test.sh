@@ -28,7 +28,7 @@ if [ $sanitize = 1 ]; then
   echo "== ctest under ASan+UBSan (build-asan/)" >&2
   # detect_leaks: LeakSanitizer runs at exit of every test program
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'no_sanitize|fuzz' "${ctest_args[@]}"
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'no_sanitize|fuzz|bundle' "${ctest_args[@]}"
 fi
 
 if [ $fuzz = 1 ]; then
