@@ -19,9 +19,9 @@ done
 
 # Build and run-time dependencies (Debian package names).
 pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei nodejs npm"
+      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev nodejs npm"
 [ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang libclang-rt-14-dev valgrind
-      patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
+      curl patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
 
 missing=()
 for p in $pkgs; do

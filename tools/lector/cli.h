@@ -9,5 +9,6 @@ double cli_median(double *v, int n);
 int cmd_run_model(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_ocr(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

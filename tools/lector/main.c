@@ -66,6 +66,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);

@@ -1,0 +1,105 @@
+/* metrics.c - see metrics.h. */
+#include <string.h>
+
+#include "metrics.h"
+
+static const double lat_le[SERVE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                 1,     2.5,  5,     10,   30,  60};
+static const int batch_le[SERVE_BATCH_BUCKETS] = {1, 2, 4, 8, 16, 32};
+
+void serve_metrics_init(serve_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    pthread_mutex_init(&m->mu, NULL);
+}
+
+void serve_metrics_destroy(serve_metrics *m)
+{
+    pthread_mutex_destroy(&m->mu);
+}
+
+void serve_metrics_response(serve_metrics *m, unsigned code)
+{
+    pthread_mutex_lock(&m->mu);
+    if (code < 600) m->by_code[code]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void serve_metrics_latency(serve_metrics *m, double s)
+{
+    int i = 0;
+    while (i < SERVE_LAT_BUCKETS && s > lat_le[i]) i++;
+    pthread_mutex_lock(&m->mu);
+    m->lat_count[i]++;
+    m->lat_sum += s;
+    m->lat_n++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void serve_metrics_batch(serve_metrics *m, int size)
+{
+    int i = 0;
+    while (i < SERVE_BATCH_BUCKETS && size > batch_le[i]) i++;
+    pthread_mutex_lock(&m->mu);
+    m->batch_count[i]++;
+    m->batch_sum += size;
+    m->batch_n++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void serve_metrics_add(serve_metrics *m, uint64_t *field, uint64_t n)
+{
+    pthread_mutex_lock(&m->mu);
+    *field += n;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+            (unsigned long long)v);
+}
+
+void serve_metrics_write(serve_metrics *m, FILE *f)
+{
+    serve_metrics c;
+    pthread_mutex_lock(&m->mu);
+    c = *m;
+    pthread_mutex_unlock(&m->mu);
+
+    fprintf(f, "# HELP lector_serve_requests_total HTTP responses by status code.\n"
+               "# TYPE lector_serve_requests_total counter\n");
+    for (unsigned i = 100; i < 600; i++)
+        if (c.by_code[i]) fprintf(f, "lector_serve_requests_total{code=\"%u\"} %llu\n", i, (unsigned long long)c.by_code[i]);
+
+    fprintf(f, "# HELP lector_serve_request_duration_seconds /v1/ocr latency, arrival to response.\n"
+               "# TYPE lector_serve_request_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < SERVE_LAT_BUCKETS; i++) {
+        cum += c.lat_count[i];
+        fprintf(f, "lector_serve_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_le[i], (unsigned long long)cum);
+    }
+    cum += c.lat_count[SERVE_LAT_BUCKETS];
+    fprintf(f, "lector_serve_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    fprintf(f, "lector_serve_request_duration_seconds_sum %.6f\n", c.lat_sum);
+    fprintf(f, "lector_serve_request_duration_seconds_count %llu\n", (unsigned long long)c.lat_n);
+
+    fprintf(f, "# HELP lector_serve_batch_size Images per engine dispatch (1: no cross-request batching yet).\n"
+               "# TYPE lector_serve_batch_size histogram\n");
+    cum = 0;
+    for (int i = 0; i < SERVE_BATCH_BUCKETS; i++) {
+        cum += c.batch_count[i];
+        fprintf(f, "lector_serve_batch_size_bucket{le=\"%d\"} %llu\n", batch_le[i], (unsigned long long)cum);
+    }
+    cum += c.batch_count[SERVE_BATCH_BUCKETS];
+    fprintf(f, "lector_serve_batch_size_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    fprintf(f, "lector_serve_batch_size_sum %.0f\n", c.batch_sum);
+    fprintf(f, "lector_serve_batch_size_count %llu\n", (unsigned long long)c.batch_n);
+
+    counter(f, "lector_serve_pages_total", "Pages read (rate() gives pages/s).", c.pages);
+    counter(f, "lector_serve_images_total", "Images read, successfully or not.", c.images);
+    counter(f, "lector_serve_cpu_fallbacks_total", "Reads served by the CPU engine because of the breaker.", c.cpu_fallbacks);
+    counter(f, "lector_serve_primary_errors_total", "Device errors of the primary engine.", c.primary_errors);
+    counter(f, "lector_serve_timeouts_total", "Requests answered 504 after the deadline.", c.timeouts);
+    counter(f, "lector_serve_rejected_queue_full_total", "Requests answered 503 because the queue was full.", c.rejected_full);
+}

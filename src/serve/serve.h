@@ -1,0 +1,55 @@
+/*
+ * serve.h - `lector serve`: an HTTP OCR service around one shared engine.
+ *
+ * The server owns a primary engine (the requested device) and, when the
+ * primary can fail independently (a GPU, or the CPU-side fault hook
+ * LECTOR_SERVE_FAULT), a CPU fallback engine behind a circuit breaker.
+ * A fixed pool of workers pulls jobs from a bounded queue; HTTP runs on
+ * libmicrohttpd, one thread per connection, each waiting for its job with
+ * a deadline. See docs/SERVICE.md for the HTTP API.
+ *
+ * Threading: lector_serve_run() blocks SIGTERM/SIGINT in every thread it
+ * starts, waits for one of them, drains, and returns.
+ */
+#ifndef LECTOR_SERVE_H
+#define LECTOR_SERVE_H
+
+#include <stddef.h>
+
+#include "lector.h"
+
+typedef struct lector_serve_config {
+    const char *listen;       /* "127.0.0.1:8080"; port 0 = any free port */
+    lector_params params;     /* engine parameters (models, device, threads, limits) */
+    int workers;              /* worker threads; 0 = online CPUs */
+    int max_batch;            /* accepted; cross-request batching is not implemented (1 used) */
+    int max_wait_ms;          /* accepted; see max_batch */
+    int queue;                /* queued jobs at most; more get 503 + Retry-After */
+    int timeout_ms;           /* per-request deadline from the full body: 504 after it */
+    size_t max_body;          /* bytes per request body: 413 above */
+    const char *token;        /* bearer token for everything but /healthz; NULL = none */
+    int use_angle_cls;        /* per-request default of use_angle_cls (0 = PaddleOCR's) */
+    int grace_ms;             /* SIGTERM: time to finish accepted work */
+    int conn_timeout_s;       /* idle connection timeout (slow clients) */
+    int max_connections;      /* concurrent connections (threads) at most */
+    int breaker_threshold;    /* consecutive primary device errors that open the breaker */
+    int breaker_cooldown_ms;  /* open -> half-open after this long */
+    int fault_every;          /* fault hook: every Nth primary read fails; 0 = off */
+    int verbose;              /* access log on stderr */
+    /* Renders one image's result as the CLI's JSON (malloc'd, no newline). */
+    char *(*render)(const char *file, const lector_result *r, const char *error);
+    /* The doctor's JSON for /v1/doctor (malloc'd); NULL = 404. */
+    char *(*doctor_json)(void);
+} lector_serve_config;
+
+/* Defaults: 127.0.0.1:8080, CPU, workers 0, queue 64, timeout 30 s,
+ * body 16 MiB, grace 30 s, connection timeout 30 s, 256 connections,
+ * breaker 1 error / 5 s, fault from LECTOR_SERVE_FAULT. */
+void lector_serve_default_config(lector_serve_config *c);
+
+/* Runs until SIGTERM/SIGINT; returns the process exit code (0 after a clean
+ * drain, 1 when the server could not start). Messages go to stderr; the
+ * line "lector serve: listening on http://HOST:PORT" is printed once bound. */
+int lector_serve_run(const lector_serve_config *c);
+
+#endif

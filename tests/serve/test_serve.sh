@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# End-to-end tests of `lector serve`: the real server on a loopback port
+# chosen at test time (--listen 127.0.0.1:0, the bound port is read back from
+# its log), called with curl; JSON compared with python3.
+#   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE
+# CASE: parity concurrent bad_requests timeout queue_full breaker sigterm grace
+set -u
+case_=$1 lector=$2 models=$3 sample=$4
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+harness=0 # requests the harness itself made (sigterm accounting)
+
+# start_server [ENV=V...] -- ARGS...: sets $pid, $port, $base; waits for /readyz
+start_server() {
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" "$lector" serve --listen 127.0.0.1:0 --models "$models" --threads 1 "$@" \
+        >"$tmp/server.log" 2>&1 &
+    pid=$!
+    port=
+    for _ in $(seq 1 200); do
+        port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/server.log" | grep -o '[0-9]*$')
+        [ -n "$port" ] && break
+        sleep 0.05
+    done
+    [ -n "$port" ] || { ko "server did not start: $(cat "$tmp/server.log")"; exit 1; }
+    base=http://127.0.0.1:$port
+    for _ in $(seq 1 600); do
+        code=$(curl -s -o /dev/null -w '%{http_code}' ${AUTH:+-H "Authorization: Bearer $AUTH"} "$base/readyz")
+        [ "$code" != 000 ] && harness=$((harness + 1))
+        [ "$code" = 200 ] && return 0
+        sleep 0.1
+    done
+    ko "server never became ready: $(cat "$tmp/server.log")"
+    exit 1
+}
+
+# stop_server: SIGTERM, expect exit 0 and a clean log (no sanitizer report)
+stop_server() {
+    kill -TERM "$pid"
+    wait "$pid"
+    local rc=$?
+    pid=
+    [ $rc -eq 0 ] && ok || ko "server exit code $rc: $(tail -20 "$tmp/server.log")"
+    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" &&
+        ko "sanitizer report: $(cat "$tmp/server.log")" || ok
+}
+
+# post FILE [QUERY] -> body in $tmp/body, status in $code
+post() {
+    code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: image/jpeg' ${AUTH:+-H "Authorization: Bearer $AUTH"} \
+        --data-binary @"$1" "$base/v1/ocr${2:-}")
+}
+
+# same_json A B: equal ignoring timings_ms (arrays: element-wise)
+same_json() {
+    /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+def load(p):
+    t = open(p, encoding="utf-8").read().strip()
+    try: v = json.loads(t)
+    except ValueError: v = [json.loads(l) for l in t.splitlines()]
+    return v
+def strip(v):
+    if isinstance(v, list): return [strip(x) for x in v]
+    v = dict(v); v.pop("timings_ms", None); return v
+a, b = strip(load(sys.argv[1])), strip(load(sys.argv[2]))
+sys.exit(0 if a == b else 1)
+PY
+}
+
+metric() { curl -s ${AUTH:+-H "Authorization: Bearer $AUTH"} "$base/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+
+reference() { # the CLI's JSON for standard input
+    "$lector" --models "$models" --threads 1 --format json "$@" - <"$sample" >"$tmp/ref.json" 2>/dev/null ||
+        { ko "CLI reference failed"; exit 1; }
+}
+
+case $case_ in
+parity)
+    reference
+    start_server --
+    post "$sample"
+    [ "$code" = 200 ] && ok || ko "POST image/jpeg: $code $(cat "$tmp/body")"
+    same_json "$tmp/body" "$tmp/ref.json" && ok || ko "raw body JSON differs from the CLI's"
+    # multipart, two files: an array, one object per file named by its filename
+    cp "$sample" "$tmp/a.jpg"
+    (cd "$tmp" && "$lector" --models "$models" --threads 1 --format json a.jpg a.jpg >ref2.json 2>/dev/null)
+    code=$(curl -s -o "$tmp/body" -w '%{http_code}' -F "image=@$tmp/a.jpg;type=image/jpeg" \
+        -F "image=@$tmp/a.jpg;type=image/jpeg" "$base/v1/ocr")
+    [ "$code" = 200 ] && ok || ko "multipart: $code $(cat "$tmp/body")"
+    same_json "$tmp/body" "$tmp/ref2.json" && ok || ko "multipart JSON differs from the CLI's"
+    # per-request options equal the CLI's flags
+    reference --drop-score 0.99
+    post "$sample" '?drop_score=0.99'
+    same_json "$tmp/body" "$tmp/ref.json" && ok || ko "drop_score=0.99 differs from --drop-score 0.99"
+    reference --use-angle-cls --det-limit-side-len 640
+    post "$sample" '?use_angle_cls=1&det_limit_side_len=640'
+    same_json "$tmp/body" "$tmp/ref.json" && ok || ko "use_angle_cls=1&det_limit_side_len=640 differs"
+    code=$(curl -s -o "$tmp/doc" -w '%{http_code}' "$base/v1/doctor")
+    { [ "$code" = 200 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/doc"; } ||
+        [ "$code" = 404 ] && ok || ko "/v1/doctor: $code"
+    [ "$(metric lector_serve_pages_total)" = 5 ] && ok || ko "pages_total $(metric lector_serve_pages_total)"
+    [ "$(metric 'lector_serve_requests_total{code="200"}')" -ge 5 ] && ok || ko "requests_total{200}"
+    curl -s "$base/metrics" | grep -q '^lector_serve_request_duration_seconds_count 4$' && ok || ko "latency histogram"
+    stop_server
+    ;;
+concurrent)
+    reference
+    start_server -- --workers 2 --queue 64 --timeout-ms 250000
+    for i in $(seq 1 32); do
+        curl -s -o "$tmp/c$i" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @"$sample" \
+            "$base/v1/ocr" >"$tmp/code$i" &
+    done
+    wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
+    for i in $(seq 1 32); do
+        [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref.json" && ok ||
+            ko "client $i: $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
+    done
+    stop_server
+    ;;
+bad_requests)
+    echo s3cret >"$tmp/token"
+    AUTH=s3cret start_server -- --token-file "$tmp/token" --max-body 1
+    A=(-H "Authorization: Bearer s3cret")
+    expect() { # CODE WHAT CURL-ARGS...
+        local want=$1 what=$2; shift 2
+        local got; got=$(curl -s -o "$tmp/b" -w '%{http_code}' "$@")
+        [ "$got" = "$want" ] && ok || ko "$what: want $want, got $got $(head -c 200 "$tmp/b")"
+    }
+    expect 200 "healthz without token" "$base/healthz"
+    expect 401 "no token" "$base/readyz"
+    expect 401 "wrong token" -H "Authorization: Bearer s3creT" "$base/readyz"
+    expect 401 "token prefix" -H "Authorization: Bearer s3cre" "$base/readyz"
+    expect 401 "ocr without token" -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr"
+    expect 200 "right token" "${A[@]}" "$base/readyz"
+    expect 415 "text/plain" "${A[@]}" -H 'Content-Type: text/plain' --data-binary @"$sample" "$base/v1/ocr"
+    expect 415 "no content type" "${A[@]}" -H 'Content-Type:' --data-binary @"$sample" "$base/v1/ocr"
+    expect 400 "empty body" "${A[@]}" -H 'Content-Type: image/png' --data-binary '' "$base/v1/ocr"
+    head -c 5000 /dev/urandom >"$tmp/corrupt.jpg"
+    expect 422 "corrupt image" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/corrupt.jpg" "$base/v1/ocr"
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["error"] and o["pages"]==[]' "$tmp/b" && ok || ko "422 body"
+    head -c 1000 "$sample" >"$tmp/trunc.jpg"
+    code=$(curl -s -o "$tmp/b" -w '%{http_code}' "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/trunc.jpg" "$base/v1/ocr")
+    case $code in 200|422) ok ;; *) ko "truncated jpeg: $code" ;; esac
+    head -c 2000000 /dev/zero >"$tmp/big.jpg"
+    expect 413 "over-size body" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/big.jpg" "$base/v1/ocr"
+    expect 413 "over-size chunked body" "${A[@]}" -H 'Content-Type: image/jpeg' -H 'Transfer-Encoding: chunked' \
+        --data-binary @"$tmp/big.jpg" "$base/v1/ocr"
+    expect 400 "multipart without boundary" "${A[@]}" -H 'Content-Type: multipart/form-data' --data-binary 'xx' "$base/v1/ocr"
+    expect 400 "malformed multipart" "${A[@]}" -H 'Content-Type: multipart/form-data; boundary=XyZ' \
+        --data-binary $'--XyZ\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\n\r\nabc' "$base/v1/ocr"
+    expect 400 "multipart without image field" "${A[@]}" -F 'other=1' "$base/v1/ocr"
+    expect 400 "bad det_limit_side_len" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr?det_limit_side_len=abc"
+    expect 400 "bad drop_score" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr?drop_score=7"
+    expect 404 "unknown path" "${A[@]}" "$base/v1/nope"
+    expect 404 "path traversal is just a path" "${A[@]}" "$base/../../etc/passwd"
+    expect 405 "GET /v1/ocr" "${A[@]}" "$base/v1/ocr"
+    # still serving, and right
+    reference
+    AUTH=s3cret post "$sample"
+    [ "$code" = 200 ] && same_json "$tmp/body" "$tmp/ref.json" && ok || ko "valid request after bad ones: $code"
+    [ "$(AUTH=s3cret metric 'lector_serve_requests_total{code="401"}')" = 4 ] && ok || ko "401 count"
+    stop_server
+    AUTH= start_server -- --max-pixels 100000 # the sample has 250,000
+    post "$sample"
+    [ "$code" = 413 ] && ok || ko "over --max-pixels: want 413, got $code"
+    stop_server
+    ;;
+timeout)
+    start_server -- --timeout-ms 1 --workers 1 --conn-timeout 1
+    # a client that stalls mid-headers is dropped by the connection timeout
+    t0=$(date +%s%N)
+    exec 3<>"/dev/tcp/127.0.0.1/$port"
+    printf 'POST /v1/ocr HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\n' >&3
+    timeout 10 cat <&3 >/dev/null
+    exec 3<&-
+    el=$((($(date +%s%N) - t0) / 1000000))
+    [ $el -ge 900 ] && [ $el -lt 5000 ] && ok || ko "stalled connection held for $el ms (--conn-timeout 1)"
+    for i in 1 2 3; do
+        post "$sample"
+        [ "$code" = 504 ] && ok || ko "timeout-ms 1: want 504, got $code"
+    done
+    sleep 3 # let the abandoned reads finish: their results are discarded
+    [ "$(metric lector_serve_timeouts_total)" = 3 ] && ok || ko "timeouts_total $(metric lector_serve_timeouts_total)"
+    [ "$(metric lector_serve_queue_depth)" = 0 ] && ok || ko "queue not empty"
+    curl -sf "$base/healthz" >/dev/null && ok || ko "healthz after timeouts"
+    stop_server # ASan build: LeakSanitizer checks nothing leaked
+    ;;
+queue_full)
+    start_server -- --queue 1 --workers 1
+    for i in $(seq 1 8); do
+        curl -s -D "$tmp/h$i" -o "$tmp/c$i" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' \
+            --data-binary @"$sample" "$base/v1/ocr" >"$tmp/code$i" &
+    done
+    wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
+    n503=0 n200=0
+    for i in $(seq 1 8); do
+        c=$(cat "$tmp/code$i")
+        case $c in
+        503) n503=$((n503 + 1)); grep -qi '^Retry-After: 1' "$tmp/h$i" && ok || ko "503 without Retry-After" ;;
+        200) n200=$((n200 + 1)) ;;
+        *) ko "client $i: $c" ;;
+        esac
+    done
+    [ $n503 -ge 1 ] && ok || ko "no 503 with --queue 1 and 8 clients"
+    [ $n200 -ge 1 ] && ok || ko "no 200 at all"
+    [ "$(metric lector_serve_rejected_queue_full_total)" = $n503 ] && ok || ko "rejected_queue_full_total"
+    stop_server
+    ;;
+breaker)
+    reference
+    check() { post "$sample"; [ "$code" = 200 ] && same_json "$tmp/body" "$tmp/ref.json" && ok || ko "$1: $code"; }
+    # 1. a long cool-down: primary reads #2, #4, ... fail as device errors
+    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 600000
+    grep -q 'fault injection' "$tmp/server.log" && ok || ko "fault hook not announced"
+    check "read 1 (primary ok)"
+    [ "$(metric lector_serve_breaker_state)" = 0 ] && ok || ko "state after a good read"
+    check "read 2 (primary fails, CPU serves)"
+    [ "$(metric lector_serve_breaker_state)" = 1 ] && ok || ko "breaker not open: $(metric lector_serve_breaker_state)"
+    curl -s "$base/readyz" | grep -q '"breaker":"open"' && ok || ko "readyz breaker"
+    check "read 3 (open: CPU)"
+    check "read 4 (open: CPU)"
+    [ "$(metric lector_serve_cpu_fallbacks_total)" = 3 ] && ok || ko "cpu_fallbacks_total $(metric lector_serve_cpu_fallbacks_total)"
+    [ "$(metric lector_serve_breaker_opens_total)" = 1 ] && ok || ko "opens_total"
+    [ "$(metric lector_serve_primary_errors_total)" = 1 ] && ok || ko "primary_errors_total"
+    stop_server
+    # 2. a 1 ms cool-down: the next read is the half-open probe
+    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 1
+    check "read 1 (primary ok)"
+    check "read 2 (primary fails, CPU serves)"
+    check "read 3 (half-open probe, primary ok)"
+    [ "$(metric lector_serve_breaker_state)" = 0 ] && ok || ko "probe did not close the breaker"
+    [ "$(metric lector_serve_breaker_closes_total)" = 1 ] && ok || ko "closes_total"
+    for i in 4 5 6 7 8; do check "read $i"; done
+    [ "$(metric lector_serve_breaker_opens_total)" = 4 ] && ok || ko "opens_total $(metric lector_serve_breaker_opens_total)"
+    [ "$(metric lector_serve_cpu_fallbacks_total)" = 4 ] && ok || ko "cpu_fallbacks_total"
+    [ "$(metric 'lector_serve_requests_total{code="200"}')" -ge 8 ] && ok || ko "200 count"
+    [ -z "$(metric 'lector_serve_requests_total{code="500"}')" ] && ok || ko "some request failed"
+    stop_server
+    ;;
+sigterm)
+    reference
+    start_server -- --workers 2 --queue 64 --grace-ms 60000
+    for c in $(seq 1 12); do
+        ( i=0
+          while :; do
+              i=$((i + 1))
+              code=$(curl -s -o "$tmp/s.$c.$i" -w '%{http_code}' -H 'Content-Type: image/jpeg' \
+                  --data-binary @"$sample" "$base/v1/ocr")
+              rc=$?
+              echo "$rc $code $c.$i" >>"$tmp/clients"
+              [ $rc -ne 0 ] && break
+          done ) &
+    done
+    sleep 2.5
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    pid=
+    wait
+    [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
+    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    line=$(grep 'stopped:' "$tmp/server.log")
+    acc=$(echo "$line" | sed -E 's/.*: ([0-9]+) requests accepted.*/\1/')
+    ans=$(echo "$line" | sed -E 's/.*, ([0-9]+) answered.*/\1/')
+    abo=$(echo "$line" | sed -E 's/.*, ([0-9]+) aborted.*/\1/')
+    got=$(awk '$1 == 0' "$tmp/clients" | wc -l)
+    echo "server: $line; clients: $got complete responses, harness $harness"
+    [ "$abo" = 0 ] && [ "$acc" = "$ans" ] && ok || ko "accepted $acc, answered $ans, aborted $abo"
+    [ $((got + harness)) = "$ans" ] && ok || ko "clients got $got (+$harness harness) complete responses, server answered $ans"
+    [ "$got" -ge 12 ] && ok || ko "only $got responses"
+    awk '$1 == 0 && $2 != 200' "$tmp/clients" | grep -q . && ko "non-200: $(awk '$1 == 0 && $2 != 200' "$tmp/clients" | head -3)" || ok
+    bad=0
+    for f in $(awk '$1 == 0 {print $3}' "$tmp/clients"); do same_json "$tmp/s.$f" "$tmp/ref.json" || bad=$((bad + 1)); done
+    [ $bad = 0 ] && ok || ko "$bad responses differ from the CLI's"
+    awk '$1 != 0 && $1 != 7 && $1 != 52 && $1 != 56' "$tmp/clients" | grep -q . && ko "client errors: $(awk '$1 != 0' "$tmp/clients")" || ok
+    ;;
+grace)
+    # a grace period too short for the queued work: the rest get a complete 503, nothing is lost
+    start_server -- --workers 1 --queue 16 --grace-ms 300
+    for c in $(seq 1 6); do
+        curl -s -D "$tmp/h$c" -o "$tmp/g$c" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' \
+            --data-binary @"$sample" "$base/v1/ocr" >"$tmp/code$c" &
+    done
+    sleep 1.5
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    pid=
+    wait
+    [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
+    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    n503=0
+    for c in $(seq 1 6); do
+        code=$(cat "$tmp/code$c")
+        case $code in
+        200) ok ;;
+        503) n503=$((n503 + 1)); grep -q 'shutting down' "$tmp/g$c" && ok || ko "503 body: $(cat "$tmp/g$c")" ;;
+        *) ko "client $c: '$code'" ;;
+        esac
+    done
+    [ $n503 -ge 1 ] && ok || ko "no request was cut by the grace period"
+    n=$((6 + harness))
+    grep -q "stopped: $n requests accepted, $n answered, 0 aborted" "$tmp/server.log" && ok ||
+        ko "want $n accepted and answered: $(grep stopped: "$tmp/server.log")"
+    ;;
+*) echo "unknown case $case_"; exit 2 ;;
+esac
+echo "serve.$case_: $pass passed, $fail failed"
+[ $fail -eq 0 ]
