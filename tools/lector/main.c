@@ -39,7 +39,7 @@ static void usage(FILE *f)
             "usage: lector [options] IMAGE...      OCR (see lector ocr --help)\n"
             "       lector COMMAND [options]\n\n"
             "commands:\n"
-
+            "  serve [--listen ADDR:PORT] ...       the HTTP service (docs/SERVICE.md)\n"
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
             "  bench models [--json] [--threads N]  median latency of Lector and ONNX Runtime\n"
             "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
@@ -58,7 +58,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "ocr")) return cmd_ocr(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
-        return 0;
+        fputc('\n', stdout);
+        char *ocr_help[] = {argv[0], "--help", NULL};
+        return cmd_ocr(2, ocr_help); /* the OCR options */
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-v")) {
         printf("lector %s\n", lector_version());
