@@ -89,6 +89,8 @@ typedef struct lector_params {
     int det_use_dilation;        /* 0: dilate the bitmap with a 2x2 kernel */
     int det_max_candidates;      /* 1000 contours at most */
     int det_min_size;            /* 3 px: shortest side of a box */
+    float det_mean[3];           /* input normalisation (x/255 - mean)/std, B, G, R order: */
+    float det_std[3];            /* ImageNet's {0.485,0.456,0.406} / {0.229,0.224,0.225} */
 
     /* Text-line orientation classifier. */
     int use_angle_cls;           /* 0 (PaddleOCR's default); 1 = rotate lines read as 180 deg */

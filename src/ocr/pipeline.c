@@ -39,6 +39,9 @@ lector_params lector_default_params(void)
     p.det_use_dilation = 0;
     p.det_max_candidates = 1000;
     p.det_min_size = 3;
+    static const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
+    memcpy(p.det_mean, mean, sizeof mean);
+    memcpy(p.det_std, stdv, sizeof stdv);
     p.use_angle_cls = 0;
     p.cls_thresh = 0.9f;
     p.cls_batch_num = 6;
@@ -81,6 +84,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->det_db_box_thresh >= 0 && p->det_db_box_thresh <= 1, "det_db_box_thresh must be in [0, 1]");
     REQUIRE(p->det_db_unclip_ratio > 0 && p->det_db_unclip_ratio < 100, "det_db_unclip_ratio must be in (0, 100)");
     REQUIRE(p->det_max_candidates > 0, "det_max_candidates must be > 0");
+    REQUIRE(p->det_std[0] > 0 && p->det_std[1] > 0 && p->det_std[2] > 0, "det_std must be > 0");
     REQUIRE(p->det_min_size >= 0, "det_min_size must be >= 0");
     REQUIRE(p->cls_batch_num > 0 && p->rec_batch_num > 0, "batch sizes must be > 0");
     REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
@@ -149,6 +153,7 @@ typedef struct crop {
     lector_image img;
     float ratio; /* width / height */
     int rotated;
+    int skip; /* the box could not be cropped */
     char *text;
     float score;
 } crop;
@@ -165,7 +170,8 @@ static lector_status detect(lector_engine *e, const lector_image *img, int limit
                             ocr_box **boxes, int *n_boxes, lector_error *err)
 {
     lector_det_input di;
-    lector_status st = lector__det_preprocess(img, limit, (lector_det_limit_type)e->p.det_limit_type, &di, err);
+    lector_status st = lector__det_preprocess_norm(img, limit, (lector_det_limit_type)e->p.det_limit_type,
+                                                   e->p.det_mean, e->p.det_std, &di, err);
     if (st) return st;
     lector_tensor *out = NULL;
     st = run_model1(e->det, di.data, 1, 3, di.height, di.width, &out, err);
@@ -339,9 +345,29 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
             for (int y = 0; !st && y < img->height; y++)
                 memcpy(c[i].img.data + (size_t)y * c[i].img.stride, img->data + (size_t)y * img->stride,
                        (size_t)img->width * img->channels);
-        } else
+        } else {
             st = crop_box(img, &boxes[i], &c[i].img, err);
+            if (st && st != LECTOR_ERR_OUT_OF_MEMORY) {
+                /* a degenerate box (two corners equal: PaddleOCR's corner
+                 * ordering can do that on small boxes at 45 degrees) gives
+                 * no line, as OpenCV's blank crop does; the page goes on */
+                lector__log(LECTOR_LOG_DEBUG, "box %d skipped: %s", i, err ? err->message : "");
+                c[i].skip = 1;
+                st = LECTOR_OK;
+                continue;
+            }
+        }
         if (!st) c[i].ratio = (float)c[i].img.width / (float)c[i].img.height;
+    }
+    if (!st) { /* drop skipped boxes: cls and rec see valid crops only */
+        int k = 0;
+        for (int i = 0; i < nb; i++) {
+            if (c[i].skip) continue;
+            c[k] = c[i];
+            boxes[k] = boxes[i];
+            k++;
+        }
+        nb = k;
     }
     double t2 = lector__now_ms();
     if (!st && use_cls && nb) st = classify(e, c, nb, err);

@@ -42,7 +42,8 @@ void lector__det_input_free(lector_det_input *in)
     memset(in, 0, sizeof(*in));
 }
 
-lector_status lector__det_preprocess(const lector_image *img, int limit, lector_det_limit_type type,
+lector_status lector__det_preprocess_norm(const lector_image *img, int limit, lector_det_limit_type type,
+                                          const float mean[3], const float stdv[3],
                                      lector_det_input *out, lector_error *err)
 {
     if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: no output");
@@ -74,7 +75,6 @@ lector_status lector__det_preprocess(const lector_image *img, int limit, lector_
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det preprocess: out of memory (%dx%d)", rw, rh);
     }
     const float scale = (float)(1.0 / 255.0);
-    const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
     for (int y = 0; y < rh; y++) {
         const uint8_t *s = r.data + (size_t)y * r.stride;
         for (int c = 0; c < 3; c++) {
@@ -151,4 +151,11 @@ lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int ba
 {
     if (!batch || b < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rec preprocess: invalid batch");
     return norm_line(crop, img_h, batch_w, batch + (size_t)b * 3 * img_h * batch_w, "rec", err);
+}
+
+lector_status lector__det_preprocess(const lector_image *img, int limit, lector_det_limit_type type,
+                                     lector_det_input *out, lector_error *err)
+{
+    static const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
+    return lector__det_preprocess_norm(img, limit, type, mean, stdv, out, err);
 }

@@ -48,6 +48,11 @@ lector_status lector__det_preprocess(const lector_image *img, int limit_side_len
                                      lector_det_limit_type type, lector_det_input *out,
                                      lector_error *err);
 void lector__det_input_free(lector_det_input *in);
+/* The same with the normalisation's mean and std (B, G, R order) given. */
+lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len,
+                                          lector_det_limit_type type, const float mean[3],
+                                          const float stdv[3], lector_det_input *out,
+                                          lector_error *err);
 
 /* Width a text line is resized to at height img_h inside a tensor of width
  * img_w: min(ceil(img_h * (w / h)), img_w), at least 1. */

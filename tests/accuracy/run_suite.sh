@@ -26,7 +26,7 @@ done
 # RapidOCR @7b2d368 python/rapidocr/config.yaml (tests_src_7b2d368/config.yaml): det limit 736 min,
 # thresh .3, box_thresh .5, unclip 1.6, use_dilation true, score_mode fast; cls on, thresh .9;
 # rec batch 6, text_score (drop) .5.
-RAPID="--det-limit-side-len 736 --det-limit-type min --det-db-thresh 0.3 --det-db-box-thresh 0.5
+RAPID="--det-mean 0.5,0.5,0.5 --det-std 0.5,0.5,0.5 --det-limit-side-len 736 --det-limit-type min --det-db-thresh 0.3 --det-db-box-thresh 0.5
        --det-db-unclip-ratio 1.6 --use-dilation --det-db-score-mode fast --cls-thresh 0.9
        --cls-batch-num 6 --rec-batch-num 6 --drop-score 0.5"
 # PaddleOCR 2.x (paddleocr < 3.0) defaults = Lector's defaults.
@@ -35,6 +35,9 @@ profile_opts() {
     rapid)       echo "$RAPID --use-angle-cls" ;;
     rapid_nocls) echo "$RAPID" ;;
     rapid_det)   echo "$RAPID --use-angle-cls --drop-score 0" ;;
+    rapid_rec)   echo "$RAPID --no-det" ;;                 # RapidOCR use_det=False, use_cls=False
+    rapid_clsrec) echo "$RAPID --no-det --use-angle-cls" ;; # use_det=False (cls + rec)
+    paddle_rec)  echo "--no-det" ;;                        # tools/infer/predict_rec.py
     paddle)      echo "" ;;
     paddle_cls)  echo "--use-angle-cls" ;;
     *) echo "bad profile $1" >&2; return 1 ;;

@@ -38,6 +38,7 @@ static void usage(FILE *f)
 "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
 "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
 "  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
+"  --det-mean B,G,R (0.485,0.456,0.406) --det-std B,G,R (0.229,0.224,0.225)\n"
 "  --no-det                         no detection: the whole image is one text line\n"
 "classification / recognition:\n"
 "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
@@ -252,6 +253,12 @@ int cmd_ocr(int argc, char **argv)
             if (!strcmp(v, "max")) p.det_limit_type = LECTOR_LIMIT_MAX;
             else if (!strcmp(v, "min")) p.det_limit_type = LECTOR_LIMIT_MIN;
             else { fprintf(stderr, "lector: --det-limit-type is max or min\n"); goto bad; }
+        } else if (!strcmp(a, "--det-mean") || !strcmp(a, "--det-std")) {
+            float *dst = !strcmp(a, "--det-mean") ? p.det_mean : p.det_std;
+            if (sscanf(v, "%f,%f,%f", &dst[0], &dst[1], &dst[2]) != 3) {
+                fprintf(stderr, "lector: %s expects three numbers B,G,R, got '%s'\n", a, v);
+                goto bad;
+            }
         } else if (!strcmp(a, "--det-db-score-mode")) {
             if (!strcmp(v, "fast")) p.det_db_score_mode = LECTOR_SCORE_FAST;
             else if (!strcmp(v, "slow")) p.det_db_score_mode = LECTOR_SCORE_SLOW;
