@@ -19,7 +19,11 @@ done
 
 # Build and run-time dependencies (Debian package names).
 pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev nodejs npm"
+      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev"
+# Node.js and npm fetch the models and run the test oracle; a machine may
+# have them from elsewhere (then the Debian packages would conflict).
+command -v node >/dev/null || pkgs="$pkgs nodejs"
+command -v npm >/dev/null || pkgs="$pkgs npm"
 [ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang libclang-rt-14-dev valgrind
       curl patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
 
