@@ -7,7 +7,7 @@
 //
 // intraOpNumThreads = THREADS, interOpNumThreads = 1, graphOptimizationLevel
 // 'all', sequential execution. Warm-up runs (default 2) are not timed.
-// The TensorProto reader is the one of tests/oracle/ort_run.js (float32 only).
+// The TensorProto reader is tests/oracle/tensor_pb.js.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -23,54 +23,7 @@ function findOrt() {
   throw new Error('onnxruntime-node not found (install it into tests/oracle/node_modules)');
 }
 
-function readVarint(buf, pos) {
-  let result = 0n, shift = 0n;
-  for (;;) {
-    if (pos.i >= buf.length) throw new Error('truncated varint');
-    const b = buf[pos.i++];
-    result |= BigInt(b & 0x7f) << shift;
-    if (!(b & 0x80)) return result;
-    shift += 7n;
-  }
-}
-
-function decodeFloatTensor(buf) {
-  const pos = {i: 0};
-  const dims = [], f32 = [];
-  let dtype = 0, raw = null;
-  while (pos.i < buf.length) {
-    const key = Number(readVarint(buf, pos));
-    const field = key >> 3, wire = key & 7;
-    if (wire === 2) {
-      const len = Number(readVarint(buf, pos));
-      const bytes = buf.subarray(pos.i, pos.i + len);
-      pos.i += len;
-      if (field === 1) {
-        const p = {i: 0};
-        while (p.i < bytes.length) dims.push(BigInt.asIntN(64, readVarint(bytes, p)));
-      } else if (field === 4) {
-        const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-        for (let k = 0; k + 4 <= bytes.length; k += 4) f32.push(dv.getFloat32(k, true));
-      } else if (field === 9) raw = Buffer.from(bytes);
-    } else if (wire === 0) {
-      const v = BigInt.asIntN(64, readVarint(buf, pos));
-      if (field === 1) dims.push(v);
-      else if (field === 2) dtype = Number(v);
-    } else if (wire === 5) {
-      if (field === 4) f32.push(buf.readFloatLE(pos.i));
-      pos.i += 4;
-    } else if (wire === 1) pos.i += 8;
-    else throw new Error('unsupported wire type ' + wire);
-  }
-  if (dtype !== 1) throw new Error('only float32 inputs are supported');
-  let data;
-  if (raw) {
-    const copy = Buffer.alloc(raw.length);
-    raw.copy(copy);
-    data = new Float32Array(copy.buffer, copy.byteOffset, raw.length / 4);
-  } else data = Float32Array.from(f32);
-  return {shape: dims.map(Number), data};
-}
+const {decodeTensor} = require(path.join(__dirname, '..', 'tests', 'oracle', 'tensor_pb.js'));
 
 async function main() {
   const [model, input, threads = '1', runs = '10', warmup = '2'] = process.argv.slice(2);
@@ -86,8 +39,8 @@ async function main() {
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
   });
-  const t = decodeFloatTensor(fs.readFileSync(input));
-  const feeds = {[sess.inputNames[0]]: new ort.Tensor('float32', t.data, t.shape)};
+  const t = decodeTensor(fs.readFileSync(input));
+  const feeds = {[sess.inputNames[0]]: new ort.Tensor(t.type, t.data, t.dims)};
   for (let i = 0; i < +warmup; i++) await sess.run(feeds);
   const ms = [], cpu = [];
   for (let i = 0; i < +runs; i++) {
