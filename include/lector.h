@@ -175,6 +175,37 @@ lector_status lector_read_memory(lector_engine *engine, const void *data, size_t
                                  const char *name, const lector_read_options *opt,
                                  lector_result **out, lector_error *err);
 
+/* One encoded image of a lector_read_batch() call (as lector_read_memory). */
+typedef struct lector_batch_input {
+    const void *data;
+    size_t size;
+    const char *name;      /* used in messages; NULL = "image" */
+} lector_batch_input;
+
+/* Reads n encoded images in one call (micro-batching): decoding and
+ * detection run per image (detection inputs of different sizes cannot be
+ * stacked; same-size inputs are not stacked either), then the classifier and
+ * the recogniser run over the crops of ALL images together, sorted by
+ * aspect ratio, in batches of cls_batch_num / rec_batch_num.
+ *
+ * Results equal lector_read_memory() of each image alone (texts, boxes,
+ * scores): a recognition batch only holds crops that get the same batch
+ * width (PaddleOCR's widest-crop-of-the-batch rule, applied to each page as
+ * if read alone), so every crop sees the same padding as in a single read.
+ * The classifier's input has a fixed width, so its batches mix freely.
+ *
+ * Per input i: statuses[i], results[i] (NULL on error; free each with
+ * lector_result_free()) and errs[i] when errs is non-NULL. One failing
+ * image (corrupt, over a limit) does not fail the others; an error in the
+ * shared cls/rec stages (out of memory, backend) fails every image that had
+ * crops. Timings: decode and det per image; cls and rec are the shared
+ * stages' times, reported for each image. Returns LECTOR_OK when the call
+ * ran (see statuses), LECTOR_ERR_INVALID_ARGUMENT / OUT_OF_MEMORY (with
+ * errs[0] filled when errs is non-NULL) when it could not start. */
+lector_status lector_read_batch(lector_engine *engine, const lector_batch_input *inputs, size_t n,
+                                const lector_read_options *opt, lector_result **results,
+                                lector_status *statuses, lector_error *errs);
+
 typedef enum lector_pixel_format {
     LECTOR_PIXEL_RGB = 0,
     LECTOR_PIXEL_BGR = 1,

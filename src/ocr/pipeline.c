@@ -87,6 +87,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->det_std[0] > 0 && p->det_std[1] > 0 && p->det_std[2] > 0, "det_std must be > 0");
     REQUIRE(p->det_min_size >= 0, "det_min_size must be >= 0");
     REQUIRE(p->cls_batch_num > 0 && p->rec_batch_num > 0, "batch sizes must be > 0");
+    REQUIRE(p->rec_batch_num <= 64 && p->cls_batch_num <= 64, "batch sizes must be <= 64");
     REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
     REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
@@ -156,6 +157,8 @@ typedef struct crop {
     int skip; /* the box could not be cropped */
     char *text;
     float score;
+    int bw;   /* lector_read_batch: the rec batch width this crop gets when its page is read alone */
+    int seq;  /* lector_read_batch: position over all crops of the batch (stable sort) */
 } crop;
 
 static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h,
@@ -220,18 +223,33 @@ static int cmp_ratio(const void *a, const void *b)
     return *x < *y ? -1 : *x > *y; /* stable: by position */
 }
 
-static lector_status classify(lector_engine *e, crop *c, int n, lector_error *err)
+static int cmp_ratio_seq(const void *a, const void *b)
+{
+    const crop *const *x = a, *const *y = b;
+    if ((*x)->ratio != (*y)->ratio) return (*x)->ratio < (*y)->ratio ? -1 : 1;
+    return ((*x)->seq > (*y)->seq) - ((*x)->seq < (*y)->seq);
+}
+
+/* lector_read_batch's rec order: by the page-alone batch width, then ratio */
+static int cmp_bw_ratio_seq(const void *a, const void *b)
+{
+    const crop *const *x = a, *const *y = b;
+    if ((*x)->bw != (*y)->bw) return (*x)->bw < (*y)->bw ? -1 : 1;
+    return cmp_ratio_seq(a, b);
+}
+
+/* `order`: n crops, sorted here by aspect ratio (cmp: NULL = cmp_ratio) */
+static lector_status classify(lector_engine *e, crop **order, int n,
+                              int (*cmp)(const void *, const void *), lector_error *err)
 {
     int ih = e->p.cls_image_height, iw = e->p.cls_image_width, bs = e->p.cls_batch_num;
-    crop **order = lector__malloc(sizeof *order * (size_t)n);
     float *batch = lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
     lector_status st = LECTOR_OK;
-    if (!order || !batch) {
+    if (!batch) {
         st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (cls batch)");
         goto done;
     }
-    for (int i = 0; i < n; i++) order[i] = &c[i];
-    qsort(order, (size_t)n, sizeof *order, cmp_ratio);
+    qsort(order, (size_t)n, sizeof *order, cmp ? cmp : cmp_ratio);
     for (int b0 = 0; b0 < n && !st; b0 += bs) {
         int nb = n - b0 < bs ? n - b0 : bs;
         for (int k = 0; k < nb && !st; k++)
@@ -257,20 +275,18 @@ static lector_status classify(lector_engine *e, crop *c, int n, lector_error *er
         lector_tensors_free(out, 1);
     }
 done:
-    lector__free(order);
     lector__free(batch);
     return st;
 }
 
-static lector_status recognise(lector_engine *e, crop *c, int n, lector_error *err)
+/* The rec batch width of every crop of one page read alone (PaddleOCR's
+ * rule: sorted by ratio, batches of rec_batch_num, the widest crop of a
+ * batch sets its width) into crop->bw. Sorts `order`. */
+static void page_batch_widths(lector_engine *e, crop **order, int n)
 {
     int ih = e->p.rec_image_height, iw = e->p.rec_image_width, bs = e->p.rec_batch_num;
-    crop **order = lector__malloc(sizeof *order * (size_t)n);
-    lector_status st = LECTOR_OK;
-    if (!order) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
-    for (int i = 0; i < n; i++) order[i] = &c[i];
     qsort(order, (size_t)n, sizeof *order, cmp_ratio);
-    for (int b0 = 0; b0 < n && !st; b0 += bs) {
+    for (int b0 = 0; b0 < n; b0 += bs) {
         int nb = n - b0 < bs ? n - b0 : bs;
         int ws[64], hs[64];
         for (int k = 0; k < nb; k++) {
@@ -278,6 +294,30 @@ static lector_status recognise(lector_engine *e, crop *c, int n, lector_error *e
             hs[k] = order[b0 + k]->img.height;
         }
         int bw = lector__rec_batch_width(ws, hs, nb, ih, iw);
+        for (int k = 0; k < nb; k++) order[b0 + k]->bw = bw;
+    }
+}
+
+/* `order`: n crops, sorted here. by_bw = 0: PaddleOCR's batches (one page).
+ * by_bw = 1 (lector_read_batch): crops sorted by crop->bw then ratio, a batch
+ * never mixes two widths and has crop->bw as its width, so every crop gets
+ * exactly the input tensor row it gets when its page is read alone. */
+static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw, lector_error *err)
+{
+    int ih = e->p.rec_image_height, iw = e->p.rec_image_width, bs = e->p.rec_batch_num;
+    lector_status st = LECTOR_OK;
+    qsort(order, (size_t)n, sizeof *order, by_bw ? cmp_bw_ratio_seq : cmp_ratio);
+    for (int b0 = 0, nb = 0; b0 < n && !st; b0 += nb) {
+        nb = n - b0 < bs ? n - b0 : bs;
+        if (by_bw)
+            for (int k = 1; k < nb; k++)
+                if (order[b0 + k]->bw != order[b0]->bw) { nb = k; break; }
+        int ws[64], hs[64];
+        for (int k = 0; k < nb; k++) {
+            ws[k] = order[b0 + k]->img.width;
+            hs[k] = order[b0 + k]->img.height;
+        }
+        int bw = by_bw ? order[b0]->bw : lector__rec_batch_width(ws, hs, nb, ih, iw);
         size_t per = (size_t)3 * ih * bw;
         float *batch = lector__calloc((size_t)nb * per, sizeof(float));
         if (!batch) {
@@ -302,19 +342,38 @@ static lector_status recognise(lector_engine *e, crop *c, int n, lector_error *e
                                 &order[b0 + k]->text, &order[b0 + k]->score, err);
         lector_tensors_free(out, 1);
     }
-    lector__free(order);
     return st;
 }
 
-static lector_status ocr_page(lector_engine *e, const lector_image *img, const lector_read_options *o,
-                              lector_page *page, lector_timings *tm, lector_error *err)
+/* One page between detection and recognition. */
+typedef struct page_work {
+    ocr_box *boxes;
+    crop *c;
+    int nb;
+    float drop;
+    int use_cls;
+} page_work;
+
+static void page_work_free(page_work *w)
 {
-    page->width = img->width;
-    page->height = img->height;
+    for (int i = 0; w->c && i < w->nb; i++) {
+        lector__image_release(&w->c[i].img);
+        lector__free(w->c[i].text);
+    }
+    lector__free(w->c);
+    lector__free(w->boxes);
+    memset(w, 0, sizeof *w);
+}
+
+/* Detects and crops: w->c holds the valid crops (w->nb). On error w is empty. */
+static lector_status page_prep(lector_engine *e, const lector_image *img, const lector_read_options *o,
+                               page_work *w, lector_timings *tm, lector_error *err)
+{
+    memset(w, 0, sizeof *w);
     int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
-    float drop = o && o->drop_score >= 0 ? o->drop_score : e->p.drop_score;
-    int use_cls = o && o->use_angle_cls >= 0 ? o->use_angle_cls : e->p.use_angle_cls;
-    if (use_cls && !e->cls)
+    w->drop = o && o->drop_score >= 0 ? o->drop_score : e->p.drop_score;
+    w->use_cls = o && o->use_angle_cls >= 0 ? o->use_angle_cls : e->p.use_angle_cls;
+    if (w->use_cls && !e->cls)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
                              "the angle classifier was not loaded (create the engine with use_angle_cls=1)");
     double t0 = lector__now_ms();
@@ -359,45 +418,77 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
         }
         if (!st) c[i].ratio = (float)c[i].img.width / (float)c[i].img.height;
     }
-    if (!st) { /* drop skipped boxes: cls and rec see valid crops only */
-        int k = 0;
-        for (int i = 0; i < nb; i++) {
-            if (c[i].skip) continue;
-            c[k] = c[i];
-            boxes[k] = boxes[i];
-            k++;
-        }
-        nb = k;
+    w->boxes = boxes;
+    w->c = c;
+    w->nb = nb;
+    if (st) {
+        page_work_free(w);
+        return st;
     }
-    double t2 = lector__now_ms();
-    if (!st && use_cls && nb) st = classify(e, c, nb, err);
-    double t3 = lector__now_ms();
-    tm->cls_ms += t3 - t2;
-    if (!st && nb) st = recognise(e, c, nb, err);
-    tm->rec_ms += lector__now_ms() - t3 + (t2 - t1);
-    if (!st) {
-        page->lines = lector__calloc((size_t)(nb ? nb : 1), sizeof *page->lines);
-        if (!page->lines) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    /* drop skipped boxes: cls and rec see valid crops only */
+    int k = 0;
+    for (int i = 0; i < nb; i++) {
+        if (c[i].skip) continue;
+        c[k] = c[i];
+        boxes[k] = boxes[i];
+        k++;
     }
-    for (int i = 0; i < nb && !st; i++) {
-        if (!c[i].text || c[i].score < drop) continue;
+    w->nb = k;
+    tm->rec_ms += lector__now_ms() - t1; /* cropping counts as recognition, as before */
+    return LECTOR_OK;
+}
+
+/* Moves the recognised lines into `page` and frees w. */
+static lector_status page_finish(page_work *w, const lector_image *img, lector_page *page, lector_error *err)
+{
+    lector_status st = LECTOR_OK;
+    page->width = img->width;
+    page->height = img->height;
+    page->lines = lector__calloc((size_t)(w->nb ? w->nb : 1), sizeof *page->lines);
+    if (!page->lines) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < w->nb && !st; i++) {
+        crop *c = &w->c[i];
+        if (!c->text || c->score < w->drop) continue;
         lector_line *l = &page->lines[page->n_lines++];
         for (int k = 0; k < 4; k++) {
-            l->box[k].x = boxes[i].p[k].x;
-            l->box[k].y = boxes[i].p[k].y;
+            l->box[k].x = w->boxes[i].p[k].x;
+            l->box[k].y = w->boxes[i].p[k].y;
         }
-        l->text = c[i].text;
-        c[i].text = NULL;
-        l->score = c[i].score;
-        l->rotated = c[i].rotated;
+        l->text = c->text;
+        c->text = NULL;
+        l->score = c->score;
+        l->rotated = c->rotated;
     }
-    for (int i = 0; i < nb; i++) {
-        lector__image_release(&c[i].img);
-        lector__free(c[i].text);
-    }
-    lector__free(c);
-    lector__free(boxes);
+    page_work_free(w);
     return st;
+}
+
+static lector_status ocr_page(lector_engine *e, const lector_image *img, const lector_read_options *o,
+                              lector_page *page, lector_timings *tm, lector_error *err)
+{
+    page->width = img->width;
+    page->height = img->height;
+    page_work w;
+    lector_status st = page_prep(e, img, o, &w, tm, err);
+    if (st) return st;
+    crop **order = lector__malloc(sizeof *order * (size_t)(w.nb ? w.nb : 1));
+    if (!order) {
+        page_work_free(&w);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < w.nb; i++) order[i] = &w.c[i];
+    double t2 = lector__now_ms();
+    if (!st && w.use_cls && w.nb) st = classify(e, order, w.nb, NULL, err);
+    double t3 = lector__now_ms();
+    tm->cls_ms += t3 - t2;
+    if (!st && w.nb) st = recognise(e, order, w.nb, 0, err);
+    tm->rec_ms += lector__now_ms() - t3;
+    lector__free(order);
+    if (st) {
+        page_work_free(&w);
+        return st;
+    }
+    return page_finish(&w, img, page, err);
 }
 
 void lector_result_free(lector_result *r)
@@ -493,4 +584,137 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
     st = run_pages(e, &img, 1, lector__now_ms() - t0, t0, o, "pixels", out, err);
     lector__image_release(&img);
     return st;
+}
+
+/* ---- several images in one call -------------------------------------------------- */
+
+lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inputs, size_t n,
+                                const lector_read_options *o, lector_result **results,
+                                lector_status *statuses, lector_error *errs)
+{
+    if (!e || (n && (!inputs || !results || !statuses)))
+        return lector__error(errs, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    for (size_t i = 0; i < n; i++) {
+        results[i] = NULL;
+        statuses[i] = LECTOR_OK;
+        if (errs) memset(&errs[i], 0, sizeof errs[i]);
+    }
+    if (!n) return LECTOR_OK;
+    double t0 = lector__now_ms();
+    lector_image_pages *pages = lector__calloc(n, sizeof *pages);
+    page_work **works = lector__calloc(n, sizeof *works);
+    if (!pages || !works) {
+        lector__free(pages);
+        lector__free(works);
+        return lector__error(errs, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    lector_image_limits lim;
+    limits_of(e, &lim);
+    size_t total = 0;
+    /* per image: decode, detect, crop */
+    for (size_t i = 0; i < n; i++) {
+        lector_error *err = errs ? &errs[i] : NULL;
+        const lector_batch_input *in = &inputs[i];
+        const char *name = in->name ? in->name : "image";
+        double ti = lector__now_ms();
+        lector_status st = !in->data && in->size
+                               ? lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument")
+                               : lector__image_decode(in->data, in->size, name, &lim, &pages[i], err);
+        if (st) {
+            statuses[i] = st;
+            continue;
+        }
+        lector_result *r = lector__calloc(1, sizeof *r);
+        int np = pages[i].count;
+        if (r) r->pages = lector__calloc((size_t)(np ? np : 1), sizeof *r->pages);
+        works[i] = lector__calloc((size_t)(np ? np : 1), sizeof **works);
+        if (!r || !r->pages || !works[i]) {
+            if (r) lector__free(r->pages);
+            lector__free(r);
+            statuses[i] = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+            continue;
+        }
+        r->timings.decode_ms = lector__now_ms() - ti;
+        results[i] = r;
+        for (int p = 0; p < np && !st; p++) {
+            st = page_prep(e, &pages[i].pages[p], o, &works[i][p], &r->timings, err);
+            r->n_pages = (size_t)p + 1;
+            if (!st) total += (size_t)works[i][p].nb;
+        }
+        if (st) {
+            for (int p = 0; p < np; p++) {
+                total -= (size_t)works[i][p].nb;
+                page_work_free(&works[i][p]);
+            }
+            lector__error_prefix(err, "%s", name);
+            statuses[i] = st;
+        }
+    }
+    /* all crops together: classify, then recognise */
+    crop **order = lector__malloc(sizeof *order * (total ? total : 1));
+    lector_status shared = LECTOR_OK;
+    lector_error shared_err;
+    memset(&shared_err, 0, sizeof shared_err);
+    if (!order) shared = lector__error(&shared_err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    size_t k = 0;
+    int use_cls = 0;
+    for (size_t i = 0; i < n && order; i++) {
+        if (statuses[i]) continue;
+        for (int p = 0; p < pages[i].count; p++) {
+            page_work *w = &works[i][p];
+            for (int c = 0; c < w->nb; c++) order[k + (size_t)c] = &w->c[c];
+            if (w->nb) page_batch_widths(e, order + k, w->nb);
+            for (int c = 0; c < w->nb; c++) w->c[c].seq = (int)(k + (size_t)c);
+            k += (size_t)w->nb;
+            use_cls |= w->use_cls; /* one `o` for all: the same everywhere */
+        }
+    }
+    double t2 = lector__now_ms();
+    if (!shared && use_cls && k) shared = classify(e, order, (int)k, cmp_ratio_seq, &shared_err);
+    double t3 = lector__now_ms();
+    if (!shared && k) shared = recognise(e, order, (int)k, 1, &shared_err);
+    double t4 = lector__now_ms();
+    lector__free(order);
+    /* per image: lines and timings */
+    for (size_t i = 0; i < n; i++) {
+        lector_error *err = errs ? &errs[i] : NULL;
+        const char *name = inputs[i].name ? inputs[i].name : "image";
+        if (!statuses[i]) {
+            lector_result *r = results[i];
+            r->timings.cls_ms += t3 - t2; /* the shared stages count for every image */
+            r->timings.rec_ms += t4 - t3;
+            int had_crops = 0;
+            for (int p = 0; p < pages[i].count; p++) had_crops |= works[i][p].nb > 0;
+            /* an image with no crops took no part in the shared stages */
+            lector_status shared_i = had_crops ? shared : LECTOR_OK;
+            for (int p = 0; p < pages[i].count; p++) {
+                if (shared_i) {
+                    page_work_free(&works[i][p]);
+                    continue;
+                }
+                lector_status st = page_finish(&works[i][p], &pages[i].pages[p], &r->pages[p], err);
+                if (st && !statuses[i]) {
+                    lector__error_prefix(err, "%s", name);
+                    statuses[i] = st;
+                }
+            }
+            if (shared_i) {
+                statuses[i] = shared;
+                if (err) {
+                    *err = shared_err;
+                    lector__error_prefix(err, "%s", name);
+                }
+            }
+            r->timings.total_ms = lector__now_ms() - t0;
+        }
+        if (statuses[i]) {
+            lector_result_free(results[i]);
+            results[i] = NULL;
+        }
+        lector__free(works[i]);
+        if (pages[i].pages) lector__image_pages_free(&pages[i]);
+    }
+    lector__free(works);
+    lector__free(pages);
+    return LECTOR_OK;
 }

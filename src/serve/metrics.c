@@ -84,7 +84,7 @@ void serve_metrics_write(serve_metrics *m, FILE *f)
     fprintf(f, "lector_serve_request_duration_seconds_sum %.6f\n", c.lat_sum);
     fprintf(f, "lector_serve_request_duration_seconds_count %llu\n", (unsigned long long)c.lat_n);
 
-    fprintf(f, "# HELP lector_serve_batch_size Images per engine dispatch (1: no cross-request batching yet).\n"
+    fprintf(f, "# HELP lector_serve_batch_size Images per engine dispatch (one lector_read_batch call: a request's files, and with --max-batch > 1 several requests).\n"
                "# TYPE lector_serve_batch_size histogram\n");
     cum = 0;
     for (int i = 0; i < SERVE_BATCH_BUCKETS; i++) {

@@ -22,8 +22,8 @@ typedef struct lector_serve_config {
     const char *listen;       /* "127.0.0.1:8080"; port 0 = any free port */
     lector_params params;     /* engine parameters (models, device, threads, limits) */
     int workers;              /* worker threads; 0 = online CPUs */
-    int max_batch;            /* accepted; cross-request batching is not implemented (1 used) */
-    int max_wait_ms;          /* accepted; see max_batch */
+    int max_batch;            /* requests per engine dispatch at most (micro-batching); 1 = none */
+    int max_wait_ms;          /* after the first request, wait this long for more (0 = take what is queued) */
     int queue;                /* queued jobs at most; more get 503 + Retry-After */
     int timeout_ms;           /* per-request deadline from the full body: 504 after it */
     size_t max_body;          /* bytes per request body: 413 above */

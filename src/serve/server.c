@@ -105,39 +105,101 @@ static int is_device_error(lector_status st)
     return st == LECTOR_ERR_BACKEND || st == LECTOR_ERR_OUT_OF_MEMORY || st == LECTOR_ERR_UNAVAILABLE;
 }
 
-static lector_status primary_read(const serve_image *im, const lector_read_options *opt, lector_result **r,
-                                  lector_error *err)
+/* The fault hook (LECTOR_SERVE_FAULT): 1 when this primary read is the Nth. */
+static int fault_now(lector_error *err)
 {
-    if (srv.cfg->fault_every > 0) {
-        pthread_mutex_lock(&srv.mu);
-        unsigned long long n = ++srv.fault_counter;
-        pthread_mutex_unlock(&srv.mu);
-        if (n % (unsigned long long)srv.cfg->fault_every == 0) {
-            err->code = LECTOR_ERR_BACKEND;
-            snprintf(err->message, sizeof err->message,
-                     "injected device error (LECTOR_SERVE_FAULT=%d, read %llu)", srv.cfg->fault_every, n);
-            return LECTOR_ERR_BACKEND;
-        }
-    }
-    return lector_read_memory(srv.primary, im->data, im->size, im->name, opt, r, err);
+    if (srv.cfg->fault_every <= 0) return 0;
+    pthread_mutex_lock(&srv.mu);
+    unsigned long long n = ++srv.fault_counter;
+    pthread_mutex_unlock(&srv.mu);
+    if (n % (unsigned long long)srv.cfg->fault_every) return 0;
+    err->code = LECTOR_ERR_BACKEND;
+    snprintf(err->message, sizeof err->message, "injected device error (LECTOR_SERVE_FAULT=%d, read %llu)",
+             srv.cfg->fault_every, n);
+    return 1;
 }
 
-static lector_status read_one(const serve_image *im, const lector_read_options *opt, lector_result **r,
-                              lector_error *err)
+/* Reads n images in one engine dispatch (lector_read_batch) through the
+ * breaker: on the primary engine while the breaker allows it; images that
+ * fail there with a device error (or the fault hook) are read again, in one
+ * dispatch, on the CPU engine. */
+static void read_batch(const lector_batch_input *in, size_t n, const lector_read_options *opt,
+                       lector_result **r, lector_status *st, lector_error *err)
 {
-    if (srv.cpu == srv.primary && srv.cfg->fault_every <= 0)
-        return lector_read_memory(srv.primary, im->data, im->size, im->name, opt, r, err);
+    if (srv.cpu == srv.primary && srv.cfg->fault_every <= 0) {
+        if (lector_read_batch(srv.primary, in, n, opt, r, st, err))
+            for (size_t i = 0; i < n; i++) { st[i] = err[0].code ? err[0].code : LECTOR_ERR_INTERNAL; err[i] = err[0]; }
+        return;
+    }
+    size_t *idx = calloc(n ? n : 1, sizeof *idx);
+    lector_batch_input *sub = calloc(n ? n : 1, sizeof *sub);
+    lector_result **sr = calloc(n ? n : 1, sizeof *sr);
+    lector_status *ss = calloc(n ? n : 1, sizeof *ss);
+    lector_error *se = calloc(n ? n : 1, sizeof *se);
+    int *on_cpu = calloc(n ? n : 1, sizeof *on_cpu);
+    if (!idx || !sub || !sr || !ss || !se || !on_cpu) {
+        for (size_t i = 0; i < n; i++) {
+            r[i] = NULL;
+            st[i] = LECTOR_ERR_OUT_OF_MEMORY;
+            snprintf(err[i].message, sizeof err[i].message, "out of memory");
+        }
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) { r[i] = NULL; on_cpu[i] = 1; }
     int probe = 0;
     if (serve_breaker_allow(&srv.breaker, now_ms(), &probe)) {
-        lector_status st = primary_read(im, opt, r, err);
-        int dev = is_device_error(st);
-        serve_breaker_record(&srv.breaker, now_ms(), probe, dev);
-        if (!dev) return st;
-        serve_metrics_add(&srv.metrics, &srv.metrics.primary_errors, 1);
-        fprintf(stderr, "lector serve: primary engine: %s; reading on the CPU engine\n", err->message);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (fault_now(&err[i])) {
+                st[i] = LECTOR_ERR_BACKEND;
+                continue;
+            }
+            idx[m] = i;
+            sub[m++] = in[i];
+        }
+        if (m && lector_read_batch(srv.primary, sub, m, opt, sr, ss, se))
+            for (size_t k = 0; k < m; k++) { ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL; se[k] = se[0]; }
+        for (size_t k = 0; k < m; k++) {
+            size_t i = idx[k];
+            st[i] = ss[k];
+            err[i] = se[k];
+            r[i] = sr[k];
+        }
+        int dev = 0;
+        for (size_t i = 0; i < n; i++) {
+            on_cpu[i] = is_device_error(st[i]);
+            if (on_cpu[i]) {
+                dev++;
+                fprintf(stderr, "lector serve: primary engine: %s; reading on the CPU engine\n", err[i].message);
+            }
+        }
+        serve_breaker_record(&srv.breaker, now_ms(), probe, dev > 0);
+        if (dev) serve_metrics_add(&srv.metrics, &srv.metrics.primary_errors, (uint64_t)dev);
     }
-    serve_metrics_add(&srv.metrics, &srv.metrics.cpu_fallbacks, 1);
-    return lector_read_memory(srv.cpu, im->data, im->size, im->name, opt, r, err);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (on_cpu[i]) {
+            idx[m] = i;
+            sub[m++] = in[i];
+        }
+    if (!m) goto done;
+    serve_metrics_add(&srv.metrics, &srv.metrics.cpu_fallbacks, (uint64_t)m);
+    if (lector_read_batch(srv.cpu, sub, m, opt, sr, ss, se))
+        for (size_t k = 0; k < m; k++) { ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL; se[k] = se[0]; }
+    for (size_t k = 0; k < m; k++) {
+        size_t i = idx[k];
+        lector_result_free(r[i]);
+        r[i] = sr[k];
+        st[i] = ss[k];
+        err[i] = se[k];
+    }
+done:
+    free(idx);
+    free(sub);
+    free(sr);
+    free(ss);
+    free(se);
+    free(on_cpu);
 }
 
 static unsigned http_status_of(lector_status st)
@@ -155,29 +217,21 @@ static unsigned http_status_of(lector_status st)
     }
 }
 
-/* Builds j->out and j->status. Runs on a worker without srv.mu. */
-static void run_job(job *j)
+/* Renders j->out and j->status from its images' results. */
+static void render_job(job *j, lector_result **res, const lector_status *sts, const lector_error *errs)
 {
     size_t len = 0;
     char *out = NULL;
     unsigned status = 0;
     int any_ok = 0;
     for (size_t i = 0; i < j->n_imgs; i++) {
-        pthread_mutex_lock(&srv.mu);
-        int gone = j->abandoned;
-        pthread_mutex_unlock(&srv.mu);
-        if (gone) break; /* the client got its 504: skip the rest */
-        lector_result *r = NULL;
-        lector_error err = {0};
-        lector_status st = read_one(&j->imgs[i], &j->opt, &r, &err);
-        serve_metrics_add(&srv.metrics, &srv.metrics.images, 1);
-        serve_metrics_batch(&srv.metrics, 1);
+        lector_status st = sts[i];
+        const lector_result *r = res[i];
         if (!st) {
             serve_metrics_add(&srv.metrics, &srv.metrics.pages, r->n_pages);
             any_ok = 1;
         } else if (!status) status = http_status_of(st);
-        char *s = srv.cfg->render(j->imgs[i].name, st ? NULL : r, st ? err.message : NULL);
-        lector_result_free(r);
+        char *s = srv.cfg->render(j->imgs[i].name, st ? NULL : r, st ? errs[i].message : NULL);
         if (!s) { status = 500; break; }
         size_t n = strlen(s);
         char *grown = realloc(out, len + n + 3); /* separator, ']' and NUL */
@@ -199,28 +253,126 @@ static void run_job(job *j)
     j->status = out ? status : 500;
 }
 
+/* Runs the images of the batch's jobs (same read options) in one engine
+ * dispatch and builds every job's j->out and j->status. Jobs abandoned by
+ * their client (504) are skipped. Runs on a worker without srv.mu. */
+static void run_jobs(job **jobs, int nj)
+{
+    size_t n = 0;
+    int *live = calloc((size_t)nj, sizeof *live);
+    if (!live) {
+        for (int b = 0; b < nj; b++) jobs[b]->status = 500;
+        return;
+    }
+    pthread_mutex_lock(&srv.mu);
+    for (int b = 0; b < nj; b++) {
+        live[b] = !jobs[b]->abandoned;
+        if (live[b]) n += jobs[b]->n_imgs;
+    }
+    pthread_mutex_unlock(&srv.mu);
+    lector_batch_input *in = calloc(n ? n : 1, sizeof *in);
+    lector_result **res = calloc(n ? n : 1, sizeof *res);
+    lector_status *sts = calloc(n ? n : 1, sizeof *sts);
+    lector_error *errs = calloc(n ? n : 1, sizeof *errs);
+    if (!in || !res || !sts || !errs) {
+        for (int b = 0; b < nj; b++) jobs[b]->status = 500;
+        goto done;
+    }
+    size_t k = 0;
+    for (int b = 0; b < nj; b++)
+        for (size_t i = 0; live[b] && i < jobs[b]->n_imgs; i++, k++)
+            in[k] = (lector_batch_input){jobs[b]->imgs[i].data, jobs[b]->imgs[i].size, jobs[b]->imgs[i].name};
+    if (n) {
+        read_batch(in, n, &jobs[0]->opt, res, sts, errs);
+        serve_metrics_add(&srv.metrics, &srv.metrics.images, n);
+        serve_metrics_batch(&srv.metrics, (int)n);
+    }
+    k = 0;
+    for (int b = 0; b < nj; b++) {
+        if (!live[b]) continue;
+        render_job(jobs[b], res + k, sts + k, errs + k);
+        k += jobs[b]->n_imgs;
+    }
+    for (size_t i = 0; i < n; i++) lector_result_free(res[i]);
+done:
+    free(live);
+    free(in);
+    free(res);
+    free(sts);
+    free(errs);
+}
+
+static int same_options(const lector_read_options *a, const lector_read_options *b)
+{
+    return a->det_limit_side_len == b->det_limit_side_len && a->drop_score == b->drop_score &&
+           a->use_angle_cls == b->use_angle_cls;
+}
+
+/* srv.mu held: unlinks job j (after prev, NULL = head) and marks it running */
+static void take_job(job *prev, job *j)
+{
+    if (prev) prev->next = j->next;
+    else srv.head = j->next;
+    if (srv.tail == j) srv.tail = prev;
+    j->next = NULL;
+    srv.q_len--;
+    srv.running++;
+    j->state = JOB_RUNNING;
+}
+
+/* A worker takes the oldest job, then up to --max-batch requests in all
+ * with the same read options, waiting at most --max-wait-ms after the first
+ * for more; they run as one engine dispatch. */
 static void *worker_main(void *arg)
 {
     (void)arg;
+    int maxb = srv.cfg->max_batch > 1 ? srv.cfg->max_batch : 1;
+    job **batch = calloc((size_t)maxb, sizeof *batch);
+    if (!batch) return NULL;
     pthread_mutex_lock(&srv.mu);
     for (;;) {
         while (!srv.head && !srv.stop_workers) pthread_cond_wait(&srv.q_cond, &srv.mu);
         if (!srv.head) break; /* stopping and the queue is empty */
-        job *j = srv.head;
-        srv.head = j->next;
-        if (!srv.head) srv.tail = NULL;
-        srv.q_len--;
-        srv.running++;
-        j->state = JOB_RUNNING;
+        int nb = 0;
+        batch[nb++] = srv.head;
+        take_job(NULL, srv.head);
+        double until = now_ms() + srv.cfg->max_wait_ms;
+        while (nb < maxb) {
+            job *prev = NULL, *q = srv.head;
+            int other = 0; /* a job this batch cannot take: let another worker have it */
+            while (q && nb < maxb) {
+                job *next = q->next;
+                if (same_options(&q->opt, &batch[0]->opt)) {
+                    batch[nb++] = q;
+                    take_job(prev, q);
+                } else {
+                    other = 1;
+                    prev = q;
+                }
+                q = next;
+            }
+            if (other) pthread_cond_signal(&srv.q_cond);
+            double t = now_ms();
+            if (nb >= maxb || t >= until || srv.stop_workers || srv.draining) break;
+            struct timespec ts;
+            ts.tv_sec = (time_t)(until / 1e3);
+            ts.tv_nsec = (long)((until - (double)ts.tv_sec * 1e3) * 1e6);
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+            pthread_cond_timedwait(&srv.q_cond, &srv.mu, &ts);
+        }
         pthread_mutex_unlock(&srv.mu);
-        run_job(j);
+        run_jobs(batch, nb);
         pthread_mutex_lock(&srv.mu);
-        srv.running--;
-        j->state = JOB_DONE;
-        pthread_cond_signal(&j->done);
-        job_release(j);
+        for (int b = 0; b < nb; b++) {
+            srv.running--;
+            batch[b]->state = JOB_DONE;
+            pthread_cond_signal(&batch[b]->done);
+            job_release(batch[b]);
+        }
     }
     pthread_mutex_unlock(&srv.mu);
+    free(batch);
     return NULL;
 }
 
@@ -734,7 +886,11 @@ int lector_serve_run(const lector_serve_config *cfg)
     memset(&srv, 0, sizeof srv);
     srv.cfg = cfg;
     pthread_mutex_init(&srv.mu, NULL);
-    pthread_cond_init(&srv.q_cond, NULL);
+    pthread_condattr_t qa; /* the batch wait (--max-wait-ms) is on the monotonic clock */
+    pthread_condattr_init(&qa);
+    pthread_condattr_setclock(&qa, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv.q_cond, &qa);
+    pthread_condattr_destroy(&qa);
     serve_metrics_init(&srv.metrics);
     serve_breaker_init(&srv.breaker, cfg->breaker_threshold, cfg->breaker_cooldown_ms);
     snprintf(srv.primary_dev, sizeof srv.primary_dev, "loading");
@@ -809,8 +965,8 @@ int lector_serve_run(const lector_serve_config *cfg)
     srv.ready = 1;
     pthread_mutex_unlock(&srv.mu);
     if (cfg->max_batch > 1)
-        fprintf(stderr, "lector serve: note: --max-batch %d accepted, but cross-request batching is not "
-                        "implemented yet; every image runs on its own\n", cfg->max_batch);
+        fprintf(stderr, "lector serve: micro-batching: up to %d requests per engine dispatch, waiting up to %d ms\n",
+                cfg->max_batch, cfg->max_wait_ms);
     if (cfg->fault_every > 0)
         fprintf(stderr, "lector serve: fault injection: every %d-th primary read fails (LECTOR_SERVE_FAULT)\n",
                 cfg->fault_every);

@@ -3,7 +3,7 @@
 # chosen at test time (--listen 127.0.0.1:0, the bound port is read back from
 # its log), called with curl; JSON compared with python3.
 #   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE
-# CASE: parity concurrent bad_requests timeout queue_full breaker sigterm grace
+# CASE: parity concurrent batch bad_requests timeout queue_full breaker sigterm grace
 set -u
 case_=$1 lector=$2 models=$3 sample=$4
 tmp=$(mktemp -d)
@@ -123,6 +123,41 @@ concurrent)
         [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref.json" && ok ||
             ko "client $i: $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
     done
+    stop_server
+    ;;
+batch)
+    # micro-batching: 8 concurrent clients with --max-batch 4 --max-wait-ms 50
+    # get the single-client JSON, and the batch-size histogram shows
+    # dispatches of more than one image; 2 clients with other read options
+    # (never batched with the others) and a corrupt image (its own 422) too
+    reference --drop-score 0.99
+    cp "$tmp/ref.json" "$tmp/ref99.json"
+    reference
+    head -c 3000 /dev/urandom >"$tmp/corrupt.jpg"
+    start_server -- --workers 2 --max-batch 4 --max-wait-ms 50 --queue 64 --timeout-ms 250000
+    for i in $(seq 1 11); do
+        q= f=$sample
+        [ "$i" -ge 9 ] && [ "$i" -le 10 ] && q='?drop_score=0.99'
+        [ "$i" = 11 ] && f=$tmp/corrupt.jpg
+        curl -s -o "$tmp/c$i" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @"$f" \
+            "$base/v1/ocr$q" >"$tmp/code$i" &
+    done
+    wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
+    for i in $(seq 1 8); do
+        [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref.json" && ok ||
+            ko "client $i: $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
+    done
+    for i in 9 10; do
+        [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref99.json" && ok ||
+            ko "client $i (drop_score=0.99): $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
+    done
+    [ "$(cat "$tmp/code11")" = 422 ] && ok || ko "corrupt image: $(cat "$tmp/code11") $(head -c 200 "$tmp/c11")"
+    ones=$(metric 'lector_serve_batch_size_bucket{le="1"}') n=$(metric lector_serve_batch_size_count)
+    sum=$(metric lector_serve_batch_size_sum)
+    echo "batch-size histogram: $ones of $n dispatches had 1 image; $sum images"
+    [ -n "$n" ] && [ "$ones" -lt "$n" ] && ok || ko "no dispatch of more than 1 image: $(curl -s "$base/metrics" | grep batch_size)"
+    [ "$sum" = 11 ] && ok || ko "batch_size_sum $sum, expected 11"
+    grep -q 'micro-batching: up to 4 requests' "$tmp/server.log" && ok || ko "no micro-batching line in the log"
     stop_server
     ;;
 bad_requests)

@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "  --no-det                         no detection: the whole image is one text line\n"
 "classification / recognition:\n"
 "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
-"  --rec-batch-num N (6) --rec-image-height N (48) --rec-image-width N (320)\n"
+"  --rec-batch-num N (6, at most 64) --rec-image-height N (48) --rec-image-width N (320)\n"
 "  --drop-score F (0.5) --no-space-char\n"
 "limits:\n"
 "  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"

@@ -36,7 +36,7 @@ static void usage(FILE *f)
 "  --max-connections N     concurrent connections at most (default 256)\n"
 "  --breaker-threshold N   consecutive device errors that open the breaker (default 1)\n"
 "  --breaker-cooldown-ms M open -> half-open probe after M ms (default 5000)\n"
-"  --max-batch N --max-wait-ms M   accepted; cross-request batching is not implemented yet\n"
+"  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M ms (1, 0)\n"
 "  -v, --verbose\n"
 "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
 "device error (tests the CPU fallback and the circuit breaker)\n");
