@@ -17,56 +17,12 @@
 #include <sys/stat.h>
 
 #include "rt/loader.h"
+#include "node_compare.h"
 #include "rt/ops.h"
 #include "util/util.h"
 
-#define RTOL 1e-3
-#define ATOL 1e-4
 #define MAX_IO 32
 
-static double at(const lector_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case LECTOR_DTYPE_FLOAT32: return ((const float *)t->data)[i];
-    case LECTOR_DTYPE_FLOAT64: return ((const double *)t->data)[i];
-    case LECTOR_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
-    case LECTOR_DTYPE_INT32: return ((const int32_t *)t->data)[i];
-    case LECTOR_DTYPE_INT8: return ((const int8_t *)t->data)[i];
-    case LECTOR_DTYPE_UINT8:
-    case LECTOR_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
-    case LECTOR_DTYPE_FLOAT16: return ((const uint16_t *)t->data)[i];
-    default: return 0;
-    }
-}
-
-static int compare(const char *name, int k, const lector_tensor *got, const lector_tensor *want)
-{
-    if (got->dtype != want->dtype) {
-        printf("  %s: output %d: dtype %s, expected %s\n", name, k, lector_dtype_name(got->dtype),
-               lector_dtype_name(want->dtype));
-        return 1;
-    }
-    int same = got->ndim == want->ndim;
-    for (int i = 0; same && i < got->ndim; i++) same = got->dims[i] == want->dims[i];
-    if (!same) {
-        char b1[128], b2[128];
-        printf("  %s: output %d: shape %s, expected %s\n", name, k,
-               rt_dims_str(got->ndim, got->dims, b1, sizeof b1),
-               rt_dims_str(want->ndim, want->dims, b2, sizeof b2));
-        return 1;
-    }
-    int is_float = want->dtype == LECTOR_DTYPE_FLOAT32 || want->dtype == LECTOR_DTYPE_FLOAT64;
-    int64_t n = lector_tensor_numel(want), bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double g = at(got, i), w = at(want, i);
-        int ok = is_float ? (isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs(g - w) <= ATOL + RTOL * fabs(w))
-                          : g == w;
-        if (!ok && bad++ < 5)
-            printf("  %s: output %d: element %lld = %.9g, expected %.9g\n", name, k, (long long)i, g, w);
-    }
-    if (bad) printf("  %s: output %d: %lld of %lld elements differ\n", name, k, (long long)bad, (long long)n);
-    return bad != 0;
-}
 
 static int run_case(const char *dir, const char *name)
 {
@@ -152,7 +108,7 @@ static int run_case(const char *dir, const char *name)
             printf("  %s: output %d not computed\n", name, k);
             fail = 1;
         } else {
-            fail |= compare(name, k, &got, w);
+            fail |= node_compare(name, k, &got, w);
         }
         lector_tensors_free(w, 1);
     }
