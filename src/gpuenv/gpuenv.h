@@ -13,6 +13,7 @@
  *   resolve.c   glibc ld.so search emulation and dependency trees
  *   tables.c    CUDA toolkit -> minimum driver, compute capabilities
  *   nvml.c      NVML through dlopen
+ *   nvml_metrics.c  live per-GPU samples for `lector serve`'s /metrics
  *   cudadrv.c   CUDA driver API (libcuda.so.1) through dlopen
  *   libs.c      L4: candidates, versions and compatibility of CUDA libraries
  *   checks.c    L0, L1, L2, L3, L5 and the layer orchestration
@@ -356,6 +357,36 @@ const char *gpuenv_libcuda_path(const lector_doctor_options *opt, int root_mode)
 
 /** Name of a CUDA driver API error code (CUresult), "CUDA_ERROR_?" if unknown. */
 const char *gpuenv_cu_error_name(int code);
+
+/* ---------------------------------------------------------- nvml metrics */
+
+/** One GPU as NVML reports it now. A value whose *_ok is 0 was not
+ *  reported (not supported on this GPU, or NVML failed for it). */
+typedef struct gpuenv_gpu_sample {
+    unsigned index;                         /* NVML index */
+    char name[96];                          /* "NVIDIA H200"; "?" unknown */
+    int mem_ok, temp_ok, util_ok, reasons_ok;
+    unsigned long long mem_used, mem_total; /* bytes; used as nvidia-smi shows it (without
+                                             * the driver's reserve) where NVML has _v2 */
+    unsigned temp_c;                        /* GPU die, degrees Celsius */
+    unsigned util_gpu, util_mem;            /* % of the last sample period a kernel ran /
+                                             * memory was read or written */
+    unsigned long long reasons;             /* clock event (throttle) reasons, NVML bits */
+} gpuenv_gpu_sample;
+
+/** Samples up to max GPUs into out and returns how many (0 when the driver
+ *  sees none), or -1 when NVML cannot be loaded or initialised. NVML (path:
+ *  LECTOR_DOCTOR_NVML, else libnvidia-ml.so.1) is dlopen'ed and initialised
+ *  by the first call only and then stays loaded. Thread-safe. */
+int gpuenv_nvml_sample(gpuenv_gpu_sample *out, int max);
+
+/** The named clock event reasons (nvmlClocksEventReason*), in bit order. */
+typedef struct gpuenv_clock_reason {
+    unsigned long long bit;
+    const char *name; /* "hw_slowdown" */
+} gpuenv_clock_reason;
+extern const gpuenv_clock_reason gpuenv_clock_reasons[];
+extern const size_t gpuenv_clock_reasons_len;
 
 /* --------------------------------------------------------------- explain */
 

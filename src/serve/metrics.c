@@ -2,6 +2,9 @@
 #include <string.h>
 
 #include "metrics.h"
+#ifdef LECTOR_SERVE_NVML
+#include "gpuenv/gpuenv.h"
+#endif
 
 static const double lat_le[SERVE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                  1,     2.5,  5,     10,   30,  60};
@@ -102,4 +105,84 @@ void serve_metrics_write(serve_metrics *m, FILE *f)
     counter(f, "lector_serve_primary_errors_total", "Device errors of the primary engine.", c.primary_errors);
     counter(f, "lector_serve_timeouts_total", "Requests answered 504 after the deadline.", c.timeouts);
     counter(f, "lector_serve_rejected_queue_full_total", "Requests answered 503 because the queue was full.", c.rejected_full);
+}
+
+#ifdef LECTOR_SERVE_NVML
+enum { GPU_MEM_USED, GPU_MEM_TOTAL, GPU_TEMP, GPU_UTIL, GPU_MEM_UTIL, GPU_REASONS, GPU_NFAM };
+static const struct {
+    const char *name, *help;
+} gpu_fam[GPU_NFAM] = {
+    {"lector_gpu_memory_used_bytes", "GPU memory in use, by all processes."},
+    {"lector_gpu_memory_total_bytes", "Total GPU memory."},
+    {"lector_gpu_temperature_celsius", "GPU die temperature."},
+    {"lector_gpu_utilization_percent", "Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran."},
+    {"lector_gpu_memory_utilization_percent", "Percent of NVML's last sample period in which device memory was read or written."},
+    {"lector_gpu_throttle_reasons", "Current clock event (throttle) reasons, NVML's bitmask; one by one in lector_gpu_throttle_reason."},
+};
+
+/* The value of family fam for g; 0 when NVML did not report it. */
+static int gpu_value(const gpuenv_gpu_sample *g, int fam, double *v)
+{
+    switch (fam) {
+    case GPU_MEM_USED: *v = (double)g->mem_used; return g->mem_ok;
+    case GPU_MEM_TOTAL: *v = (double)g->mem_total; return g->mem_ok;
+    case GPU_TEMP: *v = g->temp_c; return g->temp_ok;
+    case GPU_UTIL: *v = g->util_gpu; return g->util_ok;
+    case GPU_MEM_UTIL: *v = g->util_mem; return g->util_ok;
+    case GPU_REASONS: *v = (double)g->reasons; return g->reasons_ok;
+    default: return 0;
+    }
+}
+
+/* NAME{gpu="N",name="..." with the name escaped as the text format asks */
+static void gpu_labels(FILE *f, const char *metric, const gpuenv_gpu_sample *g)
+{
+    fprintf(f, "%s{gpu=\"%u\",name=\"", metric, g->index);
+    for (const char *p = g->name; *p; p++) {
+        if (*p == '\n') {
+            fputs("\\n", f);
+            continue;
+        }
+        if (*p == '\\' || *p == '"') fputc('\\', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+#endif
+
+void serve_metrics_write_gpus(FILE *f)
+{
+#ifdef LECTOR_SERVE_NVML
+    gpuenv_gpu_sample g[GPUENV_MAX_GPUS];
+    int n = gpuenv_nvml_sample(g, GPUENV_MAX_GPUS);
+#else
+    int n = -1; /* built without src/gpuenv: no NVML */
+#endif
+    fprintf(f, "# HELP lector_gpu_nvml_available 1 when NVML (libnvidia-ml.so.1) loaded and answers; the lector_gpu_* gauges come from it.\n"
+               "# TYPE lector_gpu_nvml_available gauge\nlector_gpu_nvml_available %d\n", n >= 0);
+#ifdef LECTOR_SERVE_NVML
+    for (int fam = 0; fam < GPU_NFAM; fam++) {
+        int header = 0;
+        for (int i = 0; i < n; i++) {
+            double v;
+            if (!gpu_value(&g[i], fam, &v)) continue;
+            if (!header++) fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gpu_fam[fam].name, gpu_fam[fam].help, gpu_fam[fam].name);
+            gpu_labels(f, gpu_fam[fam].name, &g[i]);
+            fprintf(f, "} %.17g\n", v);
+        }
+    }
+    int header = 0;
+    for (int i = 0; i < n; i++) {
+        if (!g[i].reasons_ok) continue;
+        if (!header++)
+            fprintf(f, "# HELP lector_gpu_throttle_reason 1 while this clock event reason holds; hw_slowdown, "
+                       "hw_thermal_slowdown, hw_power_brake_slowdown and sw_thermal_slowdown slow the GPU to protect it.\n"
+                       "# TYPE lector_gpu_throttle_reason gauge\n");
+        for (size_t r = 0; r < gpuenv_clock_reasons_len; r++) {
+            gpu_labels(f, "lector_gpu_throttle_reason", &g[i]);
+            fprintf(f, ",reason=\"%s\"} %d\n", gpuenv_clock_reasons[r].name,
+                    (g[i].reasons & gpuenv_clock_reasons[r].bit) != 0);
+        }
+    }
+#endif
 }

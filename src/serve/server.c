@@ -707,6 +707,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
     fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", srv.primary_dev);
     fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", srv.cpu_dev);
+    serve_metrics_write_gpus(f);
     fclose(f);
     return send_body(c, rq, 200, "text/plain; version=0.0.4; charset=utf-8", buf, 0);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # make_fixtures.sh CC SRCDIR OUTDIR [NVCC]
 # Builds everything the gpuenv tests read, at test time:
-#   shims/   fake libnvidia-ml.so.1 and libcuda.so.1 (behaviour: GPUENV_SHIM_MODE)
+#   shims/   fake libnvidia-ml.so.1 and libcuda.so.1 (behaviour: GPUENV_SHIM_MODE);
+#            shims/legacy/ the NVML one as an old driver (NVML_SHIM_LEGACY)
 #   stubs/   the libcuda shim again, under a path named like the toolkit stub
 #   roots/   small filesystem trees for --root: /proc/driver/nvidia/version,
 #            /dev/nvidia*, CUDA libraries with chosen SONAMEs and versions,
@@ -31,6 +32,9 @@ ver() {
 
 mkdir -p "$OUT/shims" "$OUT/stubs"
 "$CC" -shared -fPIC -o "$OUT/shims/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" -Wl,-soname,libnvidia-ml.so.1
+mkdir -p "$OUT/shims/legacy" # an NVML before R510: no _v2 memory info, "throttle reasons"
+"$CC" -shared -fPIC -DNVML_SHIM_LEGACY -o "$OUT/shims/legacy/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" \
+    -Wl,-soname,libnvidia-ml.so.1
 "$CC" -shared -fPIC -o "$OUT/shims/libcuda.so.1" "$SRC/shims/cuda_shim.c" -Wl,-soname,libcuda.so.1
 cp "$OUT/shims/libcuda.so.1" "$OUT/stubs/libcuda.so.1"
 

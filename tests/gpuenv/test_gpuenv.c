@@ -7,6 +7,10 @@
  *   nvcc       .nv_fatbin of objects built by nvcc (exit 77 = skipped)
  *   cublaslt   .nv_fatbin of the real libcublasLt.so.13 (EXTRA = its path)
  *   explain    the knowledge base, table-driven
+ *   nvml_sample gpuenv_nvml_sample with NVML = EXTRA, the shim's "throttled"
+ *              mode (.../legacy/...: the old-driver build; absent when EXTRA
+ *              does not exist): one group per process, as NVML is loaded
+ *              once per process
  * Fixtures are built by make_fixtures.sh (a ctest fixture). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -894,6 +898,52 @@ static void t_explain_ranked_and_unknown(void **state)
     assert_string_equal(m[0].id, "nvml-version-mismatch");
 }
 
+/* ========================================================= nvml_sample */
+
+static void t_nvml_sample(void **state)
+{
+    (void)state;
+    setenv("LECTOR_DOCTOR_NVML", EXTRA, 1);
+    setenv("GPUENV_SHIM_MODE", "throttled", 1);
+    gpuenv_gpu_sample s[4];
+    if (access(EXTRA, F_OK) != 0) {
+        assert_int_equal(gpuenv_nvml_sample(s, 4), -1);
+        assert_int_equal(gpuenv_nvml_sample(s, 4), -1);
+        return;
+    }
+    int legacy = strstr(EXTRA, "/legacy/") != NULL;
+    assert_int_equal(gpuenv_nvml_sample(s, 4), 2);
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(s[i].index, i);
+        assert_string_equal(s[i].name, "NVIDIA H200");
+        assert_true(s[i].mem_ok && s[i].temp_ok && s[i].util_ok && s[i].reasons_ok);
+        assert_int_equal(s[i].mem_total, 143771ULL << 20);
+        /* _v2 leaves the driver's 300 MiB reserve out; a legacy NVML has only v1 */
+        assert_int_equal(s[i].mem_used, (512ULL << (20 + i)) + (legacy ? 300ULL << 20 : 0));
+        assert_int_equal(s[i].temp_c, 35 + i);
+        assert_int_equal(s[i].util_gpu, 42);
+        assert_int_equal(s[i].util_mem, 17);
+    }
+    /* GPU 1: HW slowdown + HW thermal slowdown, also through the legacy
+     * nvmlDeviceGetCurrentClocksThrottleReasons */
+    assert_int_equal(s[0].reasons, 0x1);
+    assert_int_equal(s[1].reasons, 0x48);
+    assert_int_equal(gpuenv_nvml_sample(s, 1), 1); /* max is honoured */
+    setenv("GPUENV_SHIM_MODE", "ok", 1);           /* loaded once, asked every time */
+    assert_int_equal(gpuenv_nvml_sample(s, 4), 1);
+    unsetenv("GPUENV_SHIM_MODE");
+}
+
+static void t_clock_reason_names(void **state)
+{
+    (void)state;
+    assert_int_equal(gpuenv_clock_reasons_len, 9);
+    for (size_t i = 0; i < gpuenv_clock_reasons_len; i++)
+        assert_int_equal(gpuenv_clock_reasons[i].bit, 1ULL << i);
+    assert_string_equal(gpuenv_clock_reasons[3].name, "hw_slowdown");
+    assert_string_equal(gpuenv_clock_reasons[6].name, "hw_thermal_slowdown");
+}
+
 /* ================================================================ main */
 
 int main(int argc, char **argv)
@@ -980,6 +1030,11 @@ int main(int argc, char **argv)
         const struct CMUnitTest t[] = {cmocka_unit_test(t_explain_table),
                                        cmocka_unit_test(t_explain_ranked_and_unknown)};
         return cmocka_run_group_tests_name("gpuenv_explain", t, NULL, NULL);
+    }
+    if (strcmp(group, "nvml_sample") == 0 && EXTRA) {
+        const struct CMUnitTest t[] = {cmocka_unit_test(t_nvml_sample),
+                                       cmocka_unit_test(t_clock_reason_names)};
+        return cmocka_run_group_tests_name("gpuenv_nvml_sample", t, NULL, NULL);
     }
     fprintf(stderr, "unknown group %s\n", group);
     return 2;

@@ -2,10 +2,11 @@
 # End-to-end tests of `lector serve`: the real server on a loopback port
 # chosen at test time (--listen 127.0.0.1:0, the bound port is read back from
 # its log), called with curl; JSON compared with python3.
-#   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE
+#   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE [NVML]
 # CASE: parity concurrent batch bad_requests timeout queue_full breaker sigterm grace
+#       gpu_metrics gpu_metrics_absent (NVML: the NVML shim, tests/gpuenv/shims/nvml_shim.c)
 set -u
-case_=$1 lector=$2 models=$3 sample=$4
+case_=$1 lector=$2 models=$3 sample=$4 nvml=${5:-}
 tmp=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp"; }
@@ -76,6 +77,31 @@ PY
 }
 
 metric() { curl -s ${AUTH:+-H "Authorization: Bearer $AUTH"} "$base/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+
+# has FILE LINE: FILE has exactly this line
+has() { grep -qxF -- "$2" "$1" && ok || ko "no line '$2' in /metrics"; }
+
+# exposition_ok FILE: every sample's family declared once by # TYPE before it,
+# and a family's samples contiguous (Prometheus rejects the scrape otherwise)
+exposition_ok() {
+    /usr/bin/python3 - "$1" <<'PY'
+import re, sys
+types, seen, cur = {}, set(), None
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"# TYPE (\S+) (\S+)$", line)
+    if m:
+        if m[1] in types: sys.exit(f"{m[1]} declared twice")
+        types[m[1]] = m[2]
+        continue
+    if line.startswith("#") or not line.strip(): continue
+    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_]\w*="([^"\\\n]|\\.)*",?)*\})? \S+$', line)
+    if not m: sys.exit(f"bad line: {line!r}")
+    fam = re.sub(r"_(bucket|sum|count)$", "", m[1]) if m[1] not in types else m[1]
+    if fam not in types: sys.exit(f"{m[1]} without # TYPE")
+    if fam != cur and fam in seen: sys.exit(f"{fam} samples not contiguous")
+    seen.add(fam); cur = fam
+PY
+}
 
 reference() { # the CLI's JSON for standard input
     "$lector" --models "$models" --threads 1 --format json "$@" - <"$sample" >"$tmp/ref.json" 2>/dev/null ||
@@ -345,6 +371,50 @@ grace)
     n=$((6 + harness))
     grep -q "stopped: $n requests accepted, $n answered, 0 aborted" "$tmp/server.log" && ok ||
         ko "want $n accepted and answered: $(grep stopped: "$tmp/server.log")"
+    ;;
+gpu_metrics)
+    # GPU gauges from the NVML shim in "throttled" mode: two H200s, GPU 1 throttled
+    start_server LECTOR_DOCTOR_NVML="$nvml" GPUENV_SHIM_MODE=throttled --
+    for i in $(seq 1 8); do # the first scrapes race to load NVML
+        curl -s -o "$tmp/m$i" -w '%{http_code}\n' "$base/metrics" >"$tmp/code$i" &
+    done
+    wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
+    for i in $(seq 1 8); do
+        [ "$(cat "$tmp/code$i")" = 200 ] && has "$tmp/m$i" 'lector_gpu_nvml_available 1' || ko "scrape $i"
+    done
+    m=$tmp/m1
+    exposition_ok "$m" && ok || ko "not a valid exposition: $(cat "$m")"
+    g0='gpu="0",name="NVIDIA H200"' g1='gpu="1",name="NVIDIA H200"'
+    has "$m" "lector_gpu_memory_used_bytes{$g0} 536870912"
+    has "$m" "lector_gpu_memory_used_bytes{$g1} 1073741824"
+    has "$m" "lector_gpu_memory_total_bytes{$g0} 150754820096"
+    has "$m" "lector_gpu_temperature_celsius{$g0} 35"
+    has "$m" "lector_gpu_temperature_celsius{$g1} 36"
+    has "$m" "lector_gpu_utilization_percent{$g1} 42"
+    has "$m" "lector_gpu_memory_utilization_percent{$g1} 17"
+    has "$m" "lector_gpu_throttle_reasons{$g0} 1"
+    has "$m" "lector_gpu_throttle_reasons{$g1} 72"
+    has "$m" "lector_gpu_throttle_reason{$g0,reason=\"gpu_idle\"} 1"
+    has "$m" "lector_gpu_throttle_reason{$g0,reason=\"hw_slowdown\"} 0"
+    has "$m" "lector_gpu_throttle_reason{$g1,reason=\"gpu_idle\"} 0"
+    has "$m" "lector_gpu_throttle_reason{$g1,reason=\"hw_slowdown\"} 1"
+    has "$m" "lector_gpu_throttle_reason{$g1,reason=\"hw_thermal_slowdown\"} 1"
+    [ "$(grep -c "^lector_gpu_throttle_reason{$g1,reason=.*} 1\$" "$m")" = 2 ] && ok || ko "GPU 1: other reasons set"
+    has "$m" 'lector_serve_ready 1'
+    stop_server
+    ;;
+gpu_metrics_absent)
+    # no NVML: /metrics answers as always, saying so, without GPU gauges
+    start_server LECTOR_DOCTOR_NVML=/nonexistent/libnvidia-ml.so.1 --
+    for i in 1 2; do
+        code=$(curl -s -o "$tmp/m" -w '%{http_code}' "$base/metrics")
+        [ "$code" = 200 ] && ok || ko "/metrics without NVML: $code"
+        has "$tmp/m" 'lector_gpu_nvml_available 0'
+        grep -q '^lector_gpu_[a-z_]*{' "$tmp/m" && ko "GPU gauges without NVML" || ok
+        exposition_ok "$tmp/m" && ok || ko "not a valid exposition: $(cat "$tmp/m")"
+        has "$tmp/m" 'lector_serve_ready 1'
+    done
+    stop_server
     ;;
 *) echo "unknown case $case_"; exit 2 ;;
 esac

@@ -6,7 +6,16 @@
  *   mismatch  nvmlInit fails with NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)
  *   nodriver  nvmlInit fails with NVML_ERROR_DRIVER_NOT_LOADED (9)
  *   ecc       like ok, with 3 uncorrected ECC errors
- * Read at every call, so one loaded copy serves every scenario. */
+ *   throttled like ok with two H200s; GPU 1 slows its clocks (HW slowdown +
+ *             HW thermal slowdown: reasons 0x48)
+ * Read at every call, so one loaded copy serves every scenario.
+ * Per GPU i: 143771 MiB total, (512 << i) MiB used by allocations and 300
+ * MiB reserved by the driver (nvmlDeviceGetMemoryInfo's `used` counts both,
+ * _v2's does not), 35 + i C, utilisation 42 % (kernels) and 17 % (memory);
+ * clock event reasons 0x1 (idle) but on GPU 1 in "throttled" mode.
+ * Built with -DNVML_SHIM_LEGACY it is an NVML before R510: no
+ * nvmlDeviceGetMemoryInfo_v2, and nvmlDeviceGetCurrentClocksThrottleReasons
+ * (renamed ...EventReasons in R535) instead of ...EventReasons. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +23,13 @@
 typedef struct {
     unsigned long long total, free, used;
 } nvmlMemory_t;
+typedef struct {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+typedef struct {
+    unsigned gpu, memory;
+} nvmlUtilization_t;
 
 static const char *mode(void)
 {
@@ -31,9 +47,14 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d);
 int nvmlDeviceGetName(void *d, char *name, unsigned n);
 int nvmlDeviceGetCudaComputeCapability(void *d, int *ma, int *mi);
 int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m);
+int nvmlDeviceGetMemoryInfo_v2(void *d, nvmlMemory_v2_t *m);
 int nvmlDeviceGetTemperature(void *d, int sensor, unsigned *t);
 int nvmlDeviceGetPersistenceMode(void *d, int *p);
 int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long long *n);
+int nvmlDeviceGetUtilizationRates(void *d, nvmlUtilization_t *u);
+#ifdef NVML_SHIM_LEGACY
+#define nvmlDeviceGetCurrentClocksEventReasons nvmlDeviceGetCurrentClocksThrottleReasons
+#endif
 int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r);
 
 int nvmlInit_v2(void)
@@ -57,15 +78,15 @@ int nvmlSystemGetCudaDriverVersion_v2(int *v)
 }
 int nvmlDeviceGetCount_v2(unsigned *n)
 {
-    *n = is("nodevice") ? 0 : 1;
+    *n = is("nodevice") ? 0 : is("throttled") ? 2 : 1;
     return 0;
 }
-static int dev;
+static int devs[2] = {0, 1}; /* a handle points at its index */
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
-    if (i > 0)
+    if (i >= (is("throttled") ? 2u : 1u))
         return 2;
-    *d = &dev;
+    *d = &devs[i];
     return 0;
 }
 int nvmlDeviceGetName(void *d, char *name, unsigned n)
@@ -82,13 +103,25 @@ int nvmlDeviceGetCudaComputeCapability(void *d, int *ma, int *mi)
 int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m)
 {
     m->total = 143771ULL << 20;
-    m->used = 512ULL << 20;
+    m->used = (512ULL << (20 + *(int *)d)) + (300ULL << 20);
     m->free = m->total - m->used;
     return 0;
 }
+#ifndef NVML_SHIM_LEGACY
+int nvmlDeviceGetMemoryInfo_v2(void *d, nvmlMemory_v2_t *m)
+{
+    if (m->version != ((unsigned)sizeof *m | 2u << 24))
+        return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    m->total = 143771ULL << 20;
+    m->reserved = 300ULL << 20;
+    m->used = 512ULL << (20 + *(int *)d);
+    m->free = m->total - m->reserved - m->used;
+    return 0;
+}
+#endif
 int nvmlDeviceGetTemperature(void *d, int sensor, unsigned *t)
 {
-    *t = 35;
+    *t = 35 + (unsigned)*(int *)d;
     return 0;
 }
 int nvmlDeviceGetPersistenceMode(void *d, int *p)
@@ -101,8 +134,14 @@ int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long lo
     *n = is("ecc") ? 3 : 0;
     return 0;
 }
+int nvmlDeviceGetUtilizationRates(void *d, nvmlUtilization_t *u)
+{
+    u->gpu = 42;
+    u->memory = 17;
+    return 0;
+}
 int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r)
 {
-    *r = 0x1; /* idle */
+    *r = *(int *)d == 1 ? 0x48 : 0x1; /* GPU 1 (throttled mode): HW + HW thermal slowdown; else idle */
     return 0;
 }

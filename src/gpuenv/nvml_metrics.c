@@ -1,0 +1,142 @@
+/* nvml_metrics.c - live per-GPU samples (memory, temperature, utilisation,
+ * clock event reasons) for `lector serve`'s /metrics.
+ * Unlike nvml.c, which opens, reads and closes NVML for each doctor report,
+ * a server is scraped every few seconds for its whole life: NVML is loaded
+ * and initialised once, on the first sample, and never shut down (a
+ * shutdown at exit could pull NVML from under a scrape still running).
+ * NVML's own init is reference-counted, so the doctor's init/shutdown in
+ * the same process (/v1/doctor) leaves this one intact. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpuenv/gpuenv.h"
+
+typedef void *nvml_dev;
+typedef struct {
+    unsigned long long total, free, used;
+} nvml_memory;
+/* _v2 tells the driver's reserve apart: its `used` is what allocations hold,
+ * as nvidia-smi shows it (v1's `used` includes the reserve, ~600 MiB on an H200) */
+typedef struct {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+} nvml_memory_v2;
+#define NVML_MEMORY_V2 ((unsigned)sizeof(nvml_memory_v2) | 2u << 24) /* nvmlMemory_v2 */
+typedef struct {
+    unsigned gpu, memory;
+} nvml_utilization;
+
+typedef int (*fn_void)(void);
+typedef int (*fn_uintp)(unsigned *);
+typedef int (*fn_handle)(unsigned, nvml_dev *);
+typedef int (*fn_dev_str)(nvml_dev, char *, unsigned);
+typedef int (*fn_dev_mem)(nvml_dev, nvml_memory *);
+typedef int (*fn_dev_mem2)(nvml_dev, nvml_memory_v2 *);
+typedef int (*fn_dev_temp)(nvml_dev, int, unsigned *);
+typedef int (*fn_dev_util)(nvml_dev, nvml_utilization *);
+typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
+
+typedef struct nvml_api {
+    fn_uintp count;
+    fn_handle handle;
+    fn_dev_str name;
+    fn_dev_mem memory;
+    fn_dev_mem2 memory_v2;
+    fn_dev_temp temperature;
+    fn_dev_util utilization;
+    fn_dev_ull reasons;
+} nvml_api;
+
+static nvml_api nv; /* valid when nv_ok */
+static int nv_ok;
+static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+
+const gpuenv_clock_reason gpuenv_clock_reasons[] = {
+    {0x1, "gpu_idle"},
+    {0x2, "applications_clocks_setting"},
+    {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},
+    {0x20, "sw_thermal_slowdown"},
+    {0x40, "hw_thermal_slowdown"},
+    {0x80, "hw_power_brake_slowdown"},
+    {0x100, "display_clock_setting"},
+};
+const size_t gpuenv_clock_reasons_len = sizeof gpuenv_clock_reasons / sizeof gpuenv_clock_reasons[0];
+
+/* A symbol, else its older name (newer NVMLs add _v2 entry points and
+ * renamed "clocks throttle reasons" to "clocks event reasons"). */
+static void *sym(void *h, const char *name, const char *old)
+{
+    void *p = dlsym(h, name);
+    return p || !old ? p : dlsym(h, old);
+}
+#define SYM(h, T, name, old) ((T)sym(h, name, old))
+
+static void nv_load(void)
+{
+    lector_doctor_options opt; /* the doctor's path rule, so LECTOR_DOCTOR_NVML works here too */
+    lector_doctor_default_options(&opt);
+    void *h = dlopen(gpuenv_nvml_path(&opt, 0), RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    fn_void init = SYM(h, fn_void, "nvmlInit_v2", "nvmlInit");
+    nvml_api a = {
+        .count = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+        .handle = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+        .name = SYM(h, fn_dev_str, "nvmlDeviceGetName", NULL),
+        .memory = SYM(h, fn_dev_mem, "nvmlDeviceGetMemoryInfo", NULL),
+        .memory_v2 = SYM(h, fn_dev_mem2, "nvmlDeviceGetMemoryInfo_v2", NULL),
+        .temperature = SYM(h, fn_dev_temp, "nvmlDeviceGetTemperature", NULL),
+        .utilization = SYM(h, fn_dev_util, "nvmlDeviceGetUtilizationRates", NULL),
+        .reasons = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons",
+                       "nvmlDeviceGetCurrentClocksThrottleReasons"),
+    };
+    if (!init || !a.count || !a.handle || init() != 0) {
+        dlclose(h);
+        return;
+    }
+    nv = a;
+    nv_ok = 1;
+}
+
+int gpuenv_nvml_sample(gpuenv_gpu_sample *out, int max)
+{
+    unsigned n = 0;
+    if (pthread_once(&nv_once, nv_load) != 0 || !nv_ok || nv.count(&n) != 0)
+        return -1;
+    int k = 0;
+    for (unsigned i = 0; i < n && k < max; i++) {
+        nvml_dev d;
+        if (nv.handle(i, &d) != 0)
+            continue; /* a GPU that fell off the bus has nothing to report */
+        gpuenv_gpu_sample *s = &out[k++];
+        memset(s, 0, sizeof *s);
+        s->index = i;
+        if (!nv.name || nv.name(d, s->name, sizeof s->name) != 0)
+            snprintf(s->name, sizeof s->name, "?");
+        s->name[sizeof s->name - 1] = '\0';
+        nvml_memory_v2 m2 = {.version = NVML_MEMORY_V2};
+        nvml_memory m;
+        if (nv.memory_v2 && nv.memory_v2(d, &m2) == 0) {
+            s->mem_ok = 1;
+            s->mem_used = m2.used;
+            s->mem_total = m2.total;
+        } else if (nv.memory && nv.memory(d, &m) == 0) {
+            s->mem_ok = 1;
+            s->mem_used = m.used;
+            s->mem_total = m.total;
+        }
+        s->temp_ok = nv.temperature && nv.temperature(d, 0 /* NVML_TEMPERATURE_GPU */, &s->temp_c) == 0;
+        nvml_utilization u;
+        if (nv.utilization && nv.utilization(d, &u) == 0) {
+            s->util_ok = 1;
+            s->util_gpu = u.gpu;
+            s->util_mem = u.memory;
+        }
+        s->reasons_ok = nv.reasons && nv.reasons(d, &s->reasons) == 0;
+    }
+    return k;
+}
