@@ -114,6 +114,10 @@ typedef struct lector_params {
     /* 1 (default): detect text lines. 0: the whole image is one text line
      * (PaddleOCR's det=False: classify and recognise the image as it is). */
     int use_det;
+
+    /* GPU (device cuda/auto). */
+    size_t gpu_mem_limit;        /* bytes of GPU memory for the process; 0 = no cap */
+    int gpu_fp16;                /* 1: half precision where supported; 0 (default): fp32 */
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py). */
@@ -135,8 +139,15 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
                                    lector_error *err);
 /* Frees an engine; NULL is a no-op. No read may be in progress. */
 void lector_engine_free(lector_engine *engine);
-/* "cpu (onednn, 2 threads)", "cpu (ref, ...)", ... for logs. */
+/* "cpu (onednn, 2 threads)", "cuda:0 (NVIDIA H200)", ... for logs; with
+ * device auto on the CPU, the reason the GPU was not used is appended. */
 const char *lector_engine_device(const lector_engine *engine);
+/* 1 when the engine runs its models on a GPU. */
+int lector_engine_on_gpu(const lector_engine *engine);
+/* GPU memory held through Lector on the engine's GPU and the cap (0, 0 on the CPU). */
+void lector_engine_gpu_memory(const lector_engine *engine, size_t *used, size_t *limit);
+/* Returns cached buffers (activation arenas, GPU workspaces) to the system. */
+void lector_engine_trim(lector_engine *engine);
 
 typedef struct lector_point {
     float x, y;

@@ -121,12 +121,20 @@ typedef struct lector_model lector_model;
 /* Options of a model; zero-initialised or NULL means defaults. */
 typedef struct lector_model_options {
     /* Backend: NULL or "cpu" (the fastest CPU backend compiled in),
-     * "ref" (the plain-C reference backend, the oracle of the tests). */
+     * "ref" (the plain-C reference backend, the oracle of the tests),
+     * "cuda" / "cuda:N" (NVIDIA GPU N through liblector-cuda.so; fails with
+     * LECTOR_ERR_UNAVAILABLE and the reason when it cannot be used). */
     const char *backend;
     /* Worker threads for one run; 0 = the number of physical cores. */
     int threads;
     /* Execution plans kept per model (LRU); 0 = 16. */
     int plan_cache_size;
+    /* backend "cuda" or "cuda:N" (the GPU module, loaded at run time): bytes of
+     * GPU memory the whole process may take through Lector on that GPU
+     * (0 = no cap; the last nonzero cap set wins); fp16 = 1 runs in half
+     * precision where the backend supports it. */
+    size_t gpu_mem_limit;
+    int fp16;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -148,8 +156,16 @@ size_t lector_model_num_outputs(const lector_model *model);
  * as long as the model. */
 const lector_value_info *lector_model_input(const lector_model *model, size_t i);
 const lector_value_info *lector_model_output(const lector_model *model, size_t i);
-/* Name of the backend that runs the model ("ref", "onednn", ...). */
+/* Name of the backend that runs the model ("ref", "onednn", "cuda", ...). */
 const char *lector_model_backend(const lector_model *model);
+
+/* Releases memory the model keeps for reuse: cached activation arenas and,
+ * on a GPU, idle workspaces and staging buffers. Plans stay compiled. */
+void lector_model_trim(lector_model *model);
+
+/* GPU memory this process holds through Lector on the model's GPU, and the
+ * cap; both 0 for CPU backends. */
+void lector_model_gpu_memory(const lector_model *model, size_t *used, size_t *limit);
 
 /* Runs the model. `inputs` are given in the order of the model's inputs
  * (lector_model_input(m, i)). On success *outputs is a new array of

@@ -21,7 +21,8 @@ struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     ocr_dict dict;
-    char device[128];
+    char device[640];
+    int on_gpu;
 };
 
 lector_params lector_default_params(void)
@@ -65,14 +66,33 @@ lector_read_options lector_default_read_options(void)
     return o;
 }
 
-static lector_status load_one(const lector_params *p, const char *override, const char *file,
-                              lector_model **out, lector_error *err)
+static lector_status load_one(const lector_params *p, const char *backend, const char *override,
+                              const char *file, lector_model **out, lector_error *err)
 {
     char path[4096];
     if (override) snprintf(path, sizeof path, "%s", override);
     else snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
-    lector_model_options mo = {.backend = p->backend, .threads = p->threads, .plan_cache_size = 32};
+    lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
+                               .gpu_mem_limit = p->gpu_mem_limit, .fp16 = p->gpu_fp16};
     return lector_model_load_file(path, &mo, out, err);
+}
+
+/* Loads the models on `backend`; on failure nothing stays loaded. */
+static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
+{
+    const lector_params *p = &e->p;
+    lector_status st;
+    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", &e->rec, err)) ||
+        (p->use_angle_cls &&
+         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", &e->cls, err)))) {
+        lector_model_free(e->det);
+        lector_model_free(e->rec);
+        lector_model_free(e->cls);
+        e->det = e->rec = e->cls = NULL;
+        return st;
+    }
+    return LECTOR_OK;
 }
 
 static lector_status check_params(const lector_params *p, lector_error *err)
@@ -106,18 +126,21 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     lector_engine *e = lector__calloc(1, sizeof *e);
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     e->p = *params;
-    const char *reason = NULL;
-    if (params->device == LECTOR_DEVICE_CUDA) {
-        lector__free(e);
-        return lector__error(err, LECTOR_ERR_UNAVAILABLE,
-                             "device cuda: this build has no CUDA backend (liblector-cuda.so is not "
-                             "built yet); use --device cpu, and see `lector doctor`");
+    char reason[560] = "";
+    if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
+        char gpu[32];
+        snprintf(gpu, sizeof gpu, "cuda:%d", params->device_id);
+        st = load_models(e, gpu, err);
+        if (!st) {
+            e->on_gpu = 1;
+        } else if (params->device == LECTOR_DEVICE_CUDA) {
+            lector__free(e);
+            return st;
+        } else {
+            snprintf(reason, sizeof reason, "%s", err ? err->message : lector_status_str(st));
+        }
     }
-    if (params->device == LECTOR_DEVICE_AUTO) reason = "no CUDA backend in this build";
-    if ((params->use_det && (st = load_one(params, params->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err))) ||
-        (st = load_one(params, params->rec_model, "ch_PP-OCRv4_rec_infer.onnx", &e->rec, err)) ||
-        (params->use_angle_cls &&
-         (st = load_one(params, params->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", &e->cls, err)))) {
+    if (!e->on_gpu && (st = load_models(e, params->backend, err))) {
         lector_engine_free(e);
         return st;
     }
@@ -128,10 +151,14 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         lector_engine_free(e);
         return st;
     }
-    snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->rec),
-             params->threads > 0 ? params->threads : lector__physical_cores(), reason ? " [auto: " : "",
-             reason ? reason : "", reason ? "]" : "");
-    if (reason) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", reason);
+    if (e->on_gpu) {
+        snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id, params->gpu_fp16 ? " (fp16)" : "");
+    } else {
+        snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->rec),
+                 params->threads > 0 ? params->threads : lector__physical_cores(), *reason ? " [auto: " : "",
+                 reason, *reason ? "]" : "");
+        if (*reason) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", reason);
+    }
     *out = e;
     return LECTOR_OK;
 }
@@ -147,6 +174,22 @@ void lector_engine_free(lector_engine *e)
 }
 
 const char *lector_engine_device(const lector_engine *e) { return e ? e->device : ""; }
+
+int lector_engine_on_gpu(const lector_engine *e) { return e ? e->on_gpu : 0; }
+
+void lector_engine_gpu_memory(const lector_engine *e, size_t *used, size_t *limit)
+{
+    *used = *limit = 0;
+    if (e && e->on_gpu) lector_model_gpu_memory(e->rec, used, limit); /* one count per GPU */
+}
+
+void lector_engine_trim(lector_engine *e)
+{
+    if (!e) return;
+    lector_model_trim(e->det);
+    lector_model_trim(e->cls);
+    lector_model_trim(e->rec);
+}
 
 /* ---- one page ----------------------------------------------------------------- */
 

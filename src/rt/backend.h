@@ -56,14 +56,51 @@ struct rt_backend {
     const rt_backend_iface *iface;
     int threads;
     void *ctx; /* the backend's own state */
+    /* device backends */
+    int device;             /* GPU ordinal */
+    size_t gpu_mem_limit;   /* bytes the process may take on that GPU; 0 = no cap */
+    int fp16;               /* run plans in half precision where the backend can */
 };
+
+/* ---- the CUDA module ----------------------------------------------------------
+ * liblector-cuda.so is loaded with dlopen (cuda_loader.c), so it cannot rely on
+ * symbols of the executable that loaded it: what it needs of the core comes
+ * through this table, passed to its entry point. */
+
+#define RT_CUDA_ENTRY "lector_cuda_backend"
+
+typedef struct rt_host_api {
+    uint32_t api_version; /* RT_BACKEND_API_VERSION */
+    const rt_op_def *ops; /* rt_op_table: names and reference kernels (host fallback) */
+    int n_ops;
+    void *(*aligned_alloc)(size_t size); /* output tensors: freed by the core with lector__free */
+    void (*free)(void *p);
+    void (*log)(int level, const char *fmt, ...);
+    int64_t (*attr_int)(const rt_node *n, const char *name, int64_t dflt);
+    float (*attr_float)(const rt_node *n, const char *name, float dflt);
+    int (*attr_ints)(const rt_node *n, const char *name, const int64_t **vals);
+    const char *(*attr_string)(const rt_node *n, const char *name, const char *dflt);
+    int64_t (*node_opset)(const rt_node *n);
+} rt_host_api;
+
+/* The module's entry point: returns its table, or NULL when the host's API
+ * version is not the one it was built for. */
+typedef const rt_backend_iface *(*rt_cuda_entry_fn)(const rt_host_api *host);
+
+/* Loads the CUDA module once per process (cuBLAS and cuDNN found through
+ * src/gpuenv and preloaded by absolute path). NULL with the reason in
+ * `why` when it cannot be used. Thread-safe. */
+const rt_backend_iface *rt_cuda_module(char *why, size_t why_len);
 
 /* Backends compiled into the core. */
 const rt_backend_iface *rt_backend_ref(void);
 const rt_backend_iface *rt_backend_onednn(void); /* NULL when not compiled in */
 
-/* Creates the backend named `name` ("ref", "cpu", "onednn"; NULL = best CPU). */
+/* Creates the backend named `name` ("ref", "cpu", "onednn", "cuda", "cuda:N";
+ * NULL = best CPU). For "cuda", gpu_mem_limit and fp16 configure the device. */
 lector_status rt_backend_create(const char *name, int threads, rt_backend **out, lector_error *err);
+lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16,
+                                   rt_backend **out, lector_error *err);
 void rt_backend_free(rt_backend *be);
 
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over

@@ -52,7 +52,8 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    return rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0, &m->be, err);
+    return rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0,
+                                opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
 }
 
 lector_status lector_model_load_memory(const void *data, size_t size, const char *name,
@@ -122,6 +123,32 @@ const lector_value_info *lector_model_output(const lector_model *m, size_t i)
 }
 
 const char *lector_model_backend(const lector_model *m) { return m ? m->be->iface->name : ""; }
+
+void lector_model_trim(lector_model *m)
+{
+    if (!m) return;
+    rt_backend *be = m->be;
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < m->n_cache; i++) {
+        rt_plan *p = m->cache[i].plan;
+        pthread_mutex_lock(&p->pool_lock);
+        while (p->n_pool > 0) be->iface->buffer_free(be, p->pool[--p->n_pool]);
+        pthread_mutex_unlock(&p->pool_lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+    void (*trim)(rt_backend *) = NULL;
+    if (be->iface->get_proc_address) *(void **)&trim = be->iface->get_proc_address("trim");
+    if (trim) trim(be);
+}
+
+void lector_model_gpu_memory(const lector_model *m, size_t *used, size_t *limit)
+{
+    *used = *limit = 0;
+    if (!m || !m->be->iface->get_proc_address) return;
+    void (*usage)(int, size_t *, size_t *) = NULL;
+    *(void **)&usage = m->be->iface->get_proc_address("memory_usage");
+    if (usage) usage(m->be->device, used, limit);
+}
 
 /* ---- plan cache ------------------------------------------------------------- */
 

@@ -46,7 +46,7 @@ static int run_case(const char *dir, const char *file, int64_t n, int64_t h, int
     const char *names[2] = {"ref", "onednn"};
     lector_error err = {0};
     for (int b = 0; b < 2; b++) {
-        lector_model_options o = {names[b], threads, 0};
+        lector_model_options o = {.backend = names[b], .threads = threads};
         if (lector_model_load_file(path, &o, &m[b], &err)) {
             fprintf(stderr, "FAIL %s: load (%s): %s\n", file, names[b], err.message);
             return 1;

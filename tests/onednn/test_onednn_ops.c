@@ -376,7 +376,7 @@ static int run(const tcase *tc)
     lector_error err = {0};
     int fail = 0;
     for (int k = 0; k < 2 && !fail; k++) {
-        lector_model_options o = {be[k], 2, 0};
+        lector_model_options o = {.backend = be[k], .threads = 2};
         if (lector_model_load_memory(bytes, len, tc->name, &o, &m[k], &err)) {
             printf("FAIL %s: load (%s): %s\n", tc->name, be[k], err.message);
             fail = 1;

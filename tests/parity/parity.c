@@ -15,7 +15,12 @@
  * and for rec the per-time-step argmax path identical on every line.
  *
  *   parity --backend NAME --models DIR --data DIR --oracle ort_run.js --work DIR
- *          [--det-images N] [--rec-crops N]
+ *          [--det-images N] [--rec-crops N] [--tol T]
+ *
+ * --oracle lector:BACKEND uses Lector's own BACKEND (itself checked against
+ * ONNX Runtime by parity.ref/parity.cpu) as the reference: the GPU backend's
+ * parity on the accelerator machine, which has no node/ONNX Runtime. A GPU
+ * backend that cannot be used here exits 77 ("skipped: no GPU").
  *
  * Exit: 0 pass, 1 mismatch or error, 77 skipped (no ../shared/data).
  */
@@ -34,7 +39,7 @@
 #include "lector_rt.h"
 #include "ocr/preprocess.h"
 
-#define TOL 1e-4
+static double TOL = 1e-4;
 #define SKIP 77
 #define BATCH 6
 #define REC_H 48
@@ -354,8 +359,43 @@ static int check_oracle(const char *oracle)
     return 0;
 }
 
+/* The reference outputs from Lector's own `backend`, written where the ORT
+ * oracle would write them. */
+static int run_lector_oracle(const char *models, const char *backend)
+{
+    lector_model *m[M_COUNT] = {0};
+    lector_model_options opt = {.backend = backend};
+    lector_error err;
+    int rc = 0;
+    double t0 = now_ms();
+    for (int k = 0; k < M_COUNT && !rc; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", models, model_file[k]);
+        if (lector_model_load_file(path, &opt, &m[k], &err))
+            rc = fail("load %s (reference backend %s): %s", path, backend, err.message);
+    }
+    for (int i = 0; i < n_cases && !rc; i++) {
+        lector_tensor *out = NULL;
+        size_t n_out = 0;
+        char path[700];
+        snprintf(path, sizeof path, "%s/ort", cases[i].dir);
+        if (mkdir_p(path)) rc = fail("cannot create %s", path);
+        else if (lector_model_run(m[cases[i].model], &cases[i].in, 1, &out, &n_out, &err))
+            rc = fail("reference %s: %s", cases[i].what, err.message);
+        else {
+            snprintf(path, sizeof path, "%s/ort/output_0.pb", cases[i].dir);
+            if (lector_tensor_write_pb(path, &out[0], "y", &err)) rc = fail("write %s: %s", path, err.message);
+            lector_tensors_free(out, n_out);
+        }
+    }
+    for (int k = 0; k < M_COUNT; k++) lector_model_free(m[k]);
+    if (!rc) printf("parity: reference backend %s: %d runs in %.0f ms\n", backend, n_cases, now_ms() - t0);
+    return rc;
+}
+
 static int run_oracle(const char *models, const char *oracle, const char *work)
 {
+    if (!strncmp(oracle, "lector:", 7)) return run_lector_oracle(models, oracle + 7);
     char jobs[1024];
     snprintf(jobs, sizeof jobs, "%s/jobs.txt", work);
     FILE *f = fopen(jobs, "w");
@@ -474,8 +514,14 @@ static int run_lector(const char *models, const char *backend, stats st[M_COUNT]
     for (int k = 0; k < M_COUNT && !rc; k++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", models, model_file[k]);
-        if (lector_model_load_file(path, &opt, &m[k], &err))
+        if (lector_model_load_file(path, &opt, &m[k], &err)) {
+            if (err.code == LECTOR_ERR_UNAVAILABLE && !strncmp(backend, "cuda", 4)) {
+                printf("parity: skipped: no GPU: %s\n", err.message);
+                for (int j = 0; j < k; j++) lector_model_free(m[j]);
+                return SKIP;
+            }
             rc = fail("load %s (backend %s): %s", path, backend, err.message);
+        }
     }
     if (!rc) printf("parity: backend \"%s\" resolves to \"%s\"\n", backend, lector_model_backend(m[0]));
     fflush(stdout);
@@ -556,6 +602,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--work")) work = argv[i + 1];
         else if (!strcmp(argv[i], "--det-images")) det_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rec-crops")) crops_n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tol")) TOL = atof(argv[i + 1]);
         else {
             usage();
             return 2;
@@ -573,7 +620,19 @@ int main(int argc, char **argv)
         return fail("paths with blanks or quotes are not supported by the oracle's jobs file");
     if (mkdir_p(work)) return fail("cannot create %s", work);
 
-    if (check_oracle(oracle)) return 1;
+    if (!strncmp(backend, "cuda", 4)) { /* no GPU here: skip before any work */
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", models, model_file[M_CLS]);
+        lector_model_options o = {.backend = backend};
+        lector_model *probe = NULL;
+        lector_error e;
+        if (lector_model_load_file(path, &o, &probe, &e) == LECTOR_ERR_UNAVAILABLE) {
+            printf("parity: skipped: no GPU: %s\n", e.message);
+            return SKIP;
+        }
+        lector_model_free(probe);
+    }
+    if (strncmp(oracle, "lector:", 7) && check_oracle(oracle)) return 1;
     double t0 = now_ms();
     int rc = make_det_cases(data, work, det_n);
     if (!rc) rc = make_line_cases(data, work, crops_n);
@@ -585,6 +644,11 @@ int main(int argc, char **argv)
     stats st[M_COUNT];
     memset(st, 0, sizeof st);
     if (!rc) rc = run_lector(models, backend, st);
+    if (rc == SKIP) {
+        remove_work(work);
+        for (int i = 0; i < n_cases; i++) free(cases[i].in.data);
+        return SKIP;
+    }
     int bad = rc;
     for (int k = 0; k < M_COUNT && !rc; k++) {
         printf("parity: %s [%s]: %d tensors compared, max abs diff %.3g (bar %g), %d over the bar, "

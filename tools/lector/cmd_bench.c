@@ -102,7 +102,7 @@ static lector_status lector_time(const char *model, const lector_tensor *in, con
                                  int runs, double *ms_out, double *cpu_out, const char **be_name,
                                  lector_error *err)
 {
-    lector_model_options opt = {backend, threads, 0};
+    lector_model_options opt = {.backend = backend, .threads = threads};
     lector_model *m;
     lector_status st = lector_model_load_file(model, &opt, &m, err);
     if (st) return st;

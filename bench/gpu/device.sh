@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/gpu/device.sh STEP... - runs on the accelerator machine from the
+# repository root, on what bench/gpu/stage.sh put in .device/. Steps:
+#   smoke   lector --device cuda and cpu on samples/sample.jpg
+#   nodes   ONNX node tests on the CUDA backend (oracle: ONNX's expected outputs)
+#   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3)
+#   e2e     end-to-end texts, GPU vs CPU, on the staged ICDAR2015 / SROIE images
+#   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads
+#   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
+# Logs go to $OUT when set.
+set -uo pipefail
+dev=.device
+B=/tmp/lector
+out=${OUT:-/tmp/out}
+mkdir -p "$B" "$out"
+[ -x "$B/bin/lector" ] || tar -C "$B" --strip-components=1 -xJf "$dev"/lector-*.tar.xz
+export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its RUNPATH)
+export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
+L=$B/bin/lector
+images() { find "$dev/data/$1" -name '*.jpg' | sort; }
+for step in "$@"; do
+  echo "=== $step"
+  case $step in
+    smoke)
+      nvidia-smi -L
+      $L --device cuda samples/sample.jpg 2>&1 | head -20
+      LECTOR_LOG=debug $L --device cuda --format json samples/sample.jpg 2>&1 | grep -i "host\|cuda" | head -20
+      ;;
+    nodes)
+      mkdir -p /tmp/node && tar -C /tmp/node -xJf "$dev/node.tar.xz"
+      LECTOR_NODE_BACKEND=cuda "$dev/bin/test_onnx_nodes" /tmp/node "$dev/cases.txt" >"$out/nodes.log" 2>&1
+      echo "rc=$?"; grep -v "^ok " "$out/nodes.log" | head -60
+      ;;
+    parity)
+      "$dev/bin/test_parity" --backend cuda --tol 1e-3 --models "$B/models" --data "$dev/data" \
+          --oracle lector:cpu --work /tmp/parity >"$out/parity.log" 2>&1
+      echo "rc=$?"; grep -v "^parity:   " "$out/parity.log" | tail -20
+      ;;
+    e2e)
+      for s in icdar2015_test sroie_subset; do
+        images $s >/tmp/list.txt
+        $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
+        $L --device cuda --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda.tsv" 2>"$out/e2e_$s.cuda.err"
+        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda.tsv" "$s" <<'PY'
+import sys
+def lines(p):
+    r = []
+    for l in open(p, encoding="utf-8"):
+        c = l.rstrip("\n").split("\t")
+        if c[0] == "4": r.append(c[11] if len(c) > 11 else "")
+        elif c[0] == "1": r.append("#page")
+    return r
+a, b = lines(sys.argv[1]), lines(sys.argv[2])
+same = sum(1 for x, y in zip(a, b) if x == y)
+print("%s: cpu %d lines, cuda %d lines, identical in order: %d" % (sys.argv[3], len(a), len(b), same))
+for x, y in zip(a, b):
+    if x != y: print("  cpu  %r\n  cuda %r" % (x, y))
+PY
+      done
+      ;;
+    robust)
+      imgs="samples/sample.jpg $(images icdar2015_test | head -3) $(images sroie_subset | head -1)"
+      T="$dev/bin/test_cuda_engine"
+      for m in same threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
+      LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
+      LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3
+      $T memory --reads "${READS:-10000}" --models "$B/models" samples/sample.jpg 2>&1 | tail -4
+      ;;
+    *) echo "unknown step $step" ;;
+  esac
+done

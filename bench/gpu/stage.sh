@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/gpu/stage.sh - prepares .device/ (git-ignored) for a run on the
+# accelerator machine, which has the NVIDIA stack but none of our Debian
+# libraries, no node and no ../shared: the offline bundle (lector, the CUDA
+# module, the libraries, the models), the GPU test programs, the ONNX node
+# test cases, a subset of ../shared/data and the PyTorch peer. The device
+# tool carries at most 64 MiB per call: --icdar N / --sroie N size the data.
+# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N]   (then see bench/gpu/device.sh)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+icdar=120 sroie=8
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --icdar) icdar=$2; shift ;;
+    --sroie) sroie=$2; shift ;;
+    *) echo "stage: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+shared=$(cd "$top/../shared" && pwd)
+dev=$top/.device
+rm -rf "$dev"; mkdir -p "$dev/bin" "$dev/data"
+"$top/scripts/bundle" --out "$dev" >/dev/null
+cmake --build "$top/build" --target test_onnx_nodes test_parity test_cuda_engine >/dev/null
+cp "$top/build/test_onnx_nodes" "$top/build/test_parity" "$top/build/test_cuda_engine" "$dev/bin/"
+# ONNX node cases listed in tests/node/cases.txt (Debian's libonnx-testdata)
+node=/usr/include/onnx/backend/test/data/node
+awk '/^test_/{print $1}' "$top/tests/node/cases.txt" | tar -C "$node" -cJf "$dev/node.tar.xz" -T -
+cp "$top/tests/node/cases.txt" "$dev/"
+# data: the parity images, and the first N images of ICDAR2015 / SROIE with their gt
+d=$dev/data
+for s in paddleocr_doc_imgs tesseract_test rapidocr_tests; do cp -r "$shared/data/$s" "$d/"; done
+mkdir -p "$d/icdar2015_test/ch4_test_images" "$d/sroie_subset/img"
+cp "$shared/data/icdar2015_test/gt.tsv" "$d/icdar2015_test/"
+cp "$shared/data/sroie_subset/gt.tsv" "$d/sroie_subset/"
+ls "$shared/data/icdar2015_test/ch4_test_images" | sort -t_ -k2 -n | head -n "$icdar" |
+  while read -r f; do cp "$shared/data/icdar2015_test/ch4_test_images/$f" "$d/icdar2015_test/ch4_test_images/"; done
+cp "$shared/data/icdar2015_test/ch4_test_images/img_20.jpg" "$d/icdar2015_test/ch4_test_images/"
+ls "$shared/data/sroie_subset/img" | sort | head -n "$sroie" |
+  while read -r f; do cp "$shared/data/sroie_subset/img/$f" "$d/sroie_subset/img/"; done
+cp "$shared/peers/torch_onnx.py" "$dev/"
+du -sh "$dev"

@@ -1,0 +1,1466 @@
+/*
+ * cuda_backend.c - the CUDA backend: liblector-cuda.so, loaded with dlopen by
+ * src/rt/cuda_loader.c, never linked into the core.
+ *
+ * A plan (one model, one input shape) compiles into a list of steps, one per
+ * live node: cuDNN for Conv/ConvTranspose (algorithm from cuDNN's heuristic,
+ * never an exhaustive search), cuBLAS for MatMul, our kernels (kernels.cu)
+ * for the rest, and for an operator or attribute combination none of these
+ * covers, a host step that copies the inputs down, runs the reference kernel
+ * and copies the result up (correct, slow, logged once per plan).
+ *
+ * Memory: weights are uploaded once per plan into one block; activations
+ * live in the plan's arena (the core's memory plan, on the device); every
+ * allocation is counted against a process-wide cap per GPU (gpu_mem_limit).
+ * Concurrency: each call borrows a worker (stream, cuDNN and cuBLAS handles,
+ * workspace, pinned staging) from the backend's pool, so threads never share
+ * a stream. Failures (a CUDA error, out of memory, an injected fault) return
+ * a status and leave the backend usable.
+ *
+ * Fault injection for tests: LECTOR_CUDA_FAIL=alloc:N makes the Nth device
+ * allocation fail, LECTOR_CUDA_FAIL=launch:N the Nth step (counted from the
+ * first use in the process; each fires once).
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/kernels.h"
+#include "rt/backend.h"
+
+#define CU_MAX_DEV 64
+#define CU_WS_LIMIT ((size_t)256 << 20) /* largest cuDNN workspace an algorithm may ask for */
+
+static const rt_host_api *H;
+
+/* ---- errors -------------------------------------------------------------- */
+
+static lector_status fail(lector_error *err, lector_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static lector_status fail(lector_error *err, lector_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+static lector_status cuda_fail(lector_error *err, cudaError_t e, const char *what)
+{
+    lector_status code = e == cudaErrorMemoryAllocation ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND;
+    return fail(err, code, "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* ---- fault injection ------------------------------------------------------- */
+
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static long fault_alloc_at, fault_launch_at;
+static atomic_long fault_allocs, fault_launches;
+
+static void fault_init(void)
+{
+    const char *s = getenv("LECTOR_CUDA_FAIL");
+    if (!s) return;
+    if (!strncmp(s, "alloc:", 6)) fault_alloc_at = atol(s + 6);
+    else if (!strncmp(s, "launch:", 7)) fault_launch_at = atol(s + 7);
+}
+
+static int fault_alloc(void)
+{
+    pthread_once(&fault_once, fault_init);
+    return fault_alloc_at > 0 && atomic_fetch_add(&fault_allocs, 1) + 1 == fault_alloc_at;
+}
+
+static int fault_launch(void)
+{
+    pthread_once(&fault_once, fault_init);
+    return fault_launch_at > 0 && atomic_fetch_add(&fault_launches, 1) + 1 == fault_launch_at;
+}
+
+/* ---- device memory under a cap ------------------------------------------------ */
+
+typedef struct dev_block {
+    void *p;
+    size_t size;
+    int device;
+} dev_block;
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t mem_used[CU_MAX_DEV], mem_limit[CU_MAX_DEV];
+static dev_block *blocks;
+static int n_blocks, cap_blocks;
+
+/* The cap of a GPU is process-wide: the last backend created on it with a
+ * nonzero cap sets it (an engine's three models share one). */
+static void mem_set_limit(int dev, size_t limit)
+{
+    if (!limit) return;
+    pthread_mutex_lock(&mem_lock);
+    mem_limit[dev] = limit;
+    pthread_mutex_unlock(&mem_lock);
+}
+
+static lector_status dev_alloc(int dev, size_t size, void **out, const char *what, lector_error *err)
+{
+    *out = NULL;
+    if (!size) size = 256;
+    if (fault_alloc())
+        return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s",
+                    what);
+    pthread_mutex_lock(&mem_lock);
+    if (mem_limit[dev] && mem_used[dev] + size > mem_limit[dev]) {
+        size_t used = mem_used[dev], lim = mem_limit[dev];
+        pthread_mutex_unlock(&mem_lock);
+        return fail(err, LECTOR_ERR_OUT_OF_MEMORY,
+                    "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use",
+                    what, size, lim, used);
+    }
+    if (n_blocks == cap_blocks) {
+        int cap = cap_blocks ? 2 * cap_blocks : 64;
+        dev_block *nb = realloc(blocks, sizeof *nb * (size_t)cap);
+        if (!nb) {
+            pthread_mutex_unlock(&mem_lock);
+            return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        blocks = nb;
+        cap_blocks = cap;
+    }
+    mem_used[dev] += size; /* reserved before the allocation, so concurrent callers respect the cap */
+    pthread_mutex_unlock(&mem_lock);
+    cudaSetDevice(dev);
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, size);
+    pthread_mutex_lock(&mem_lock);
+    if (e != cudaSuccess) {
+        mem_used[dev] -= size;
+        pthread_mutex_unlock(&mem_lock);
+        cudaGetLastError(); /* not sticky: clear it */
+        char buf[160];
+        snprintf(buf, sizeof buf, "allocating %zu bytes for %s", size, what);
+        return cuda_fail(err, e, buf);
+    }
+    blocks[n_blocks++] = (dev_block){p, size, dev};
+    pthread_mutex_unlock(&mem_lock);
+    *out = p;
+    return LECTOR_OK;
+}
+
+static void dev_free(void *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&mem_lock);
+    for (int i = n_blocks - 1; i >= 0; i--)
+        if (blocks[i].p == p) {
+            mem_used[blocks[i].device] -= blocks[i].size;
+            blocks[i] = blocks[--n_blocks];
+            break;
+        }
+    pthread_mutex_unlock(&mem_lock);
+    cudaFree(p);
+}
+
+/* ---- backend state and workers ------------------------------------------------- */
+
+typedef struct cu_worker {
+    cudaStream_t stream;
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    void *ws;
+    size_t ws_size;
+    void *pin;
+    size_t pin_size;
+    struct cu_worker *next;
+} cu_worker;
+
+typedef struct cu_ctx {
+    int device;
+    pthread_mutex_t lock;
+    cu_worker *idle;
+    char name[64];
+} cu_ctx;
+
+static void worker_free(cu_worker *w)
+{
+    if (!w) return;
+    if (w->dnn) cudnnDestroy(w->dnn);
+    if (w->blas) cublasDestroy(w->blas);
+    if (w->stream) cudaStreamDestroy(w->stream);
+    dev_free(w->ws);
+    if (w->pin) cudaFreeHost(w->pin);
+    free(w);
+}
+
+static lector_status worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    cu_worker *w = c->idle;
+    if (w) c->idle = w->next;
+    pthread_mutex_unlock(&c->lock);
+    cudaSetDevice(c->device);
+    if (w) {
+        *out = w;
+        return LECTOR_OK;
+    }
+    w = calloc(1, sizeof *w);
+    if (!w) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    cudaError_t e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        free(w);
+        return cuda_fail(err, e, "creating a stream");
+    }
+    cudnnStatus_t ds = cudnnCreate(&w->dnn);
+    if (ds != CUDNN_STATUS_SUCCESS) {
+        worker_free(w);
+        return fail(err, LECTOR_ERR_BACKEND, "cudnn: cudnnCreate: %s", cudnnGetErrorString(ds));
+    }
+    cudnnSetStream(w->dnn, w->stream);
+    cublasStatus_t bs = cublasCreate(&w->blas);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        worker_free(w);
+        return fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                    "cublas: cublasCreate: %s", cublasGetStatusString(bs));
+    }
+    cublasSetStream(w->blas, w->stream);
+    /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path) */
+    cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
+    *out = w;
+    return LECTOR_OK;
+}
+
+static void worker_put(cu_ctx *c, cu_worker *w)
+{
+    pthread_mutex_lock(&c->lock);
+    w->next = c->idle;
+    c->idle = w;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static lector_status worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
+{
+    if (need <= w->ws_size) return LECTOR_OK;
+    dev_free(w->ws);
+    w->ws = NULL;
+    w->ws_size = 0;
+    lector_status st = dev_alloc(c->device, need, &w->ws, "the cuDNN workspace", err);
+    if (!st) w->ws_size = need;
+    return st;
+}
+
+static lector_status worker_pin(cu_worker *w, size_t need, lector_error *err)
+{
+    if (need <= w->pin_size) return LECTOR_OK;
+    if (w->pin) cudaFreeHost(w->pin);
+    w->pin = NULL;
+    w->pin_size = 0;
+    size_t sz = need < ((size_t)1 << 20) ? ((size_t)1 << 20) : need + need / 4;
+    cudaError_t e = cudaMallocHost(&w->pin, sz);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(err, e, "allocating pinned host memory");
+    }
+    w->pin_size = sz;
+    return LECTOR_OK;
+}
+
+static lector_status cu_init(rt_backend *be, lector_error *err)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail(err, LECTOR_ERR_UNAVAILABLE, "cuda: no usable GPU: %s (%s)", cudaGetErrorString(e),
+                    cudaGetErrorName(e));
+    }
+    if (be->device < 0 || be->device >= n || be->device >= CU_MAX_DEV)
+        return fail(err, LECTOR_ERR_UNAVAILABLE, "cuda: GPU %d does not exist (%d visible)", be->device, n);
+    cu_ctx *c = calloc(1, sizeof *c);
+    if (!c) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    c->device = be->device;
+    pthread_mutex_init(&c->lock, NULL);
+    struct cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess) {
+        free(c);
+        return cuda_fail(err, e, "reading the device properties");
+    }
+    snprintf(c->name, sizeof c->name, "%.63s", prop.name);
+    if (be->gpu_mem_limit) mem_set_limit(c->device, be->gpu_mem_limit);
+    /* one worker up front: makes the context and finds a broken stack now, not at the first read */
+    cu_worker *w;
+    lector_status st = worker_get(c, &w, err);
+    if (st) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return st;
+    }
+    worker_put(c, w);
+    be->ctx = c;
+    H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB", c->device, prop.name, prop.major,
+           prop.minor, (size_t)(prop.totalGlobalMem >> 20), cudnnGetVersion(), be->gpu_mem_limit >> 20);
+    return LECTOR_OK;
+}
+
+static void cu_shutdown(rt_backend *be)
+{
+    cu_ctx *c = be->ctx;
+    if (!c) return;
+    cudaSetDevice(c->device);
+    while (c->idle) {
+        cu_worker *w = c->idle;
+        c->idle = w->next;
+        worker_free(w);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    be->ctx = NULL;
+}
+
+static void *cu_buffer_alloc(rt_backend *be, size_t size)
+{
+    cu_ctx *c = be->ctx;
+    void *p;
+    lector_error e;
+    return dev_alloc(c->device, size, &p, "a plan's activations", &e) ? NULL : p;
+}
+
+static void cu_buffer_free(rt_backend *be, void *buf) { dev_free(buf); }
+
+static lector_status cu_buffer_copy(rt_backend *be, void *dst, const void *src, size_t n, int to_device)
+{
+    cudaError_t e = cudaMemcpy(dst, src, n, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? LECTOR_OK : LECTOR_ERR_BACKEND;
+}
+
+/* ---- plans ------------------------------------------------------------------- */
+
+enum {
+    S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
+    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_HOST
+};
+
+typedef struct cu_step {
+    int kind, node;
+    int op, act;
+    float alpha, beta;
+    int64_t n, channels, inner, outer, len;
+    /* cuDNN */
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    int algo;
+    size_t ws;
+    ck_bcast bc;
+    ck_gather_desc gd;
+    int pool[14];
+    float eps;
+    int64_t ns, nb;
+    /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
+    int m, nn, k, batch;
+    long long sa, sb, sc;
+    size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
+    size_t elem;
+} cu_step;
+
+typedef struct cu_plan {
+    cu_step *steps;
+    int n_steps;
+    size_t *coff;      /* per value: offset in the constant block, or RT_NO_OFFSET */
+    size_t *in_off;    /* per graph input: offset in the arena */
+    char *cblock;      /* device constants */
+    size_t cblock_size;
+    size_t ws;         /* largest workspace of a step */
+    size_t io_bytes;   /* inputs + outputs, for the pinned staging */
+    int n_host;
+} cu_plan;
+
+/* Host staging of the constant block while compiling. */
+typedef struct cbuf {
+    char *p;
+    size_t n, cap;
+} cbuf;
+
+static size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
+{
+    size_t off = (b->n + 255) & ~(size_t)255;
+    if (off + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < off + n) cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            *oom = 1;
+            return 0;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    if (data) memcpy(b->p + off, data, n);
+    else memset(b->p + off, 0, n);
+    b->n = off + n;
+    return off;
+}
+
+static const rt_value *val(const rt_graph *g, int v) { return v >= 0 ? &g->values[v] : NULL; }
+
+static int64_t numel(const rt_value *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < v->ndim; i++) n *= v->dims[i];
+    return n;
+}
+
+static size_t dsize(lector_dtype t)
+{
+    switch (t) {
+    case LECTOR_DTYPE_UINT8:
+    case LECTOR_DTYPE_INT8:
+    case LECTOR_DTYPE_BOOL: return 1;
+    case LECTOR_DTYPE_FLOAT16: return 2;
+    case LECTOR_DTYPE_FLOAT32:
+    case LECTOR_DTYPE_INT32: return 4;
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_FLOAT64: return 8;
+    default: return 0;
+    }
+}
+
+static int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
+
+static int all_f32(const rt_graph *g, const rt_node *n)
+{
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !is_f32(val(g, n->in[k]))) return 0;
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && !is_f32(val(g, n->out[k]))) return 0;
+    return 1;
+}
+
+typedef struct compile_ctx {
+    rt_backend *be;
+    const rt_plan *p;
+    const rt_graph *g;
+    cu_plan *cp;
+    cu_worker *w;
+    cbuf cb;
+    int oom;
+    int *need_const; /* per value: a GPU step reads this constant */
+} compile_ctx;
+
+/* Conv / ConvTranspose padding: symmetric explicit pads, or auto_pad resolved
+ * from the shapes. Returns 0 and (ph, pw) when cuDNN can express it. */
+static int conv_pads(const rt_node *n, const rt_value *x, const rt_value *y, int kh, int kw, int sh, int sw,
+                     int dh, int dw, int transposed, int *ph, int *pw)
+{
+    const char *ap = H->attr_string(n, "auto_pad", "NOTSET");
+    const int64_t *pads;
+    int np = H->attr_ints(n, "pads", &pads);
+    int r = x->ndim - 2;
+    if (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) {
+        if (!strcmp(ap, "VALID") || np == 0) {
+            *ph = *pw = 0;
+            return 0;
+        }
+        if (np != 2 * r) return -1;
+        if (r == 1) {
+            if (pads[0] != pads[1]) return -1;
+            *ph = 0;
+            *pw = (int)pads[0];
+            return 0;
+        }
+        if (pads[0] != pads[2] || pads[1] != pads[3]) return -1;
+        *ph = (int)pads[0];
+        *pw = (int)pads[1];
+        return 0;
+    }
+    if (transposed) return -1;
+    /* SAME_UPPER / SAME_LOWER: total padding from the output size */
+    int64_t ih = r == 2 ? x->dims[2] : 1, iw = x->dims[x->ndim - 1];
+    int64_t oh = r == 2 ? y->dims[2] : 1, ow = y->dims[y->ndim - 1];
+    int64_t th = (oh - 1) * sh + (int64_t)(kh - 1) * dh + 1 - ih, tw = (ow - 1) * sw + (int64_t)(kw - 1) * dw + 1 - iw;
+    if (th < 0) th = 0;
+    if (tw < 0) tw = 0;
+    if (th % 2 || tw % 2) return -1; /* asymmetric */
+    *ph = (int)(th / 2);
+    *pw = (int)(tw / 2);
+    return 0;
+}
+
+static int set4d(cudnnTensorDescriptor_t d, const rt_value *v)
+{
+    int n = (int)v->dims[0], c = (int)v->dims[1];
+    int h = v->ndim == 4 ? (int)v->dims[2] : 1, w = (int)v->dims[v->ndim - 1];
+    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w) != CUDNN_STATUS_SUCCESS;
+}
+
+/* Returns 0 when the step was built, 1 to run the node on the host, -1 on a hard error. */
+static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
+{
+    const rt_graph *g = cc->g;
+    const rt_value *x = val(g, n->in[0]), *wv = val(g, n->in[1]), *y = val(g, n->out[0]);
+    const rt_value *b = n->n_in > 2 ? val(g, n->in[2]) : NULL;
+    if (!all_f32(g, n) || !wv->data || (b && !b->data) || (x->ndim != 4 && x->ndim != 3)) return 1;
+    if (transposed && x->ndim != 4) return 1;
+    int r = x->ndim - 2;
+    const int64_t *a;
+    int na;
+    int sh = 1, sw = 1, dh = 1, dw = 1;
+    if ((na = H->attr_ints(n, "strides", &a)) == r) {
+        sh = r == 2 ? (int)a[0] : 1;
+        sw = (int)a[r - 1];
+    } else if (na) return 1;
+    if ((na = H->attr_ints(n, "dilations", &a)) == r) {
+        dh = r == 2 ? (int)a[0] : 1;
+        dw = (int)a[r - 1];
+    } else if (na) return 1;
+    int group = (int)H->attr_int(n, "group", 1);
+    int kh = r == 2 ? (int)wv->dims[2] : 1, kw = (int)wv->dims[wv->ndim - 1];
+    int ph, pw;
+    if (conv_pads(n, x, y, kh, kw, sh, sw, dh, dw, transposed, &ph, &pw)) return 1;
+    if (cudnnCreateTensorDescriptor(&s->xd) || cudnnCreateTensorDescriptor(&s->yd) ||
+        cudnnCreateFilterDescriptor(&s->wd) || cudnnCreateConvolutionDescriptor(&s->cd))
+        return -1;
+    if (set4d(s->xd, x) || set4d(s->yd, y)) return 1;
+    if (cudnnSetFilter4dDescriptor(s->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)wv->dims[0], (int)wv->dims[1],
+                                   kh, kw))
+        return 1;
+    if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
+        cudnnSetConvolutionGroupCount(s->cd, group) || cudnnSetConvolutionMathType(s->cd, CUDNN_FMA_MATH))
+        return 1;
+    /* cuDNN's idea of the output must be ours (the forward direction of a transposed conv maps y to x) */
+    int od[4];
+    if (cudnnGetConvolutionNdForwardOutputDim(s->cd, transposed ? s->yd : s->xd, s->wd, 4, od)) return 1;
+    const rt_value *chk = transposed ? x : y;
+    int ch = chk->ndim == 4 ? (int)chk->dims[2] : 1;
+    if (od[0] != chk->dims[0] || od[1] != chk->dims[1] || od[2] != ch || od[3] != chk->dims[chk->ndim - 1]) return 1;
+    int found = 0;
+    if (!transposed) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        if (cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf))
+            return 1;
+        int i = 0;
+        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (i == found) return 1;
+        s->algo = perf[i].algo;
+        size_t ws = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(cc->w->dnn, s->xd, s->wd, s->cd, s->yd, perf[i].algo, &ws))
+            return 1;
+        s->ws = ws;
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        if (cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
+                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf))
+            return 1;
+        int i = 0;
+        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (i == found) return 1;
+        s->algo = perf[i].algo;
+        size_t ws = 0;
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo, &ws))
+            return 1;
+        s->ws = ws;
+    }
+    s->kind = transposed ? S_DECONV : S_CONV;
+    s->n = numel(y);
+    s->channels = y->dims[1];
+    s->inner = s->n / (y->dims[0] * y->dims[1]);
+    cc->need_const[n->in[1]] = 1;
+    if (b) cc->need_const[n->in[2]] = 1;
+    return 0;
+}
+
+/* Collapses a broadcast to the fewest dimensions. */
+static void collapse(ck_bcast *bc)
+{
+    ck_bcast o = {0};
+    for (int d = 0; d < bc->ndim; d++) {
+        if (bc->dims[d] == 1) continue;
+        if (o.ndim > 0) {
+            int k = o.ndim - 1;
+            if (o.sa[k] == bc->sa[d] * bc->dims[d] && o.sb[k] == bc->sb[d] * bc->dims[d]) {
+                o.dims[k] *= bc->dims[d];
+                o.sa[k] = bc->sa[d];
+                o.sb[k] = bc->sb[d];
+                continue;
+            }
+        }
+        o.dims[o.ndim] = bc->dims[d];
+        o.sa[o.ndim] = bc->sa[d];
+        o.sb[o.ndim] = bc->sb[d];
+        o.ndim++;
+    }
+    if (o.ndim == 0) {
+        o.ndim = 1;
+        o.dims[0] = 1;
+    }
+    *bc = o;
+}
+
+static int build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op)
+{
+    const rt_graph *g = cc->g;
+    if (n->n_in != 2 || !all_f32(g, n)) return 1;
+    const rt_value *a = val(g, n->in[0]), *b = val(g, n->in[1]), *y = val(g, n->out[0]);
+    if (y->ndim > CK_MAX_DIMS) return 1;
+    ck_bcast bc = {0};
+    bc.ndim = y->ndim;
+    const rt_value *ops[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        int64_t st = 1;
+        int off = y->ndim - ops[k]->ndim;
+        for (int d = y->ndim - 1; d >= 0; d--) {
+            int64_t dim = d - off >= 0 ? ops[k]->dims[d - off] : 1;
+            int64_t stride = dim == 1 ? 0 : st;
+            if (k == 0) bc.sa[d] = stride;
+            else bc.sb[d] = stride;
+            st *= dim;
+        }
+    }
+    for (int d = 0; d < y->ndim; d++) bc.dims[d] = y->dims[d];
+    collapse(&bc);
+    s->kind = S_BINARY;
+    s->op = op;
+    s->bc = bc;
+    for (int k = 0; k < 2; k++)
+        if (ops[k]->data) cc->need_const[n->in[k]] = 1;
+    return 0;
+}
+
+static int build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    const rt_value *x = val(g, n->in[0]);
+    if (!is_f32(x) || !is_f32(val(g, n->out[0])) || n->n_out != 1) return 1;
+    int op;
+    float alpha = 0.f, beta = 0.f;
+    switch (g->nodes[s->node].op) {
+    case RT_OP_Relu: op = CK_RELU; break;
+    case RT_OP_Sigmoid: op = CK_SIGMOID; break;
+    case RT_OP_Tanh: op = CK_TANH; break;
+    case RT_OP_Exp: op = CK_EXP; break;
+    case RT_OP_Log: op = CK_LOG; break;
+    case RT_OP_Sqrt: op = CK_SQRT; break;
+    case RT_OP_Abs: op = CK_ABS; break;
+    case RT_OP_Neg: op = CK_NEG; break;
+    case RT_OP_Erf: op = CK_ERF; break;
+    case RT_OP_Reciprocal: op = CK_RECIPROCAL; break;
+    case RT_OP_Floor: op = CK_FLOOR; break;
+    case RT_OP_Ceil: op = CK_CEIL; break;
+    case RT_OP_HardSigmoid:
+        op = CK_HARDSIGMOID;
+        alpha = H->attr_float(n, "alpha", 0.2f);
+        beta = H->attr_float(n, "beta", 0.5f);
+        break;
+    case RT_OP_HardSwish:
+        op = CK_HARDSWISH;
+        alpha = 1.f / 6.f;
+        beta = 0.5f;
+        break;
+    case RT_OP_LeakyRelu:
+        op = CK_LEAKYRELU;
+        alpha = H->attr_float(n, "alpha", 0.01f);
+        break;
+    case RT_OP_Clip: {
+        op = CK_CLIP;
+        alpha = -INFINITY;
+        beta = INFINITY;
+        for (int k = 1; k < 3 && k < n->n_in; k++) {
+            const rt_value *v = val(g, n->in[k]);
+            if (!v) continue;
+            if (!v->data || !is_f32(v)) return 1;
+            if (k == 1) alpha = *(const float *)v->data;
+            else beta = *(const float *)v->data;
+        }
+        break;
+    }
+    default: return 1;
+    }
+    s->kind = S_UNARY;
+    s->op = op;
+    s->alpha = alpha;
+    s->beta = beta;
+    s->n = numel(x);
+    return 0;
+}
+
+/* Runs a data-movement reference kernel on an index tensor to learn where each
+ * output element comes from; when that is affine in the output index (Slice,
+ * Transpose, Split, Expand), the step is a strided gather. */
+static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, int out_k)
+{
+    const rt_graph *g = cc->g;
+    const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[out_k]);
+    if (y->ndim > CK_MAX_DIMS || x->dtype != y->dtype) return 1;
+    for (int k = 1; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !val(g, n->in[k])->data) return 1; /* shape operands must be constants */
+    size_t es = dsize(x->dtype);
+    int64_t nx = numel(x), ny = numel(y);
+    if ((es != 4 && es != 8) || nx >= (1 << 24) || nx == 0 || ny == 0) return 1;
+    /* index probe in float32 (exact below 2^24) or the integer type itself */
+    lector_dtype pt = x->dtype == LECTOR_DTYPE_FLOAT32 || x->dtype == LECTOR_DTYPE_INT32 ? x->dtype : LECTOR_DTYPE_INT64;
+    if (x->dtype != pt) return 1;
+    void *xi = malloc((size_t)nx * es);
+    lector_tensor in[8], out[8];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    void *outs[8] = {0};
+    int ok = xi != NULL && n->n_in <= 8 && n->n_out <= 8;
+    for (int64_t i = 0; ok && i < nx; i++) {
+        if (pt == LECTOR_DTYPE_FLOAT32) ((float *)xi)[i] = (float)i;
+        else if (pt == LECTOR_DTYPE_INT32) ((int32_t *)xi)[i] = (int32_t)i;
+        else ((int64_t *)xi)[i] = i;
+    }
+    for (int k = 0; ok && k < n->n_in; k++) {
+        if (n->in[k] < 0) continue;
+        const rt_value *v = val(g, n->in[k]);
+        in[k].dtype = v->dtype;
+        in[k].ndim = v->ndim;
+        memcpy(in[k].dims, v->dims, sizeof v->dims);
+        in[k].data = k == 0 ? xi : v->data;
+    }
+    for (int k = 0; ok && k < n->n_out; k++) {
+        if (n->out[k] < 0) continue;
+        const rt_value *v = val(g, n->out[k]);
+        out[k].dtype = v->dtype;
+        out[k].ndim = v->ndim;
+        memcpy(out[k].dims, v->dims, sizeof v->dims);
+        outs[k] = malloc((size_t)(numel(v) ? numel(v) : 1) * dsize(v->dtype) + 8);
+        out[k].data = outs[k];
+        if (!outs[k]) ok = 0;
+    }
+    lector_error e = {0};
+    rt_kernel_ctx kc = {1, &e};
+    if (ok && H->ops[n->op].ref(n, in, out, &kc)) ok = 0;
+    int res = 1;
+    if (ok) {
+        const void *yo = outs[out_k];
+#define AT(i) (pt == LECTOR_DTYPE_FLOAT32 ? (int64_t)((const float *)yo)[i] \
+               : pt == LECTOR_DTYPE_INT32 ? (int64_t)((const int32_t *)yo)[i] : ((const int64_t *)yo)[i])
+        ck_gather_desc d = {0};
+        d.ndim = y->ndim ? y->ndim : 1;
+        d.base = AT(0);
+        int64_t unit = 1;
+        for (int k = y->ndim - 1; k >= 0; k--) {
+            d.dims[k] = y->dims[k];
+            d.stride[k] = y->dims[k] > 1 ? AT(unit) - d.base : 0;
+            unit *= y->dims[k];
+        }
+        if (!y->ndim) d.dims[0] = 1;
+        /* verify: the probe must be exactly affine */
+        int affine = 1;
+        for (int64_t i = 0; i < ny && affine; i++) {
+            int64_t r = i, off = d.base;
+            for (int k = d.ndim - 1; k >= 0; k--) {
+                int64_t q = r / d.dims[k];
+                off += (r - q * d.dims[k]) * d.stride[k];
+                r = q;
+            }
+            affine = off == AT(i);
+        }
+#undef AT
+        if (affine) {
+            s->kind = S_GATHER;
+            s->gd = d;
+            s->elem = es;
+            res = 0;
+        }
+    }
+    free(xi);
+    for (int k = 0; k < 8; k++) free(outs[k]);
+    return res;
+}
+
+static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
+    if (!all_f32(g, n) && (!is_f32(x) || !is_f32(y))) return 1;
+    if (strcmp(H->attr_string(n, "mode", "nearest"), "nearest") || x->ndim != 4 || x->dims[0] != y->dims[0] ||
+        x->dims[1] != y->dims[1])
+        return 1;
+    for (int k = 1; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !val(g, n->in[k])->data) return 1;
+    int64_t H0 = x->dims[2], W0 = x->dims[3], OH = y->dims[2], OW = y->dims[3];
+    int64_t nx = numel(x), ny = numel(y);
+    if (nx >= (1 << 24)) return 1;
+    float *xi = malloc(sizeof(float) * (size_t)nx), *yo = malloc(sizeof(float) * (size_t)ny);
+    int res = 1;
+    if (xi && yo) {
+        for (int64_t i = 0; i < nx; i++) xi[i] = (float)(i % (H0 * W0));
+        lector_tensor in[4], out[1];
+        memset(in, 0, sizeof in);
+        memset(out, 0, sizeof out);
+        for (int k = 0; k < n->n_in && k < 4; k++) {
+            if (n->in[k] < 0) continue;
+            const rt_value *v = val(g, n->in[k]);
+            in[k].dtype = v->dtype;
+            in[k].ndim = v->ndim;
+            memcpy(in[k].dims, v->dims, sizeof v->dims);
+            in[k].data = k == 0 ? (void *)xi : v->data;
+        }
+        out[0].dtype = y->dtype;
+        out[0].ndim = y->ndim;
+        memcpy(out[0].dims, y->dims, sizeof y->dims);
+        out[0].data = yo;
+        lector_error e = {0};
+        rt_kernel_ctx kc = {1, &e};
+        if (n->n_in <= 4 && !H->ops[n->op].ref(n, in, out, &kc)) {
+            int *tab = malloc(sizeof(int) * (size_t)(OH + OW));
+            if (tab) {
+                for (int64_t o = 0; o < OH; o++) tab[o] = (int)((int64_t)yo[o * OW] / W0);
+                for (int64_t o = 0; o < OW; o++) tab[OH + o] = (int)((int64_t)yo[o] % W0);
+                /* separable: check every element of the first plane */
+                int sep = 1;
+                for (int64_t i = 0; i < OH * OW && sep; i++)
+                    sep = (int64_t)yo[i] == tab[i / OW] * W0 + tab[OH + i % OW];
+                if (sep) {
+                    s->aux = cbuf_add(&cc->cb, tab, sizeof(int) * (size_t)(OH + OW), &cc->oom);
+                    s->kind = S_RESIZE;
+                    s->outer = x->dims[0] * x->dims[1];
+                    res = 0;
+                }
+                free(tab);
+            }
+        }
+    }
+    free(xi);
+    free(yo);
+    return res;
+}
+
+static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    if (!all_f32(g, n)) return 1;
+    const rt_value *a = val(g, n->in[0]), *b = val(g, n->in[1]), *y = val(g, n->out[0]);
+    if (a->ndim < 2 || b->ndim < 2) return 1;
+    int64_t m = a->dims[a->ndim - 2], k = a->dims[a->ndim - 1], nn = b->dims[b->ndim - 1];
+    if (b->dims[b->ndim - 2] != k) return 1;
+    int64_t ba = numel(a) / (m * k), bb = numel(b) / (k * nn), by = numel(y) / (m * nn);
+    if (m > INT32_MAX || k > INT32_MAX || nn > INT32_MAX) return 1;
+    if (bb == 1) {
+        /* B shared: fold A's batch into its rows, one GEMM */
+        s->batch = 1;
+        s->m = (int)(m * ba);
+        s->sa = s->sb = s->sc = 0;
+        if (by != ba) return 1;
+    } else if (ba == bb && by == ba && a->ndim == b->ndim) {
+        for (int d = 0; d < a->ndim - 2; d++)
+            if (a->dims[d] != b->dims[d]) return 1;
+        s->batch = (int)ba;
+        s->m = (int)m;
+        s->sa = (long long)(m * k);
+        s->sb = (long long)(k * nn);
+        s->sc = (long long)(m * nn);
+    } else if (ba == 1 && by == bb) {
+        s->batch = (int)bb;
+        s->m = (int)m;
+        s->sa = 0;
+        s->sb = (long long)(k * nn);
+        s->sc = (long long)(m * nn);
+    } else {
+        return 1;
+    }
+    s->k = (int)k;
+    s->nn = (int)nn;
+    s->kind = S_MATMUL;
+    s->n = numel(y);
+    for (int q = 0; q < 2; q++)
+        if (val(g, n->in[q])->data) cc->need_const[n->in[q]] = 1;
+    return 0;
+}
+
+static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    int r = 1;
+    switch (n->op) {
+    case RT_OP_Conv: r = build_conv(cc, n, s, 0); break;
+    case RT_OP_ConvTranspose: r = build_conv(cc, n, s, 1); break;
+    case RT_OP_Add: r = build_binary(cc, n, s, CK_ADD); break;
+    case RT_OP_Sub: r = build_binary(cc, n, s, CK_SUB); break;
+    case RT_OP_Mul: r = build_binary(cc, n, s, CK_MUL); break;
+    case RT_OP_Div: r = build_binary(cc, n, s, CK_DIV); break;
+    case RT_OP_Pow: r = build_binary(cc, n, s, CK_POW); break;
+    case RT_OP_Max: r = build_binary(cc, n, s, CK_MAX); break;
+    case RT_OP_Min: r = build_binary(cc, n, s, CK_MIN); break;
+    case RT_OP_Relu: case RT_OP_Sigmoid: case RT_OP_Tanh: case RT_OP_Exp: case RT_OP_Log: case RT_OP_Sqrt:
+    case RT_OP_Abs: case RT_OP_Neg: case RT_OP_Erf: case RT_OP_Reciprocal: case RT_OP_Floor: case RT_OP_Ceil:
+    case RT_OP_HardSigmoid: case RT_OP_HardSwish: case RT_OP_LeakyRelu: case RT_OP_Clip:
+        r = build_unary(cc, n, s);
+        break;
+    case RT_OP_BatchNormalization: {
+        if (!all_f32(g, n) || n->n_out != 1 || val(g, n->in[0])->ndim < 2) break;
+        int ok = 1;
+        for (int k = 1; k < 5; k++) ok &= n->in[k] >= 0 && val(g, n->in[k])->data != NULL;
+        if (!ok) break;
+        const rt_value *x = val(g, n->in[0]);
+        int64_t C = x->dims[1];
+        float *t = malloc(sizeof(float) * (size_t)(2 * C));
+        if (!t) break;
+        const float *sc = val(g, n->in[1])->data, *b = val(g, n->in[2])->data, *mean = val(g, n->in[3])->data,
+                    *var = val(g, n->in[4])->data;
+        float eps = H->attr_float(n, "epsilon", 1e-5f);
+        for (int64_t c = 0; c < C; c++) { /* the reference's arithmetic, to the bit */
+            float a = sc[c] / sqrtf(var[c] + eps);
+            t[c] = a;
+            t[C + c] = b[c] - mean[c] * a;
+        }
+        s->aux = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)(2 * C), &cc->oom);
+        free(t);
+        s->kind = S_AFFINE;
+        s->n = numel(x);
+        s->channels = C;
+        s->inner = s->n / (x->dims[0] * C);
+        r = 0;
+        break;
+    }
+    case RT_OP_GlobalAveragePool: {
+        const rt_value *x = val(g, n->in[0]);
+        if (!all_f32(g, n) || x->ndim < 3) break;
+        s->kind = S_ROWMEAN;
+        s->outer = x->dims[0] * x->dims[1];
+        s->inner = numel(x) / s->outer;
+        r = 0;
+        break;
+    }
+    case RT_OP_MaxPool:
+    case RT_OP_AveragePool: {
+        const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
+        if (!all_f32(g, n) || x->ndim != 4 || n->n_out != 1) break;
+        if (strcmp(H->attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) break;
+        const int64_t *ks, *st, *pd, *dl;
+        int nk = H->attr_ints(n, "kernel_shape", &ks), ns = H->attr_ints(n, "strides", &st),
+            np = H->attr_ints(n, "pads", &pd), nd = H->attr_ints(n, "dilations", &dl);
+        if (nk != 2 || (ns && ns != 2) || (np && np != 4) || (nd && nd != 2)) break;
+        int cip = (int)H->attr_int(n, "count_include_pad", 0);
+        if (np && (pd[0] != pd[2] || pd[1] != pd[3]) && n->op == RT_OP_AveragePool && cip) break;
+        int *q = s->pool;
+        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[2] = (int)y->dims[2], q[3] = (int)y->dims[3];
+        q[4] = (int)ks[0], q[5] = (int)ks[1];
+        q[6] = ns ? (int)st[0] : 1, q[7] = ns ? (int)st[1] : 1;
+        q[8] = np ? (int)pd[0] : 0, q[9] = np ? (int)pd[1] : 0;
+        q[10] = nd ? (int)dl[0] : 1, q[11] = nd ? (int)dl[1] : 1;
+        q[12] = n->op == RT_OP_MaxPool, q[13] = cip;
+        s->kind = S_POOL;
+        s->outer = x->dims[0] * x->dims[1];
+        r = 0;
+        break;
+    }
+    case RT_OP_Resize: r = build_resize(cc, n, s); break;
+    case RT_OP_Reshape: case RT_OP_Squeeze: case RT_OP_Unsqueeze: case RT_OP_Flatten: case RT_OP_Identity:
+    case RT_OP_Dropout: {
+        const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
+        if (x->dtype != y->dtype || numel(x) != numel(y) || !dsize(x->dtype)) break;
+        if (n->op == RT_OP_Dropout && n->n_out > 1 && n->out[1] >= 0) break;
+        s->kind = S_COPY;
+        s->n = numel(x);
+        s->elem = dsize(x->dtype);
+        r = 0;
+        break;
+    }
+    case RT_OP_Slice:
+    case RT_OP_Transpose:
+    case RT_OP_Expand:
+        r = build_affine_gather(cc, n, s, 0);
+        break;
+    case RT_OP_Concat: {
+        const rt_value *y = val(g, n->out[0]);
+        int axis = (int)H->attr_int(n, "axis", 0);
+        if (axis < 0) axis += y->ndim;
+        if (axis < 0 || axis >= y->ndim || !dsize(y->dtype)) break;
+        int ok = 1;
+        for (int k = 0; k < n->n_in; k++)
+            ok &= n->in[k] >= 0 && val(g, n->in[k])->dtype == y->dtype;
+        if (!ok) break;
+        s->kind = S_CONCAT;
+        s->outer = 1;
+        for (int d = 0; d < axis; d++) s->outer *= y->dims[d];
+        s->inner = numel(y) / (s->outer ? s->outer : 1);
+        s->elem = dsize(y->dtype);
+        s->op = axis;
+        for (int k = 0; k < n->n_in; k++)
+            if (val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
+        r = 0;
+        break;
+    }
+    case RT_OP_MatMul: r = build_matmul(cc, n, s); break;
+    case RT_OP_Softmax: {
+        const rt_value *x = val(g, n->in[0]);
+        if (!all_f32(g, n)) break;
+        int rk = x->ndim, old = H->node_opset(n) < 13;
+        int axis = (int)H->attr_int(n, "axis", old ? 1 : -1);
+        if (axis < 0) axis += rk;
+        if (axis < 0 || axis >= (rk ? rk : 1)) break;
+        s->outer = 1, s->len = 1, s->inner = 1;
+        for (int i = 0; i < axis; i++) s->outer *= x->dims[i];
+        if (old) {
+            for (int i = axis; i < rk; i++) s->len *= x->dims[i];
+        } else {
+            s->len = x->dims[axis];
+            for (int i = axis + 1; i < rk; i++) s->inner *= x->dims[i];
+        }
+        s->kind = S_SOFTMAX;
+        r = 0;
+        break;
+    }
+    case RT_OP_LayerNormalization: {
+        const rt_value *x = val(g, n->in[0]);
+        if (!all_f32(g, n) || n->n_out > 1) break;
+        int rk = x->ndim, axis = (int)H->attr_int(n, "axis", -1);
+        if (axis < 0) axis += rk;
+        if (axis < 0 || axis >= rk) break;
+        int64_t outer = 1;
+        for (int i = 0; i < axis; i++) outer *= x->dims[i];
+        int64_t inner = numel(x) / (outer ? outer : 1);
+        const rt_value *sv = val(g, n->in[1]), *bv = n->n_in > 2 ? val(g, n->in[2]) : NULL;
+        s->ns = numel(sv);
+        s->nb = bv ? numel(bv) : 0;
+        if ((s->ns != inner && s->ns != 1) || (bv && s->nb != inner && s->nb != 1)) break;
+        s->kind = S_LAYERNORM;
+        s->outer = outer;
+        s->inner = inner;
+        s->eps = H->attr_float(n, "epsilon", 1e-5f);
+        for (int k = 1; k < n->n_in; k++)
+            if (n->in[k] >= 0 && val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
+        r = 0;
+        break;
+    }
+    default: break;
+    }
+    if (r == 0) /* a GPU step reads its constant operands from the device */
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0 && val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
+    return r;
+}
+
+static void cu_plan_free(rt_backend *be, rt_plan *p)
+{
+    cu_plan *cp = p->be_plan;
+    if (!cp) return;
+    for (int i = 0; i < cp->n_steps; i++) {
+        cu_step *s = &cp->steps[i];
+        if (s->xd) cudnnDestroyTensorDescriptor(s->xd);
+        if (s->yd) cudnnDestroyTensorDescriptor(s->yd);
+        if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
+        if (s->cd) cudnnDestroyConvolutionDescriptor(s->cd);
+    }
+    dev_free(cp->cblock);
+    free(cp->steps);
+    free(cp->coff);
+    free(cp->in_off);
+    free(cp);
+    p->be_plan = NULL;
+}
+
+static const char *op_name(int op) { return op >= 0 && op < H->n_ops ? H->ops[op].name : "?"; }
+
+static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+{
+    cu_ctx *c = be->ctx;
+    const rt_graph *g = p->g;
+    cu_plan *cp = calloc(1, sizeof *cp);
+    if (!cp) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    p->be_plan = cp;
+    compile_ctx cc = {.be = be, .p = p, .g = g, .cp = cp};
+    cp->steps = calloc((size_t)p->n_order + 1, sizeof *cp->steps);
+    cp->coff = malloc(sizeof(size_t) * ((size_t)g->n_values + 1));
+    cp->in_off = calloc((size_t)g->n_inputs + 1, sizeof(size_t));
+    cc.need_const = calloc((size_t)g->n_values + 1, sizeof(int));
+    if (!cp->steps || !cp->coff || !cp->in_off || !cc.need_const) {
+        free(cc.need_const);
+        cu_plan_free(be, p);
+        return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    lector_status st = worker_get(c, &cc.w, err);
+    if (st) {
+        free(cc.need_const);
+        cu_plan_free(be, p);
+        return st;
+    }
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        cu_step *step = &cp->steps[cp->n_steps++];
+        step->node = p->order[s];
+        step->kind = S_HOST;
+        step->act = n->act;
+        step->alpha = n->act_alpha;
+        step->beta = n->act_beta;
+        int r = build_step(&cc, n, step);
+        if (r < 0) {
+            st = fail(err, LECTOR_ERR_BACKEND, "%s: cannot prepare node %s (%s) for the GPU", g->name, n->name,
+                      op_name(n->op));
+            break;
+        }
+        if (r > 0) {
+            step->kind = S_HOST;
+            cp->n_host++;
+            H->log(3, "cuda: %s: node %s (%s) runs on the host", g->name, n->name, op_name(n->op));
+        }
+        /* steps other than the fused-act producers apply act through an epilogue */
+        if (step->ws > cp->ws) cp->ws = step->ws;
+    }
+    worker_put(c, cc.w);
+    /* constants the GPU steps read */
+    for (int v = 0; v < g->n_values; v++) {
+        cp->coff[v] = RT_NO_OFFSET;
+        if (!st && cc.need_const[v] && g->values[v].data) {
+            size_t nb = (size_t)numel(&g->values[v]) * (dsize(g->values[v].dtype) ? dsize(g->values[v].dtype) : 1);
+            cp->coff[v] = cbuf_add(&cc.cb, g->values[v].data, nb ? nb : 1, &cc.oom);
+        }
+    }
+    free(cc.need_const);
+    if (!st && cc.oom) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && cc.cb.n) {
+        st = dev_alloc(c->device, cc.cb.n, (void **)&cp->cblock, "the model's weights", err);
+        if (!st) {
+            cudaError_t e = cudaMemcpy(cp->cblock, cc.cb.p, cc.cb.n, cudaMemcpyHostToDevice);
+            if (e != cudaSuccess) st = cuda_fail(err, e, "uploading the weights");
+        }
+        cp->cblock_size = cc.cb.n;
+    }
+    free(cc.cb.p);
+    if (st) {
+        cu_plan_free(be, p);
+        return st;
+    }
+    /* graph inputs get a place at the end of the arena; staging covers inputs and outputs */
+    size_t top = (p->arena_size + 255) & ~(size_t)255;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const rt_value *v = &g->values[g->inputs[i]];
+        cp->in_off[i] = top;
+        size_t nb = v->data ? 0 : (size_t)numel(v) * dsize(v->dtype);
+        top += (nb + 255) & ~(size_t)255;
+        cp->io_bytes += nb + 256;
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const rt_value *v = &g->values[g->outputs[i]];
+        cp->io_bytes += (size_t)numel(v) * (dsize(v->dtype) ? dsize(v->dtype) : 8) + 256;
+    }
+    p->arena_size = top;
+    H->log(3, "cuda: %s: %d steps (%d on the host), weights %zu KiB, arena %zu KiB, workspace %zu KiB", g->name,
+           cp->n_steps, cp->n_host, cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10);
+    if (cp->n_host)
+        H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
+               cp->n_steps);
+    return LECTOR_OK;
+}
+
+/* ---- execution ------------------------------------------------------------------- */
+
+typedef struct exec_ctx {
+    const rt_plan *p;
+    const cu_plan *cp;
+    cu_worker *w;
+    char *arena;
+    const lector_tensor *inputs;
+} exec_ctx;
+
+/* Device address of value v. */
+static void *dptr(const exec_ctx *x, int v)
+{
+    if (v < 0) return NULL;
+    const rt_graph *g = x->p->g;
+    if (g->values[v].data) return x->cp->coff[v] != RT_NO_OFFSET ? x->cp->cblock + x->cp->coff[v] : NULL;
+    if (x->p->offset[v] != RT_NO_OFFSET) return x->arena + x->p->offset[v];
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) return x->arena + x->cp->in_off[i];
+    return NULL;
+}
+
+static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backend *be, lector_error *err)
+{
+    const rt_graph *g = x->p->g;
+    lector_tensor in[16], out[8];
+    void *tmp[24] = {0};
+    lector_status st = LECTOR_OK;
+    cudaStream_t sm = x->w->stream;
+    if (n->n_in > 16 || n->n_out > 8) return fail(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: too many operands", n->name);
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    for (int k = 0; k < n->n_in && !st; k++) {
+        if (n->in[k] < 0) continue;
+        const rt_value *v = &g->values[n->in[k]];
+        in[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
+        memcpy(in[k].dims, v->dims, sizeof v->dims);
+        if (v->data) {
+            in[k].data = v->data;
+            continue;
+        }
+        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        tmp[k] = malloc(nb ? nb : 1);
+        if (!tmp[k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        else if (nb && cudaMemcpyAsync(tmp[k], dptr(x, n->in[k]), nb, cudaMemcpyDeviceToHost, sm))
+            st = cuda_fail(err, cudaGetLastError(), "copying an operand to the host");
+        in[k].data = tmp[k];
+    }
+    for (int k = 0; k < n->n_out && !st; k++) {
+        if (n->out[k] < 0) continue;
+        const rt_value *v = &g->values[n->out[k]];
+        out[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
+        memcpy(out[k].dims, v->dims, sizeof v->dims);
+        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        tmp[16 + k] = malloc(nb ? nb : 1);
+        if (!tmp[16 + k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        out[k].data = tmp[16 + k];
+    }
+    cudaError_t e;
+    if (!st && (e = cudaStreamSynchronize(sm)) != cudaSuccess) st = cuda_fail(err, e, "waiting for the GPU");
+    if (!st) {
+        rt_kernel_ctx kc = {be->threads > 0 ? be->threads : 1, err};
+        st = H->ops[n->op].ref(n, in, out, &kc);
+    }
+    for (int k = 0; k < n->n_out && !st; k++) {
+        if (n->out[k] < 0) continue;
+        size_t nb = (size_t)numel(&g->values[n->out[k]]) * dsize(g->values[n->out[k]].dtype);
+        if (nb && (e = cudaMemcpy(dptr(x, n->out[k]), out[k].data, nb, cudaMemcpyHostToDevice)) != cudaSuccess)
+            st = cuda_fail(err, e, "copying a result to the GPU");
+    }
+    for (int k = 0; k < 24; k++) free(tmp[k]);
+    return st;
+}
+
+static const float one = 1.f, zero = 0.f;
+
+static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *be, lector_error *err)
+{
+    const rt_graph *g = x->p->g;
+    const rt_node *n = &g->nodes[s->node];
+    cudaStream_t sm = x->w->stream;
+    if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL) at node %s", n->name);
+    void *X = dptr(x, n->in[0]), *Y = n->out[0] >= 0 ? dptr(x, n->out[0]) : NULL;
+    int rc = 0;
+    switch (s->kind) {
+    case S_HOST: return run_host_step(x, n, be, err);
+    case S_CONV:
+    case S_DECONV: {
+        cudnnStatus_t ds;
+        if (s->kind == S_CONV)
+            ds = cudnnConvolutionForward(x->w->dnn, &one, s->xd, X, s->wd, dptr(x, n->in[1]), s->cd,
+                                         (cudnnConvolutionFwdAlgo_t)s->algo, x->w->ws, s->ws, &zero, s->yd, Y);
+        else
+            ds = cudnnConvolutionBackwardData(x->w->dnn, &one, s->wd, dptr(x, n->in[1]), s->xd, X, s->cd,
+                                              (cudnnConvolutionBwdDataAlgo_t)s->algo, x->w->ws, s->ws, &zero,
+                                              s->yd, Y);
+        if (ds != CUDNN_STATUS_SUCCESS)
+            return fail(err, ds == CUDNN_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                        "cudnn: node %s: %s", n->name, cudnnGetErrorString(ds));
+        const float *bias = n->n_in > 2 && n->in[2] >= 0 ? dptr(x, n->in[2]) : NULL;
+        rc = ck_bias_act(sm, Y, bias, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
+        break;
+    }
+    case S_AFFINE: {
+        const float *t = (const float *)(x->cp->cblock + s->aux);
+        rc = ck_affine_act(sm, X, Y, t, t + s->channels, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
+        break;
+    }
+    case S_BINARY:
+        rc = ck_binary(sm, s->op, X, dptr(x, n->in[1]), Y, &s->bc, s->act, s->alpha, s->beta);
+        break;
+    case S_UNARY:
+        rc = ck_unary(sm, s->op, X, Y, s->n, s->alpha, s->beta);
+        if (!rc && s->act) rc = ck_bias_act(sm, Y, NULL, s->n, 1, 1, s->act, s->alpha, s->beta);
+        break;
+    case S_ROWMEAN: rc = ck_row_mean(sm, X, Y, s->outer, s->inner); break;
+    case S_POOL: {
+        const int *q = s->pool;
+        rc = ck_pool2d(sm, X, Y, s->outer, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11],
+                       q[12], q[13]);
+        break;
+    }
+    case S_RESIZE: {
+        const rt_value *xv = &g->values[n->in[0]], *yv = &g->values[n->out[0]];
+        const int *tab = (const int *)(x->cp->cblock + s->aux);
+        int OH = (int)yv->dims[2];
+        rc = ck_resize_nearest(sm, X, Y, s->outer, (int)xv->dims[2], (int)xv->dims[3], OH, (int)yv->dims[3], tab,
+                               tab + OH);
+        break;
+    }
+    case S_GATHER: rc = ck_gather(sm, X, Y, &s->gd, (int)s->elem); break;
+    case S_COPY:
+        rc = s->n ? (int)cudaMemcpyAsync(Y, X, (size_t)s->n * s->elem, cudaMemcpyDeviceToDevice, sm) : 0;
+        break;
+    case S_CONCAT: {
+        size_t off = 0;
+        for (int k = 0; k < n->n_in && !rc; k++) {
+            const rt_value *v = &g->values[n->in[k]];
+            size_t w = (size_t)(numel(v) / (s->outer ? s->outer : 1)) * s->elem;
+            if (w && s->outer)
+                rc = (int)cudaMemcpy2DAsync((char *)Y + off, (size_t)s->inner * s->elem, dptr(x, n->in[k]), w, w,
+                                            (size_t)s->outer, cudaMemcpyDeviceToDevice, sm);
+            off += w;
+        }
+        break;
+    }
+    case S_MATMUL: {
+        /* row-major C = A B is column-major C^T = B^T A^T */
+        cublasStatus_t bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one,
+                                                      dptr(x, n->in[1]), s->nn, s->sb, X, s->k, s->sa, &zero, Y,
+                                                      s->nn, s->sc, s->batch);
+        if (bs != CUBLAS_STATUS_SUCCESS)
+            return fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                        "cublas: node %s: %s", n->name, cublasGetStatusString(bs));
+        if (s->act) rc = ck_bias_act(sm, Y, NULL, s->n, 1, 1, s->act, s->alpha, s->beta);
+        break;
+    }
+    case S_SOFTMAX: rc = ck_softmax(sm, X, Y, s->outer, s->len, s->inner); break;
+    case S_LAYERNORM:
+        rc = ck_layernorm(sm, X, Y, dptr(x, n->in[1]), s->ns, n->n_in > 2 ? dptr(x, n->in[2]) : NULL, s->nb,
+                          s->outer, s->inner, s->eps);
+        break;
+    }
+    if (rc) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "node %s (%s)", n->name, op_name(n->op));
+        return cuda_fail(err, (cudaError_t)rc, buf);
+    }
+    return LECTOR_OK;
+}
+
+static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                                     lector_tensor *outputs, lector_error *err)
+{
+    cu_ctx *c = be->ctx;
+    const cu_plan *cp = p->be_plan;
+    const rt_graph *g = p->g;
+    cu_worker *w;
+    lector_status st = worker_get(c, &w, err);
+    if (st) return st;
+    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, cp->io_bytes, err))) {
+        worker_put(c, w);
+        return st;
+    }
+    exec_ctx x = {p, cp, w, arena, inputs};
+    cudaError_t e = cudaSuccess;
+    /* inputs: host -> pinned -> device */
+    char *pin = w->pin;
+    for (int i = 0; i < g->n_inputs && !st; i++) {
+        const rt_value *v = &g->values[g->inputs[i]];
+        if (v->data) continue; /* bound by value: folded into the plan */
+        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        if (!nb) continue;
+        memcpy(pin, inputs[i].data, nb);
+        if ((e = cudaMemcpyAsync(x.arena + cp->in_off[i], pin, nb, cudaMemcpyHostToDevice, w->stream)))
+            st = cuda_fail(err, e, "uploading an input");
+        pin += (nb + 255) & ~(size_t)255;
+    }
+    for (int s = 0; s < cp->n_steps && !st; s++) st = run_step(&x, &cp->steps[s], be, err);
+    /* outputs: device -> pinned, then host memory the caller owns */
+    char *out_pin = pin;
+    for (int i = 0; i < g->n_outputs && !st; i++) {
+        const rt_value *v = &g->values[g->outputs[i]];
+        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        if (v->data) memcpy(pin, v->data, nb); /* folded to a constant at compile time */
+        else if (nb && (e = cudaMemcpyAsync(pin, dptr(&x, g->outputs[i]), nb, cudaMemcpyDeviceToHost, w->stream)))
+            st = cuda_fail(err, e, "downloading an output");
+        pin += (nb + 255) & ~(size_t)255;
+    }
+    if ((e = cudaStreamSynchronize(w->stream)) != cudaSuccess && !st) st = cuda_fail(err, e, "running the plan");
+    /* CUDA keeps the last error per thread until read: read it always, so a
+     * failure here is never reported again by the next, healthy call */
+    if ((e = cudaGetLastError()) != cudaSuccess && !st) st = cuda_fail(err, e, "running the plan");
+    for (int i = 0; i < g->n_outputs && !st; i++) {
+        const rt_value *v = &g->values[g->outputs[i]];
+        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        outputs[i] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
+        memcpy(outputs[i].dims, v->dims, sizeof v->dims);
+        outputs[i].data = H->aligned_alloc(nb ? nb : 1);
+        if (!outputs[i].data) {
+            for (int j = 0; j < i; j++) H->free(outputs[j].data);
+            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
+            break;
+        }
+        if (nb) memcpy(outputs[i].data, out_pin, nb);
+        out_pin += (nb + 255) & ~(size_t)255;
+    }
+    if (st && err && strncmp(err->message, g->name, strlen(g->name))) {
+        char msg[sizeof err->message];
+        size_t ln = strlen(g->name);
+        if (ln + 2 < sizeof msg) {
+            memcpy(msg, g->name, ln);
+            memcpy(msg + ln, ": ", 2);
+            size_t room = sizeof msg - ln - 3, ml = strlen(err->message);
+            if (ml > room) ml = room;
+            memcpy(msg + ln + 2, err->message, ml);
+            msg[ln + 2 + ml] = 0;
+            memcpy(err->message, msg, sizeof msg);
+        }
+    }
+    worker_put(c, w);
+    return st;
+}
+
+/* ---- extras --------------------------------------------------------------------- */
+
+/* Bytes this process holds on GPU `dev` through Lector, and the cap. */
+static void cu_memory_usage(int dev, size_t *used, size_t *limit)
+{
+    pthread_mutex_lock(&mem_lock);
+    *used = dev >= 0 && dev < CU_MAX_DEV ? mem_used[dev] : 0;
+    *limit = dev >= 0 && dev < CU_MAX_DEV ? mem_limit[dev] : 0;
+    pthread_mutex_unlock(&mem_lock);
+}
+
+/* Frees idle workers' workspaces and staging (the core trims plan arenas). */
+static void cu_trim(rt_backend *be)
+{
+    cu_ctx *c = be->ctx;
+    if (!c) return;
+    pthread_mutex_lock(&c->lock);
+    cu_worker *idle = c->idle;
+    c->idle = NULL;
+    pthread_mutex_unlock(&c->lock);
+    cudaSetDevice(c->device);
+    while (idle) {
+        cu_worker *w = idle;
+        idle = w->next;
+        worker_free(w);
+    }
+}
+
+static const char *cu_device_name(rt_backend *be)
+{
+    cu_ctx *c = be->ctx;
+    return c ? c->name : "";
+}
+
+static void *cu_proc(const char *name)
+{
+    if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
+    if (!strcmp(name, "trim")) return (void *)cu_trim;
+    if (!strcmp(name, "device_name")) return (void *)cu_device_name;
+    return NULL;
+}
+
+static const rt_backend_iface cuda_iface = {
+    .api_version = RT_BACKEND_API_VERSION,
+    .name = "cuda",
+    .features = RT_FEATURE_FUSED_ACT,
+    .init = cu_init,
+    .shutdown = cu_shutdown,
+    .buffer_alloc = cu_buffer_alloc,
+    .buffer_free = cu_buffer_free,
+    .buffer_copy = cu_buffer_copy,
+    .plan_compile = cu_plan_compile,
+    .plan_execute = cu_plan_execute,
+    .plan_free = cu_plan_free,
+    .get_proc_address = cu_proc,
+};
+
+__attribute__((visibility("default"))) const rt_backend_iface *lector_cuda_backend(const rt_host_api *host);
+
+const rt_backend_iface *lector_cuda_backend(const rt_host_api *host)
+{
+    if (!host || host->api_version != RT_BACKEND_API_VERSION) return NULL;
+    H = host;
+    return &cuda_iface;
+}

@@ -1,0 +1,336 @@
+/*
+ * test_cuda_engine.c - the OCR engine on the GPU, through the public API,
+ * against the same engine on the CPU (itself held to ONNX Runtime and to the
+ * peers' strings by the parity and accuracy tests).
+ *
+ *   test_cuda_engine MODE --models DIR IMAGE...
+ *
+ * MODE:
+ *   same     every image: the GPU lines equal the CPU lines (text and box)
+ *   fault    run with LECTOR_CUDA_FAIL=launch:N or alloc:N: some read fails
+ *            with a status (never a crash), every later read equals the CPU's
+ *   oom      an engine with a 24 MiB GPU cap: reads fail with
+ *            LECTOR_ERR_OUT_OF_MEMORY; then a 4 GiB cap: reads succeed
+ *   threads  one GPU engine shared by 16 threads, 4 rounds over the images:
+ *            every result equals the single-threaded one
+ *   memory   N reads (--reads N, default 200): device memory held through
+ *            Lector and the process RSS after the warm-up and at the end
+ *
+ * Exit: 0 pass, 1 fail, 77 "skipped: no GPU".
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lector.h"
+
+#define SKIP 77
+#define MAX_IMAGES 64
+
+static const char *models;
+static const char *images[MAX_IMAGES];
+static int n_images;
+static char *cpu_text[MAX_IMAGES]; /* reference results, one string per image */
+
+/* All lines of a result as one string: text and integer box per line. */
+static char *flatten(const lector_result *r)
+{
+    size_t cap = 1024, len = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    s[0] = 0;
+    for (size_t p = 0; p < r->n_pages; p++)
+        for (size_t i = 0; i < r->pages[p].n_lines; i++) {
+            const lector_line *l = &r->pages[p].lines[i];
+            char buf[1024];
+            int n = snprintf(buf, sizeof buf, "%s @%.0f,%.0f,%.0f,%.0f\n", l->text, l->box[0].x, l->box[0].y,
+                             l->box[2].x, l->box[2].y);
+            if (n < 0) continue;
+            while (len + (size_t)n + 1 > cap) {
+                cap *= 2;
+                char *ns = realloc(s, cap);
+                if (!ns) {
+                    free(s);
+                    return NULL;
+                }
+                s = ns;
+            }
+            memcpy(s + len, buf, (size_t)n + 1);
+            len += (size_t)n;
+        }
+    return s;
+}
+
+static lector_status make_engine(lector_device dev, size_t cap, lector_engine **e, lector_error *err)
+{
+    lector_params p = lector_default_params();
+    p.models_dir = models;
+    p.device = dev;
+    p.gpu_mem_limit = cap;
+    p.threads = 2;
+    return lector_engine_create(&p, e, err);
+}
+
+static int read_flat(lector_engine *e, const char *path, char **out, lector_error *err)
+{
+    lector_result *r = NULL;
+    *out = NULL;
+    lector_status st = lector_read_file(e, path, NULL, &r, err);
+    if (st) return (int)st;
+    *out = flatten(r);
+    lector_result_free(r);
+    return *out ? 0 : (int)LECTOR_ERR_OUT_OF_MEMORY;
+}
+
+static int cpu_reference(void)
+{
+    lector_engine *e;
+    lector_error err;
+    if (make_engine(LECTOR_DEVICE_CPU, 0, &e, &err)) {
+        printf("FAIL cpu engine: %s\n", err.message);
+        return 1;
+    }
+    for (int i = 0; i < n_images; i++)
+        if (read_flat(e, images[i], &cpu_text[i], &err)) {
+            printf("FAIL cpu read %s: %s\n", images[i], err.message);
+            lector_engine_free(e);
+            return 1;
+        }
+    lector_engine_free(e);
+    return 0;
+}
+
+static int gpu_engine(size_t cap, lector_engine **e)
+{
+    lector_error err;
+    lector_status st = make_engine(LECTOR_DEVICE_CUDA, cap, e, &err);
+    if (st == LECTOR_ERR_UNAVAILABLE) {
+        printf("skipped: no GPU: %s\n", err.message);
+        return SKIP;
+    }
+    if (st) {
+        printf("FAIL gpu engine: %s: %s\n", lector_status_str(st), err.message);
+        return 1;
+    }
+    printf("engine: %s\n", lector_engine_device(*e));
+    return 0;
+}
+
+static int compare(int i, const char *got, const char *what)
+{
+    if (!strcmp(got, cpu_text[i])) return 0;
+    printf("FAIL %s %s: GPU lines differ from the CPU's\n--- cpu\n%s--- gpu\n%s", what, images[i], cpu_text[i], got);
+    return 1;
+}
+
+static int mode_same(lector_engine *e)
+{
+    int bad = 0, lines = 0;
+    for (int i = 0; i < n_images; i++) {
+        char *t;
+        lector_error err;
+        if (read_flat(e, images[i], &t, &err)) {
+            printf("FAIL read %s: %s\n", images[i], err.message);
+            bad++;
+            continue;
+        }
+        for (const char *c = t; *c; c++) lines += *c == '\n';
+        bad += compare(i, t, "same");
+        free(t);
+    }
+    printf("same: %d images, %d lines, %d differ\n", n_images, lines, bad);
+    return bad != 0;
+}
+
+static int mode_fault(lector_engine *e)
+{
+    int failed = 0, bad = 0;
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < n_images; i++) {
+            char *t;
+            lector_error err;
+            int st = read_flat(e, images[i], &t, &err);
+            if (st) {
+                printf("fault: read %d of %s failed as injected: %s: %s\n", round, images[i],
+                       lector_status_str((lector_status)st), err.message);
+                failed++;
+                continue;
+            }
+            bad += compare(i, t, "after fault");
+            free(t);
+        }
+    if (!failed) printf("FAIL fault: no read failed: is LECTOR_CUDA_FAIL set?\n");
+    printf("fault: %d reads failed, %d later reads differ from the CPU\n", failed, bad);
+    return bad || !failed;
+}
+
+static int mode_oom(void)
+{
+    lector_engine *e;
+    int r = gpu_engine((size_t)24 << 20, &e);
+    if (r) return r;
+    int oom = 0, bad = 0;
+    for (int i = 0; i < n_images && i < 4; i++) {
+        char *t;
+        lector_error err;
+        int st = read_flat(e, images[i], &t, &err);
+        if (st == LECTOR_ERR_OUT_OF_MEMORY) {
+            if (!oom++) printf("oom: %s\n", err.message);
+        } else if (st) {
+            printf("FAIL oom: expected LECTOR_ERR_OUT_OF_MEMORY, got %s: %s\n", lector_status_str((lector_status)st),
+                   err.message);
+            bad++;
+        } else {
+            free(t); /* a small image may fit */
+        }
+    }
+    lector_engine_free(e);
+    if (!oom) printf("FAIL oom: no read hit the 24 MiB cap\n");
+    if ((r = gpu_engine((size_t)4 << 30, &e))) return r;
+    for (int i = 0; i < n_images; i++) {
+        char *t;
+        lector_error err;
+        if (read_flat(e, images[i], &t, &err)) {
+            printf("FAIL read under a 4 GiB cap %s: %s\n", images[i], err.message);
+            bad++;
+            continue;
+        }
+        bad += compare(i, t, "4 GiB cap");
+        free(t);
+    }
+    size_t used, limit;
+    lector_engine_gpu_memory(e, &used, &limit);
+    printf("oom: %d reads over the 24 MiB cap failed cleanly; under 4 GiB: %zu MiB used of %zu MiB\n", oom,
+           used >> 20, limit >> 20);
+    lector_engine_free(e);
+    return bad || !oom;
+}
+
+typedef struct worker_arg {
+    lector_engine *e;
+    int id, bad;
+} worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *a = p;
+    for (int round = 0; round < 4; round++)
+        for (int k = 0; k < n_images; k++) {
+            int i = (k + a->id) % n_images;
+            char *t;
+            lector_error err;
+            if (read_flat(a->e, images[i], &t, &err)) {
+                printf("FAIL thread %d read %s: %s\n", a->id, images[i], err.message);
+                a->bad++;
+                continue;
+            }
+            a->bad += compare(i, t, "threads");
+            free(t);
+        }
+    return NULL;
+}
+
+static int mode_threads(lector_engine *e)
+{
+    enum { T = 16 };
+    pthread_t th[T];
+    worker_arg args[T];
+    for (int t = 0; t < T; t++) {
+        args[t] = (worker_arg){e, t, 0};
+        if (pthread_create(&th[t], NULL, worker, &args[t])) {
+            printf("FAIL pthread_create\n");
+            return 1;
+        }
+    }
+    int bad = 0;
+    for (int t = 0; t < T; t++) {
+        pthread_join(th[t], NULL);
+        bad += args[t].bad;
+    }
+    printf("threads: 16 threads x 4 rounds x %d images, %d results differ\n", n_images, bad);
+    return bad != 0;
+}
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
+    if (f) fclose(f);
+    return v;
+}
+
+static int mode_memory(lector_engine *e, int reads)
+{
+    int warm = reads / 10 > n_images ? reads / 10 : n_images, bad = 0;
+    size_t used0 = 0, used1 = 0, limit;
+    long rss0 = 0;
+    for (int r = 0; r < reads; r++) {
+        if (r == warm) {
+            lector_engine_gpu_memory(e, &used0, &limit);
+            rss0 = rss_kib();
+        }
+        int i = r % n_images;
+        char *t;
+        lector_error err;
+        if (read_flat(e, images[i], &t, &err)) {
+            printf("FAIL read %d: %s\n", r, err.message);
+            return 1;
+        }
+        if (r % n_images == r % (n_images * 50)) bad += compare(i, t, "memory"); /* spot checks */
+        free(t);
+    }
+    lector_engine_gpu_memory(e, &used1, &limit);
+    long rss1 = rss_kib();
+    printf("memory: %d reads; GPU memory through Lector after %d reads %zu KiB, at the end %zu KiB (%+.2f%%); "
+           "RSS %ld -> %ld KiB (%+.2f%%)\n",
+           reads, warm, used0 >> 10, used1 >> 10, used0 ? 100.0 * ((double)used1 - (double)used0) / (double)used0 : 0.0,
+           rss0, rss1, rss0 ? 100.0 * (double)(rss1 - rss0) / (double)rss0 : 0.0);
+    lector_engine_trim(e);
+    lector_engine_gpu_memory(e, &used1, &limit);
+    printf("memory: after lector_engine_trim %zu KiB\n", used1 >> 10);
+    return bad || used1 > used0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory --models DIR [--reads N] IMAGE...\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    int reads = 200;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
+        else if (!strcmp(argv[i], "--reads") && i + 1 < argc) reads = atoi(argv[++i]);
+        else if (n_images < MAX_IMAGES) images[n_images++] = argv[i];
+    }
+    if (!models || !n_images) return 2;
+    /* skip before the CPU reference when there is no GPU */
+    lector_engine *e = NULL;
+    int r = gpu_engine(0, &e);
+    if (r) return r;
+    if (cpu_reference()) {
+        lector_engine_free(e);
+        return 1;
+    }
+    if (!strcmp(mode, "same")) r = mode_same(e);
+    else if (!strcmp(mode, "fault")) r = mode_fault(e);
+    else if (!strcmp(mode, "threads")) r = mode_threads(e);
+    else if (!strcmp(mode, "memory")) r = mode_memory(e, reads);
+    else if (!strcmp(mode, "oom")) {
+        lector_engine_free(e);
+        e = NULL;
+        r = mode_oom();
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        r = 2;
+    }
+    lector_engine_free(e);
+    for (int i = 0; i < n_images; i++) free(cpu_text[i]);
+    printf("%s: %s\n", mode, r == 0 ? "passed" : r == SKIP ? "skipped" : "FAILED");
+    return r;
+}
