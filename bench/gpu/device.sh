@@ -66,6 +66,35 @@ PY
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       $T memory --reads "${READS:-10000}" --models "$B/models" samples/sample.jpg 2>&1 | tail -4
       ;;
+    bench)
+      PY=/opt/torch/.venv/bin/python3; [ -x $PY ] || PY=python3
+      nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+      $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector.jsonl" 2>"$out/bench_lector.err"
+      LECTOR_CUDA_GRAPHS=0 $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector_eager.jsonl" 2>&1
+      $PY "$dev/torch_onnx.py" "$B/models" >"$out/bench_peer.jsonl" 2>"$out/bench_peer.err"
+      $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector2.jsonl" 2>&1   # the same run again: the spread
+      python3 bench/gpu/report.py "$out/bench_lector.jsonl" "$out/bench_peer.jsonl" "$out/bench_lector_eager.jsonl"
+      python3 bench/gpu/report.py "$out/bench_lector2.jsonl" "$out/bench_peer.jsonl" | tail -n +3
+      tail -n 3 "$out/bench_peer.err" "$out/bench_lector.err"
+      ;;
+    pipeline)
+      images icdar2015_test >/tmp/list.txt
+      for w in 1 4 16 32; do
+        $L bench pipeline --models "$B/models" --device cuda --workers $w --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
+      done
+      $L bench pipeline --models "$B/models" --device cpu --workers 16 --threads 1 --rounds 1 --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
+      ;;
+    profile)   # where the time goes, per operator (eager, events around each step)
+      LECTOR_CUDA_PROFILE=1 $L bench gpu --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -40
+      LECTOR_CUDA_FUSE=0 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
+      LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
+      LECTOR_CUDA_TF32=1 LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
+      ;;
+    asan)      # the pipeline under AddressSanitizer (.device/asan: lector + module built with -fsanitize=address)
+      images icdar2015_test >/tmp/list.txt
+      ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_LIBRARY_PATH=$dev/asan:$B/lib LECTOR_CUDA_MODULE=$dev/asan/liblector-cuda.so \
+        $dev/asan/lector bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 2 $(cat /tmp/list.txt) 2>&1 | head -60
+      ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -48,6 +48,9 @@ lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem
     if (iface->api_version != RT_BACKEND_API_VERSION)
         return lector__error(err, LECTOR_ERR_BACKEND, "backend '%s' has API version %u, expected %u",
                              iface->name, iface->api_version, RT_BACKEND_API_VERSION);
+    if (fp16 && !(iface->features & RT_FEATURE_FP16))
+        return lector__error(err, LECTOR_ERR_UNAVAILABLE, "backend '%s' cannot run in half precision (fp16)",
+                             iface->name);
     rt_backend *be = lector__calloc(1, sizeof *be);
     if (!be) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     be->iface = iface;

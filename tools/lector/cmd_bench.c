@@ -135,9 +135,12 @@ static lector_status lector_time(const char *model, const lector_tensor *in, con
 
 int cmd_bench(int argc, char **argv)
 {
+    if (argc >= 2 && (!strcmp(argv[1], "gpu") || !strcmp(argv[1], "pipeline"))) return cmd_bench_gpu(argc, argv);
     if (argc < 2 || strcmp(argv[1], "models")) {
         fprintf(stderr, "usage: lector bench models [--json] [--threads N] [--models DIR] [--runs N] "
-                        "[--backend NAME] [--no-ort]\n");
+                        "[--backend NAME] [--no-ort]\n"
+                        "       lector bench gpu [--device cuda[:N]] [--batches 1,8,32] [--fp16] [--json]\n"
+                        "       lector bench pipeline [--device D] [--workers W] [--rounds R] [--json] IMAGE...\n");
         return 2;
     }
     int json = 0, threads = 0, runs = 10, no_ort = 0;

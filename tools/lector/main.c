@@ -42,6 +42,8 @@ static void usage(FILE *f)
             "  serve [--listen ADDR:PORT] ...       the HTTP service (docs/SERVICE.md)\n"
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
             "  bench models [--json] [--threads N]  median latency of Lector and ONNX Runtime\n"
+            "  bench gpu [--fp16] [--json]          per-model latency/throughput on the GPU\n"
+            "  bench pipeline [--device D] IMAGE... end-to-end pages/s and latency\n"
             "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
             "  explain [TEXT|-]                     explain a pasted GPU/ONNX error message\n"
             "  --version, --help\n",

@@ -172,7 +172,21 @@ static void dev_free(void *p)
 
 /* ---- backend state and workers ------------------------------------------------- */
 
+/* A plan captured as a CUDA graph by one worker for one arena: the captured
+ * kernels bake in the arena's and the workspace's addresses. Only the thread
+ * holding the worker touches its graphs; entries of freed plans age out. */
+#define CU_GRAPHS 32
+typedef struct cu_graph {
+    uint64_t plan;
+    const void *arena, *ws;
+    cudaGraphExec_t exec;
+    uint64_t used;
+} cu_graph;
+
 typedef struct cu_worker {
+    cu_graph graphs[CU_GRAPHS];
+    int n_graphs;
+    uint64_t tick;
     cudaStream_t stream;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
@@ -193,6 +207,7 @@ typedef struct cu_ctx {
 static void worker_free(cu_worker *w)
 {
     if (!w) return;
+    for (int i = 0; i < w->n_graphs; i++) cudaGraphExecDestroy(w->graphs[i].exec);
     if (w->dnn) cudnnDestroy(w->dnn);
     if (w->blas) cublasDestroy(w->blas);
     if (w->stream) cudaStreamDestroy(w->stream);
@@ -246,15 +261,23 @@ static void worker_put(cu_ctx *c, cu_worker *w)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* One device workspace per worker: cuBLAS's (fixed, given to the handle so
+ * that no allocation happens inside a CUDA graph capture) then cuDNN's. */
+#define CU_BLAS_WS ((size_t)4 << 20)
+
 static lector_status worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
 {
-    if (need <= w->ws_size) return LECTOR_OK;
+    if (w->ws && need <= w->ws_size) return LECTOR_OK;
     dev_free(w->ws);
     w->ws = NULL;
     w->ws_size = 0;
-    lector_status st = dev_alloc(c->device, need, &w->ws, "the cuDNN workspace", err);
-    if (!st) w->ws_size = need;
-    return st;
+    lector_status st = dev_alloc(c->device, CU_BLAS_WS + need, &w->ws, "the GPU workspace", err);
+    if (st) return st;
+    w->ws_size = need;
+    cublasStatus_t bs = cublasSetWorkspace(w->blas, w->ws, CU_BLAS_WS);
+    if (bs != CUBLAS_STATUS_SUCCESS)
+        return fail(err, LECTOR_ERR_BACKEND, "cublas: cublasSetWorkspace: %s", cublasGetStatusString(bs));
+    return LECTOR_OK;
 }
 
 static lector_status worker_pin(cu_worker *w, size_t need, lector_error *err)
@@ -345,7 +368,7 @@ static lector_status cu_buffer_copy(rt_backend *be, void *dst, const void *src, 
 
 enum {
     S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
-    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_HOST
+    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_CHAIN, S_HOST
 };
 
 typedef struct cu_step {
@@ -369,9 +392,14 @@ typedef struct cu_step {
     long long sa, sb, sc;
     size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
     size_t elem;
+    int no_epilogue;  /* Conv: bias and activation are done by the chain that follows */
+    ck_chain *chain;  /* S_CHAIN: the fused ops, their external inputs and written results */
+    int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
 } cu_step;
 
 typedef struct cu_plan {
+    uint64_t id;       /* unique in the process: keys the workers' CUDA graphs */
+    int no_graph;      /* capture failed once: run step by step */
     cu_step *steps;
     int n_steps;
     size_t *coff;      /* per value: offset in the constant block, or RT_NO_OFFSET */
@@ -501,6 +529,101 @@ static int set4d(cudnnTensorDescriptor_t d, const rt_value *v)
     return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w) != CUDNN_STATUS_SUCCESS;
 }
 
+/* ---- convolution algorithms ----
+ * cuDNN's heuristic (cheap), or with LECTOR_CUDA_CONV_SEARCH=1 a timed
+ * search over its algorithms (cudnnFind*: each algorithm once, bounded),
+ * cached per convolution signature for the life of the process. */
+
+typedef struct algo_key {
+    int64_t v[20];
+} algo_key;
+
+typedef struct algo_entry {
+    algo_key key;
+    int algo;
+    size_t ws;
+} algo_entry;
+
+static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
+static algo_entry *algos;
+static int n_algos, cap_algos;
+
+static int conv_search(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("LECTOR_CUDA_CONV_SEARCH");
+        on = e && !strcmp(e, "1");
+    }
+    return on;
+}
+
+static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
+                       const rt_value *y, const int *conv)
+{
+    algo_key k;
+    memset(&k, 0, sizeof k);
+    k.v[0] = transposed;
+    for (int d = 0; d < 4; d++) {
+        k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
+        k.v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
+        k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
+    }
+    for (int d = 0; d < 7; d++) k.v[13 + d] = conv[d];
+    pthread_mutex_lock(&algo_lock);
+    for (int i = 0; i < n_algos; i++)
+        if (!memcmp(&algos[i].key, &k, sizeof k)) {
+            s->algo = algos[i].algo;
+            s->ws = algos[i].ws;
+            pthread_mutex_unlock(&algo_lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&algo_lock);
+    int found = 0, search = conv_search();
+    if (!transposed) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        cudnnStatus_t r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
+                                 : cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
+        if (r) return 1;
+        int i = 0;
+        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (i == found) return 1;
+        s->algo = perf[i].algo;
+        if (cudnnGetConvolutionForwardWorkspaceSize(cc->w->dnn, s->xd, s->wd, s->cd, s->yd, perf[i].algo, &s->ws))
+            return 1;
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        cudnnStatus_t r =
+            search ? cudnnFindConvolutionBackwardDataAlgorithm(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
+                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf)
+                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
+                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf);
+        if (r) return 1;
+        int i = 0;
+        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (i == found) return 1;
+        s->algo = perf[i].algo;
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo,
+                                                         &s->ws))
+            return 1;
+    }
+    cudaGetLastError(); /* a search may leave a failed allocation behind */
+    pthread_mutex_lock(&algo_lock);
+    if (n_algos == cap_algos) {
+        int cap = cap_algos ? 2 * cap_algos : 256;
+        algo_entry *na = realloc(algos, sizeof *na * (size_t)cap);
+        if (na) {
+            algos = na;
+            cap_algos = cap;
+        }
+    }
+    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){k, s->algo, s->ws};
+    pthread_mutex_unlock(&algo_lock);
+    return 0;
+}
+
 /* Returns 0 when the step was built, 1 to run the node on the host, -1 on a hard error. */
 static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
 {
@@ -533,7 +656,8 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                                    kh, kw))
         return 1;
     if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
-        cudnnSetConvolutionGroupCount(s->cd, group) || cudnnSetConvolutionMathType(s->cd, CUDNN_FMA_MATH))
+        cudnnSetConvolutionGroupCount(s->cd, group) ||
+        cudnnSetConvolutionMathType(s->cd, getenv("LECTOR_CUDA_TF32") ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH))
         return 1;
     /* cuDNN's idea of the output must be ours (the forward direction of a transposed conv maps y to x) */
     int od[4];
@@ -541,34 +665,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     const rt_value *chk = transposed ? x : y;
     int ch = chk->ndim == 4 ? (int)chk->dims[2] : 1;
     if (od[0] != chk->dims[0] || od[1] != chk->dims[1] || od[2] != ch || od[3] != chk->dims[chk->ndim - 1]) return 1;
-    int found = 0;
-    if (!transposed) {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        if (cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
-                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf))
-            return 1;
-        int i = 0;
-        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
-        if (i == found) return 1;
-        s->algo = perf[i].algo;
-        size_t ws = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(cc->w->dnn, s->xd, s->wd, s->cd, s->yd, perf[i].algo, &ws))
-            return 1;
-        s->ws = ws;
-    } else {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        if (cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
-                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf))
-            return 1;
-        int i = 0;
-        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
-        if (i == found) return 1;
-        s->algo = perf[i].algo;
-        size_t ws = 0;
-        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo, &ws))
-            return 1;
-        s->ws = ws;
-    }
+    if (choose_algo(cc, s, transposed, x, wv, y, (int[]){ph, pw, sh, sw, dh, dw, group})) return 1;
     s->kind = transposed ? S_DECONV : S_CONV;
     s->n = numel(y);
     s->channels = y->dims[1];
@@ -704,11 +801,11 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
         if (n->in[k] >= 0 && !val(g, n->in[k])->data) return 1; /* shape operands must be constants */
     size_t es = dsize(x->dtype);
     int64_t nx = numel(x), ny = numel(y);
-    if ((es != 4 && es != 8) || nx >= (1 << 24) || nx == 0 || ny == 0) return 1;
-    /* index probe in float32 (exact below 2^24) or the integer type itself */
-    lector_dtype pt = x->dtype == LECTOR_DTYPE_FLOAT32 || x->dtype == LECTOR_DTYPE_INT32 ? x->dtype : LECTOR_DTYPE_INT64;
-    if (x->dtype != pt) return 1;
-    void *xi = malloc((size_t)nx * es);
+    if ((es != 4 && es != 8) || nx == 0 || ny == 0) return 1;
+    /* the probe's elements are int64 indices whatever the real type: data
+     * movement does not look at values */
+    lector_dtype pt = LECTOR_DTYPE_INT64;
+    void *xi = malloc((size_t)nx * 8);
     lector_tensor in[8], out[8];
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
@@ -722,7 +819,7 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     for (int k = 0; ok && k < n->n_in; k++) {
         if (n->in[k] < 0) continue;
         const rt_value *v = val(g, n->in[k]);
-        in[k].dtype = v->dtype;
+        in[k].dtype = k == 0 ? pt : v->dtype;
         in[k].ndim = v->ndim;
         memcpy(in[k].dims, v->dims, sizeof v->dims);
         in[k].data = k == 0 ? xi : v->data;
@@ -730,10 +827,10 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     for (int k = 0; ok && k < n->n_out; k++) {
         if (n->out[k] < 0) continue;
         const rt_value *v = val(g, n->out[k]);
-        out[k].dtype = v->dtype;
+        out[k].dtype = v->dtype == x->dtype ? pt : v->dtype;
         out[k].ndim = v->ndim;
         memcpy(out[k].dims, v->dims, sizeof v->dims);
-        outs[k] = malloc((size_t)(numel(v) ? numel(v) : 1) * dsize(v->dtype) + 8);
+        outs[k] = malloc((size_t)(numel(v) ? numel(v) : 1) * 8 + 8);
         out[k].data = outs[k];
         if (!outs[k]) ok = 0;
     }
@@ -789,13 +886,19 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
         return 1;
     for (int k = 1; k < n->n_in; k++)
         if (n->in[k] >= 0 && !val(g, n->in[k])->data) return 1;
+    /* the probe is one plane: N and C are not resized, so any plane maps alike */
     int64_t H0 = x->dims[2], W0 = x->dims[3], OH = y->dims[2], OW = y->dims[3];
-    int64_t nx = numel(x), ny = numel(y);
-    if (nx >= (1 << 24)) return 1;
+    int64_t nx = H0 * W0, ny = OH * OW;
+    if (nx >= (1 << 24) || n->n_in > 4) return 1;
+    const rt_value *scales = n->n_in > 2 && n->in[2] >= 0 ? val(g, n->in[2]) : NULL;
+    if (scales && numel(scales) == 4 && (!is_f32(scales) || ((const float *)scales->data)[0] != 1.f ||
+                                         ((const float *)scales->data)[1] != 1.f))
+        return 1;
+    int64_t sizes1[4] = {1, 1, OH, OW};
     float *xi = malloc(sizeof(float) * (size_t)nx), *yo = malloc(sizeof(float) * (size_t)ny);
     int res = 1;
     if (xi && yo) {
-        for (int64_t i = 0; i < nx; i++) xi[i] = (float)(i % (H0 * W0));
+        for (int64_t i = 0; i < nx; i++) xi[i] = (float)i;
         lector_tensor in[4], out[1];
         memset(in, 0, sizeof in);
         memset(out, 0, sizeof out);
@@ -805,11 +908,14 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
             in[k].dtype = v->dtype;
             in[k].ndim = v->ndim;
             memcpy(in[k].dims, v->dims, sizeof v->dims);
-            in[k].data = k == 0 ? (void *)xi : v->data;
+            in[k].data = v->data;
+            if (k == 3 && numel(v) == 4 && v->dtype == LECTOR_DTYPE_INT64) in[k].data = sizes1;
         }
+        in[0].data = xi;
+        in[0].dims[0] = in[0].dims[1] = 1;
         out[0].dtype = y->dtype;
-        out[0].ndim = y->ndim;
-        memcpy(out[0].dims, y->dims, sizeof y->dims);
+        out[0].ndim = 4;
+        memcpy(out[0].dims, sizes1, sizeof sizes1);
         out[0].data = yo;
         lector_error e = {0};
         rt_kernel_ctx kc = {1, &e};
@@ -1043,6 +1149,276 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     return r;
 }
 
+/* ---- elementwise fusion ------------------------------------------------------
+ * Runs of elementwise steps over one shape (PP-OCR's hardswish written as
+ * Add/Clip/Mul/Div, its learnable affine Mul/Add pairs, SE gating, residual
+ * adds), and the bias + activation epilogue of the convolution before them,
+ * become one kernel (ck_chain): each element is read once and only results
+ * used outside the run are written. */
+
+typedef struct chain_build {
+    ck_chain c;
+    int64_t dims[LECTOR_MAX_DIMS];
+    int ndim;
+    int ext_v[CK_CHAIN_EXT], ext_chan[CK_CHAIN_EXT];
+    int reg_v[CK_CHAIN_OPS]; /* value each op produces */
+    int node[CK_CHAIN_OPS];  /* node of each op (-1: a conv epilogue) */
+} chain_build;
+
+static int chain_reg(const chain_build *b, int v)
+{
+    for (int k = b->c.n_ops - 1; k >= 0; k--)
+        if (b->reg_v[k] == v) return k;
+    return -1;
+}
+
+/* Operand encoding for value v; -1000 when it cannot be expressed. */
+static int chain_operand(const compile_ctx *cc, chain_build *b, int v, float *scalar, int per_channel)
+{
+    int r = chain_reg(b, v);
+    if (r >= 0) return r;
+    const rt_value *val_ = &cc->g->values[v];
+    if (!is_f32(val_)) return -1000;
+    if (val_->data && numel(val_) == 1) {
+        *scalar = *(const float *)val_->data;
+        return CK_SCALAR;
+    }
+    if (!per_channel) { /* must broadcast to the chain's shape, right-aligned */
+        if (val_->ndim > b->ndim) return -1000;
+        for (int d = 0; d < val_->ndim; d++) {
+            int64_t od = b->dims[b->ndim - val_->ndim + d];
+            if (val_->dims[d] != od && val_->dims[d] != 1) return -1000;
+        }
+    }
+    for (int e = 0; e < b->c.n_ext; e++)
+        if (b->ext_v[e] == v && b->ext_chan[e] == per_channel) return -1 - e;
+    if (b->c.n_ext == CK_CHAIN_EXT) return -1000;
+    b->ext_v[b->c.n_ext] = v;
+    b->ext_chan[b->c.n_ext] = per_channel;
+    return -1 - b->c.n_ext++;
+}
+
+static int same_shape(const chain_build *b, const rt_value *v)
+{
+    if (v->ndim != b->ndim) return 0;
+    for (int d = 0; d < v->ndim; d++)
+        if (v->dims[d] != b->dims[d]) return 0;
+    return 1;
+}
+
+/* Appends step s (elementwise) to the chain; 0 on success. */
+static int chain_add(const compile_ctx *cc, chain_build *b, const cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    const rt_node *n = &g->nodes[s->node];
+    if ((s->kind != S_BINARY && s->kind != S_UNARY) || b->c.n_ops == CK_CHAIN_OPS || n->n_out != 1) return -1;
+    const rt_value *y = &g->values[n->out[0]];
+    if (b->c.n_ops == 0) {
+        b->ndim = y->ndim;
+        memcpy(b->dims, y->dims, sizeof b->dims);
+    } else if (!same_shape(b, y)) {
+        return -1;
+    }
+    if (s->kind == S_UNARY && s->act) return -1;
+    chain_build save = *b;
+    ck_chain_op o = {0};
+    float sa = 0, sb = 0;
+    int a = chain_operand(cc, b, n->in[0], &sa, 0);
+    int bb = s->kind == S_BINARY ? chain_operand(cc, b, n->in[1], &sb, 0) : 0;
+    if (a == -1000 || bb == -1000) {
+        *b = save;
+        return -1;
+    }
+    o.a = (int8_t)a;
+    o.b = (int8_t)bb;
+    o.ca = sa;
+    o.cb = sb;
+    if (s->kind == S_BINARY) {
+        o.code = (int8_t)s->op;
+        o.act = (int8_t)s->act;
+        o.alpha = s->alpha;
+        o.beta = s->beta;
+    } else {
+        o.code = (int8_t)(CK_UN_BASE + s->op);
+        o.alpha = s->alpha;
+        o.beta = s->beta;
+    }
+    b->node[b->c.n_ops] = s->node;
+    b->reg_v[b->c.n_ops] = n->out[0];
+    b->c.ops[b->c.n_ops++] = o;
+    return 0;
+}
+
+/* Starts a chain with the epilogue of conv step s (bias per channel + act). */
+static int chain_conv(const compile_ctx *cc, chain_build *b, const cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    const rt_node *n = &g->nodes[s->node];
+    const rt_value *y = &g->values[n->out[0]];
+    b->ndim = y->ndim;
+    memcpy(b->dims, y->dims, sizeof b->dims);
+    ck_chain_op o = {0};
+    float dummy = 0;
+    int a = chain_operand(cc, b, n->out[0], &dummy, 0); /* the raw convolution output */
+    int bias = n->n_in > 2 && n->in[2] >= 0 ? chain_operand(cc, b, n->in[2], &dummy, 1) : CK_SCALAR;
+    if (a == -1000 || bias == -1000) return -1;
+    o.code = CK_ADD;
+    o.a = (int8_t)a;
+    o.b = (int8_t)bias;
+    o.cb = 0.f;
+    o.act = (int8_t)s->act;
+    o.alpha = s->alpha;
+    o.beta = s->beta;
+    b->node[0] = -1;
+    b->reg_v[0] = n->out[0];
+    b->c.ops[0] = o;
+    b->c.n_ops = 1;
+    return 0;
+}
+
+/* Fills outputs and strides; 0 when the chain can run as one kernel. */
+static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, cu_step *out)
+{
+    const rt_graph *g = cc->g;
+    const rt_plan *p = cc->p;
+    ck_chain *c = &b->c;
+    c->n_out = 0;
+    for (int k = 0; k < c->n_ops; k++) {
+        int v = b->reg_v[k], inside = 0;
+        if (chain_reg(b, v) != k) continue; /* a later op redefines it (never, in SSA) */
+        for (int q = 0; q < c->n_ops; q++) {
+            if (b->node[q] < 0) continue;
+            const rt_node *n = &g->nodes[b->node[q]];
+            for (int i = 0; i < n->n_in; i++) inside += n->in[i] == v;
+        }
+        if (inside == cons[v] && !g->values[v].is_output) continue; /* lives in a register only */
+        if (c->n_out == CK_CHAIN_OUT) return -1;
+        if (p->offset[v] == RT_NO_OFFSET) return -1;
+        /* a written result must not overlap an external it does not equal (threads read and write
+         * different elements): the memory plan may reuse an external's bytes once its last reader ran */
+        size_t wo = p->offset[v], we = wo + (size_t)numel(&g->values[v]) * 4;
+        for (int e = 0; e < c->n_ext; e++) {
+            int ev = b->ext_v[e];
+            if (ev == v || g->values[ev].data || p->offset[ev] == RT_NO_OFFSET) continue;
+            size_t eo = p->offset[ev], ee = eo + (size_t)numel(&g->values[ev]) * 4;
+            if (wo < ee && eo < we) return -1;
+        }
+        c->out_reg[c->n_out] = (int8_t)k;
+        out->out_v[c->n_out++] = v;
+    }
+    if (c->n_out == 0) return -1;
+    /* strides of each external over the chain's dims, then one joint collapse */
+    int64_t st[CK_CHAIN_EXT][LECTOR_MAX_DIMS];
+    for (int e = 0; e < c->n_ext; e++) {
+        const rt_value *v = &g->values[b->ext_v[e]];
+        int64_t acc = 1;
+        for (int d = b->ndim - 1; d >= 0; d--) {
+            int64_t dim;
+            if (b->ext_chan[e]) dim = d == 1 ? numel(v) : 1;
+            else dim = d - (b->ndim - v->ndim) >= 0 ? v->dims[d - (b->ndim - v->ndim)] : 1;
+            st[e][d] = dim == 1 ? 0 : acc;
+            acc *= dim;
+        }
+        out->ext_v[e] = b->ext_v[e];
+    }
+    int nd = 0;
+    int64_t dims[LECTOR_MAX_DIMS], cst[CK_CHAIN_EXT][LECTOR_MAX_DIMS];
+    for (int d = 0; d < b->ndim; d++) {
+        if (b->dims[d] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (int e = 0; e < c->n_ext; e++) merge &= cst[e][nd - 1] == st[e][d] * b->dims[d];
+            if (merge) {
+                dims[nd - 1] *= b->dims[d];
+                for (int e = 0; e < c->n_ext; e++) cst[e][nd - 1] = st[e][d];
+                continue;
+            }
+        }
+        if (nd == CK_CHAIN_DIMS) return -1;
+        dims[nd] = b->dims[d];
+        for (int e = 0; e < c->n_ext; e++) cst[e][nd] = st[e][d];
+        nd++;
+    }
+    if (nd == 0) dims[nd++] = 1;
+    c->ndim = nd;
+    for (int d = 0; d < nd; d++) {
+        c->dims[d] = dims[d];
+        for (int e = 0; e < c->n_ext; e++) c->stride[e][d] = cst[e][d];
+    }
+    out->kind = S_CHAIN;
+    out->chain = malloc(sizeof *c);
+    if (!out->chain) return -1;
+    *out->chain = *c;
+    return 0;
+}
+
+static int fusion_enabled(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("LECTOR_CUDA_FUSE");
+        on = !(e && !strcmp(e, "0"));
+    }
+    return on;
+}
+
+static void fuse_chains(compile_ctx *cc)
+{
+    cu_plan *cp = cc->cp;
+    const rt_graph *g = cc->g;
+    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons);
+    cu_step *ns = calloc((size_t)cp->n_steps + 1, sizeof *ns);
+    if (!cons || !ns || !fusion_enabled()) {
+        free(cons);
+        free(ns);
+        return;
+    }
+    for (int i = 0; i < cp->n_steps; i++) {
+        const rt_node *n = &g->nodes[cp->steps[i].node];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) cons[n->in[k]]++;
+    }
+    int nn = 0, chains = 0, fused = 0;
+    for (int i = 0; i < cp->n_steps;) {
+        cu_step *s = &cp->steps[i];
+        chain_build b;
+        memset(&b, 0, sizeof b);
+        int j = i, conv = 0;
+        if ((s->kind == S_CONV || s->kind == S_DECONV) && is_f32(&g->values[g->nodes[s->node].out[0]])) {
+            if (chain_conv(cc, &b, s)) {
+                ns[nn++] = *s;
+                i++;
+                continue;
+            }
+            conv = 1;
+            j = i + 1;
+        }
+        while (j < cp->n_steps && !chain_add(cc, &b, &cp->steps[j])) j++;
+        int ops = b.c.n_ops - conv;
+        cu_step cs = {0};
+        if ((conv ? ops >= 1 : ops >= 2) && !chain_finish(cc, &b, cons, &cs)) {
+            cs.node = conv ? cp->steps[j - 1].node : cp->steps[j - 1].node;
+            if (conv) {
+                ns[nn] = *s;
+                ns[nn++].no_epilogue = 1;
+            }
+            ns[nn++] = cs;
+            chains++;
+            fused += ops;
+            i = j;
+        } else {
+            ns[nn++] = *s;
+            i++;
+        }
+    }
+    H->log(3, "cuda: %s: %d elementwise steps fused into %d kernels; %d steps -> %d", g->name, fused, chains,
+           cp->n_steps, nn);
+    free(cp->steps);
+    cp->steps = ns;
+    cp->n_steps = nn;
+    free(cons);
+}
+
 static void cu_plan_free(rt_backend *be, rt_plan *p)
 {
     cu_plan *cp = p->be_plan;
@@ -1053,6 +1429,7 @@ static void cu_plan_free(rt_backend *be, rt_plan *p)
         if (s->yd) cudnnDestroyTensorDescriptor(s->yd);
         if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
         if (s->cd) cudnnDestroyConvolutionDescriptor(s->cd);
+        free(s->chain);
     }
     dev_free(cp->cblock);
     free(cp->steps);
@@ -1071,6 +1448,8 @@ static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
     cu_plan *cp = calloc(1, sizeof *cp);
     if (!cp) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     p->be_plan = cp;
+    static atomic_ulong next_id;
+    cp->id = atomic_fetch_add(&next_id, 1) + 1;
     compile_ctx cc = {.be = be, .p = p, .g = g, .cp = cp};
     cp->steps = calloc((size_t)p->n_order + 1, sizeof *cp->steps);
     cp->coff = malloc(sizeof(size_t) * ((size_t)g->n_values + 1));
@@ -1087,6 +1466,10 @@ static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
         cu_plan_free(be, p);
         return st;
     }
+    /* one compile at a time in the process: cuDNN's heuristics and searches keep
+     * process-wide state, and compiles are rare next to runs */
+    static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&compile_lock);
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
         cu_step *step = &cp->steps[cp->n_steps++];
@@ -1109,7 +1492,9 @@ static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
         /* steps other than the fused-act producers apply act through an epilogue */
         if (step->ws > cp->ws) cp->ws = step->ws;
     }
+    pthread_mutex_unlock(&compile_lock);
     worker_put(c, cc.w);
+    if (!st && !cp->n_host) fuse_chains(&cc);
     /* constants the GPU steps read */
     for (int v = 0; v < g->n_values; v++) {
         cp->coff[v] = RT_NO_OFFSET;
@@ -1246,16 +1631,17 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         cudnnStatus_t ds;
         if (s->kind == S_CONV)
             ds = cudnnConvolutionForward(x->w->dnn, &one, s->xd, X, s->wd, dptr(x, n->in[1]), s->cd,
-                                         (cudnnConvolutionFwdAlgo_t)s->algo, x->w->ws, s->ws, &zero, s->yd, Y);
+                                         (cudnnConvolutionFwdAlgo_t)s->algo, (char *)x->w->ws + CU_BLAS_WS, s->ws,
+                                         &zero, s->yd, Y);
         else
             ds = cudnnConvolutionBackwardData(x->w->dnn, &one, s->wd, dptr(x, n->in[1]), s->xd, X, s->cd,
-                                              (cudnnConvolutionBwdDataAlgo_t)s->algo, x->w->ws, s->ws, &zero,
-                                              s->yd, Y);
+                                              (cudnnConvolutionBwdDataAlgo_t)s->algo,
+                                              (char *)x->w->ws + CU_BLAS_WS, s->ws, &zero, s->yd, Y);
         if (ds != CUDNN_STATUS_SUCCESS)
             return fail(err, ds == CUDNN_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
                         "cudnn: node %s: %s", n->name, cudnnGetErrorString(ds));
         const float *bias = n->n_in > 2 && n->in[2] >= 0 ? dptr(x, n->in[2]) : NULL;
-        rc = ck_bias_act(sm, Y, bias, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
+        if (!s->no_epilogue) rc = ck_bias_act(sm, Y, bias, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
         break;
     }
     case S_AFFINE: {
@@ -1313,6 +1699,14 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         break;
     }
     case S_SOFTMAX: rc = ck_softmax(sm, X, Y, s->outer, s->len, s->inner); break;
+    case S_CHAIN: {
+        const float *ext[CK_CHAIN_EXT];
+        float *outs[CK_CHAIN_OUT];
+        for (int e = 0; e < s->chain->n_ext; e++) ext[e] = dptr(x, s->ext_v[e]);
+        for (int k = 0; k < s->chain->n_out; k++) outs[k] = dptr(x, s->out_v[k]);
+        rc = ck_chain_run(sm, s->chain, ext, outs);
+        break;
+    }
     case S_LAYERNORM:
         rc = ck_layernorm(sm, X, Y, dptr(x, n->in[1]), s->ns, n->n_in > 2 ? dptr(x, n->in[2]) : NULL, s->nb,
                           s->outer, s->inner, s->eps);
@@ -1324,6 +1718,131 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         return cuda_fail(err, (cudaError_t)rc, buf);
     }
     return LECTOR_OK;
+}
+
+static int graphs_enabled(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("LECTOR_CUDA_GRAPHS");
+        on = !(e && !strcmp(e, "0"));
+    }
+    return on;
+}
+
+/* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
+ * per operator (with its step kind: cudnn/own kernel/host) is printed at exit. */
+static int profiling(void)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("LECTOR_CUDA_PROFILE") != NULL;
+    return on;
+}
+
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static double prof_ms[RT_OP_COUNT][S_HOST + 1];
+static long prof_n[RT_OP_COUNT][S_HOST + 1];
+
+static void prof_report(void)
+{
+    static const char *const kinds[] = {"cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool",
+                                        "resize", "gather", "copy", "concat", "cublas", "softmax", "layernorm", "chain", "host"};
+    double total = 0;
+    for (int o = 0; o < RT_OP_COUNT; o++)
+        for (int k = 0; k <= S_HOST; k++) total += prof_ms[o][k];
+    fprintf(stderr, "cuda profile: %.1f ms in steps\n", total);
+    for (int o = 0; o < RT_OP_COUNT; o++)
+        for (int k = 0; k <= S_HOST; k++)
+            if (prof_n[o][k])
+                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", H->ops[o].name, kinds[k], prof_n[o][k],
+                        prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
+}
+
+static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend *be, lector_error *err)
+{
+    lector_status st = LECTOR_OK;
+    if (profiling()) {
+        cudaEvent_t a, b;
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
+        for (int s = 0; s < cp->n_steps && !st; s++) {
+            cudaEventRecord(a, x->w->stream);
+            st = run_step(x, &cp->steps[s], be, err);
+            cudaEventRecord(b, x->w->stream);
+            cudaEventSynchronize(b);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, a, b);
+            const cu_step *sp = &cp->steps[s];
+            int op = x->p->g->nodes[sp->node].op;
+            pthread_mutex_lock(&prof_lock);
+            static int registered;
+            if (!registered++) atexit(prof_report);
+            prof_ms[op][sp->kind] += ms;
+            prof_n[op][sp->kind]++;
+            pthread_mutex_unlock(&prof_lock);
+        }
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+        return st;
+    }
+    for (int s = 0; s < cp->n_steps && !st; s++) st = run_step(x, &cp->steps[s], be, err);
+    return st;
+}
+
+/* Runs the steps as a CUDA graph: captured on the first call of a (worker,
+ * arena) pair, replayed afterwards (one launch instead of hundreds). A plan
+ * with host steps, or whose capture fails, runs step by step. */
+static lector_status run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
+{
+    if (cp->no_graph || cp->n_host || !graphs_enabled() || profiling()) return run_eager(x, cp, be, err);
+    cu_worker *w = x->w;
+    cudaGraphExec_t exec = NULL;
+    for (int i = 0; i < w->n_graphs && !exec; i++)
+        if (w->graphs[i].plan == cp->id && w->graphs[i].arena == x->arena && w->graphs[i].ws == w->ws) {
+            exec = w->graphs[i].exec;
+            w->graphs[i].used = ++w->tick;
+        }
+    if (exec) {
+        if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
+        cudaError_t e = cudaGraphLaunch(exec, w->stream);
+        return e == cudaSuccess ? LECTOR_OK : cuda_fail(err, e, "launching the plan's CUDA graph");
+    }
+    cudaStream_t sm = w->stream;
+    cudaError_t e = cudaStreamBeginCapture(sm, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cp->no_graph = 1;
+        return run_eager(x, cp, be, err);
+    }
+    lector_status st = run_eager(x, cp, be, err);
+    cudaGraph_t graph = NULL;
+    e = cudaStreamEndCapture(sm, &graph);
+    if (st) { /* a step failed while capturing: nothing ran; report it */
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError();
+        return st;
+    }
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        H->log(2, "cuda: %s: capture as a CUDA graph failed (%s): running step by step", x->p->g->name,
+               cudaGetErrorString(e));
+        cp->no_graph = 1;
+        return run_eager(x, cp, be, err);
+    }
+    int slot = w->n_graphs;
+    if (slot == CU_GRAPHS) { /* evict the least recently used */
+        slot = 0;
+        for (int i = 1; i < CU_GRAPHS; i++)
+            if (w->graphs[i].used < w->graphs[slot].used) slot = i;
+        cudaGraphExecDestroy(w->graphs[slot].exec);
+    } else {
+        w->n_graphs++;
+    }
+    w->graphs[slot] = (cu_graph){cp->id, x->arena, w->ws, exec, ++w->tick};
+    e = cudaGraphLaunch(exec, sm);
+    return e == cudaSuccess ? LECTOR_OK : cuda_fail(err, e, "launching the plan's CUDA graph");
 }
 
 static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
@@ -1353,7 +1872,7 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
             st = cuda_fail(err, e, "uploading an input");
         pin += (nb + 255) & ~(size_t)255;
     }
-    for (int s = 0; s < cp->n_steps && !st; s++) st = run_step(&x, &cp->steps[s], be, err);
+    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
     /* outputs: device -> pinned, then host memory the caller owns */
     char *out_pin = pin;
     for (int i = 0; i < g->n_outputs && !st; i++) {

@@ -387,3 +387,76 @@ extern "C" int ck_layernorm(ck_stream s, const float *x, float *y, const float *
     k_layernorm<<<(unsigned)blocks, THREADS, 0, (cudaStream_t)s>>>(x, y, scale, ns, bias, nb, rows, inner, eps);
     return last_error();
 }
+
+__device__ __forceinline__ float unop(int op, float v, float alpha, float beta)
+{
+    switch (op) {
+    case CK_RELU: return v > 0.f ? v : 0.f;
+    case CK_SIGMOID: return 1.f / (1.f + expf(-v));
+    case CK_TANH: return tanhf(v);
+    case CK_EXP: return expf(v);
+    case CK_LOG: return logf(v);
+    case CK_SQRT: return sqrtf(v);
+    case CK_ABS: return fabsf(v);
+    case CK_NEG: return -v;
+    case CK_HARDSIGMOID: return fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
+    case CK_HARDSWISH: return v * fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
+    case CK_CLIP: return fminf(fmaxf(v, alpha), beta);
+    case CK_LEAKYRELU: return v < 0.f ? alpha * v : v;
+    case CK_ERF: return erff(v);
+    case CK_RECIPROCAL: return 1.f / v;
+    case CK_FLOOR: return floorf(v);
+    default: return ceilf(v);
+    }
+}
+
+struct chain_ptrs {
+    const float *ext[CK_CHAIN_EXT];
+    float *out[CK_CHAIN_OUT];
+};
+
+__global__ void k_chain(ck_chain c, chain_ptrs p, int64_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        int64_t off[CK_CHAIN_EXT];
+        int64_t r = i;
+#pragma unroll
+        for (int e = 0; e < CK_CHAIN_EXT; e++) off[e] = 0;
+        for (int d = c.ndim - 1; d >= 0; d--) {
+            int64_t q = r / c.dims[d], idx = r - q * c.dims[d];
+            r = q;
+#pragma unroll
+            for (int e = 0; e < CK_CHAIN_EXT; e++) off[e] += idx * c.stride[e][d];
+        }
+        float reg[CK_CHAIN_OPS];
+        for (int k = 0; k < c.n_ops; k++) {
+            const ck_chain_op &o = c.ops[k];
+            float a, b = 0.f;
+            if (o.a >= 0) a = reg[o.a];
+            else if (o.a == CK_SCALAR) a = o.ca;
+            else a = p.ext[-1 - o.a][off[-1 - o.a]];
+            if (o.code < CK_UN_BASE) {
+                if (o.b >= 0) b = reg[o.b];
+                else if (o.b == CK_SCALAR) b = o.cb;
+                else b = p.ext[-1 - o.b][off[-1 - o.b]];
+                reg[k] = apply_act(binop(o.code, a, b), o.act, o.alpha, o.beta);
+            } else {
+                reg[k] = unop(o.code - CK_UN_BASE, a, o.alpha, o.beta);
+            }
+        }
+        for (int k = 0; k < c.n_out; k++) p.out[k][i] = reg[c.out_reg[k]];
+    }
+}
+
+extern "C" int ck_chain_run(ck_stream s, const ck_chain *c, const float *const *ext, float *const *out)
+{
+    int64_t n = 1;
+    for (int d = 0; d < c->ndim; d++) n *= c->dims[d];
+    if (n == 0) return 0;
+    chain_ptrs p;
+    for (int e = 0; e < CK_CHAIN_EXT; e++) p.ext[e] = e < c->n_ext ? ext[e] : nullptr;
+    for (int k = 0; k < CK_CHAIN_OUT; k++) p.out[k] = k < c->n_out ? out[k] : nullptr;
+    k_chain<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(*c, p, n);
+    return last_error();
+}

@@ -69,7 +69,34 @@ int ck_softmax(ck_stream s, const float *x, float *y, int64_t outer, int64_t len
 /* LayerNormalization over rows of `inner`; scale/bias have `ns`/`nb` elements (1 or inner; bias may be NULL). */
 int ck_layernorm(ck_stream s, const float *x, float *y, const float *scale, int64_t ns,
                  const float *bias, int64_t nb, int64_t rows, int64_t inner, float eps);
-/* Fault injection hook: returns nonzero without launching when the test asks. */
+/* A fused chain of elementwise ops over one output shape (the CUDA
+ * backend's fusion pass): per element, each op combines two operands, each
+ * an earlier op's result (a register), an external tensor read through its
+ * own broadcast strides, or a scalar constant, then applies its fused
+ * activation; the results listed in out_reg are stored. */
+#define CK_CHAIN_OPS 24
+#define CK_CHAIN_EXT 6
+#define CK_CHAIN_OUT 4
+#define CK_CHAIN_DIMS 4
+#define CK_SCALAR (-100)
+enum { CK_UN_BASE = 16 }; /* op codes >= CK_UN_BASE are unary: CK_UN_BASE + ck_unop */
+
+typedef struct ck_chain_op {
+    int8_t code, act;
+    int8_t a, b;          /* >= 0: register (op index); -1 - k: external k; CK_SCALAR: ca/cb */
+    float alpha, beta;    /* of the activation, or of the unary op */
+    float ca, cb;
+} ck_chain_op;
+
+typedef struct ck_chain {
+    int n_ops, n_ext, n_out, ndim;
+    int64_t dims[CK_CHAIN_DIMS];
+    int64_t stride[CK_CHAIN_EXT][CK_CHAIN_DIMS];
+    int8_t out_reg[CK_CHAIN_OUT];
+    ck_chain_op ops[CK_CHAIN_OPS];
+} ck_chain;
+
+int ck_chain_run(ck_stream s, const ck_chain *c, const float *const *ext, float *const *out);
 
 #ifdef __cplusplus
 }
