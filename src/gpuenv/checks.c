@@ -304,14 +304,143 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
 
 /* ------------------------------------------------------------------ L5 */
 
+/* The engine's own self-test (load the module, create a GPU backend: a
+ * context, a stream, cuDNN and cuBLAS handles). The core (src/rt/cuda_loader.c)
+ * provides it; a program without the runtime gets this stand-in. */
+__attribute__((weak)) int lector_engine_gpu_selftest(int device, char *msg, size_t len)
+{
+    (void)device;
+    snprintf(msg, len, "this program has no Lector runtime to self-test");
+    return -2;
+}
+
+/* Where the CUDA loader looks for liblector-cuda.so (src/rt/cuda_loader.c). */
+static int find_cuda_module(char *out, size_t len)
+{
+    const char *env = getenv("LECTOR_CUDA_MODULE");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return access(out, R_OK) ? -1 : 0;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = 0;
+    snprintf(out, len, "%s/liblector-cuda.so", exe);
+    if (!access(out, R_OK)) return 0;
+    snprintf(out, len, "%s/../lib/liblector-cuda.so", exe);
+    if (!access(out, R_OK)) return 0;
+    snprintf(out, len, "%s/liblector-cuda.so", exe);
+    return -1;
+}
+
 void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *opt)
 {
     (void)opt;
-    gpuenv_add(r, GPUENV_L5, "l5.engine", "Lector CUDA module", GPUENV_SKIP, "", "", "",
-               "Lector's CUDA module does not exist yet (CPU backend only); once it does, "
-               "this layer resolves its DT_NEEDED, compares its .nv_fatbin architectures with "
-               "each GPU and runs a self-test. Use `lector doctor --inspect FILE` for other "
-               "binaries now.");
+    if (r->root_mode) {
+        gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_SKIP, "", "", "",
+                   "examining a tree (--root): the module is checked on the live system only");
+        return;
+    }
+    char path[4200];
+    if (find_cuda_module(path, sizeof path)) {
+        gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_WARN, "lector_cuda_module_missing",
+                   "liblector-cuda.so is not installed next to lector (a build without the CUDA toolkit, "
+                   "or a copied binary); lector runs on the CPU",
+                   "build with the CUDA toolkit (cmake -DLECTOR_CUDA=ON) or use the offline bundle, "
+                   "or set LECTOR_CUDA_MODULE=/path/to/liblector-cuda.so",
+                   "not found: %s (or ../lib/)", path);
+        return;
+    }
+    gpuenv_ctx ctx;
+    gpuenv_obj o;
+    memset(&o, 0, sizeof o);
+    if (gpuenv_ctx_init(&ctx, NULL, NULL)) {
+        r->oom = 1;
+        return;
+    }
+    if (gpuenv_obj_open(&ctx, path, &o)) {
+        gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_FAIL, "lector_cuda_module_bad",
+                   "the file is not a loadable ELF shared object", "reinstall lector", "%s", path);
+        gpuenv_ctx_free(&ctx);
+        return;
+    }
+    /* DT_NEEDED: cuBLAS and cuDNN are preloaded by the loader from where
+     * gpuenv_find_best finds them; the rest must resolve as ld.so would */
+    gpuenv_check *c = gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_OK, "", "", "", "%s",
+                                 path);
+    int missing = 0, cuda_major = 13;
+    for (size_t i = 0; i < o.elf.needed.n; i++)
+        if (!strncmp(o.elf.needed.v[i], "libcublas.so.", 13)) cuda_major = atoi(o.elf.needed.v[i] + 13);
+    for (size_t i = 0; c && i < o.elf.needed.n; i++) {
+        const char *nm = o.elf.needed.v[i];
+        gpuenv_libinfo li;
+        int found;
+        if (!strncmp(nm, "libcublas", 9) || !strncmp(nm, "libcudnn", 8)) {
+            const char *stem = !strncmp(nm, "libcublasLt", 11) ? "cublasLt" : !strncmp(nm, "libcublas", 9) ? "cublas"
+                                                                                                       : "cudnn";
+            /* the loader asks for the module's CUDA major (cuBLAS's SONAME) */
+            found = !gpuenv_find_best(NULL, stem, cuda_major, &li);
+        } else {
+            found = !gpuenv_resolve_library(NULL, NULL, nm, &li);
+        }
+        if (found) gpuenv_evidence(r, c, "needs %s -> %s", nm, li.path);
+        else {
+            gpuenv_evidence(r, c, "needs %s -> NOT FOUND", nm);
+            missing++;
+        }
+    }
+    if (c && missing) {
+        gpuenv_add(r, GPUENV_L5, "l5.module_deps", "CUDA module dependencies", GPUENV_FAIL,
+                   "lector_cuda_deps_missing",
+                   "a library the CUDA module needs (cuBLAS or cuDNN of its CUDA major) cannot be found",
+                   "install the CUDA toolkit's cuBLAS and cuDNN 9 for this CUDA major (or the pip wheels "
+                   "nvidia-cublas-cu13 / nvidia-cudnn-cu13) and run lector doctor again",
+                   "%d of %zu DT_NEEDED entries unresolved (see the evidence of l5.module)", missing,
+                   o.elf.needed.n);
+    }
+    /* kernels: the module's .nv_fatbin against every GPU */
+    gpuenv_fatbin fb;
+    if (o.elf.fatbin_size && !gpuenv_fatbin_scan(o.elf.fatbin, o.elf.fatbin_size, &fb)) {
+        char *d = gpuenv_fatbin_describe(&fb);
+        int bad = 0;
+        for (int g = 0; g < r->facts.n_gpus; g++) {
+            const gpuenv_gpu *gp = &r->facts.gpus[g];
+            if (gp->cc_major && !gpuenv_fatbin_runs_on(&fb, gp->cc_major, gp->cc_minor)) {
+                bad++;
+                gpuenv_add(r, GPUENV_L5, "l5.kernels", "CUDA module kernels", GPUENV_FAIL, "lector_no_kernels_for_gpu",
+                           "liblector-cuda.so has no machine code and no PTX this GPU can run",
+                           "rebuild with CMAKE_CUDA_ARCHITECTURES including this GPU's compute capability",
+                           "GPU %d %s is sm_%d%d; the module has %s", g, gp->name, gp->cc_major, gp->cc_minor,
+                           d ? d : "?");
+            }
+        }
+        if (!bad)
+            gpuenv_add(r, GPUENV_L5, "l5.kernels", "CUDA module kernels", GPUENV_OK, "", "", "", "%s%s", d ? d : "?",
+                       r->facts.n_gpus ? " (runs on every GPU found)" : "");
+        free(d);
+    }
+    gpuenv_obj_close(&o);
+    gpuenv_ctx_free(&ctx);
+    /* self-test through the real loader, when a GPU answered in the layers above */
+    if (!r->facts.gpu_usable) {
+        gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_SKIP, "", "", "",
+                   "no usable GPU in the layers above");
+        return;
+    }
+    char msg[600];
+    int st = lector_engine_gpu_selftest(0, msg, sizeof msg);
+    if (st == -2)
+        gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_SKIP, "", "", "", "%s", msg);
+    else if (st)
+        gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_FAIL, "lector_cuda_selftest_failed",
+                   "the CUDA backend could not start on GPU 0", "see the finding; `lector explain` the message",
+                   "%s", msg);
+    else
+        gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_OK, "", "", "", "%s", msg);
 }
 
 /* ------------------------------------------------------------------ run */

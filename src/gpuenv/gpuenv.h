@@ -340,6 +340,11 @@ gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, con
 void gpuenv_evidence(lector_doctor_report *r, gpuenv_check *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/** L5's self-test of the engine on GPU `device`: 0 ok, -1 failed, -2 not
+ *  available in this program; `msg` says what happened. Weak in gpuenv; the
+ *  runtime (src/rt/cuda_loader.c) provides the real one. */
+int lector_engine_gpu_selftest(int device, char *msg, size_t len);
+
 /** The layers, each filling its checks and facts. */
 void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *opt);
 void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *opt);

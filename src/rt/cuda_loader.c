@@ -156,3 +156,25 @@ const rt_backend_iface *rt_cuda_module(char *reason, size_t len)
     if (!module_iface && reason && len) snprintf(reason, len, "%s", module_why);
     return module_iface;
 }
+
+/* L5 of `lector doctor` (src/gpuenv/checks.c): the real loader and a real
+ * backend on GPU `device` (context, stream, cuDNN and cuBLAS handles). */
+int lector_engine_gpu_selftest(int device, char *msg, size_t len)
+{
+    char name[32];
+    snprintf(name, sizeof name, "cuda:%d", device);
+    rt_backend *be;
+    lector_error err;
+    double t0 = lector__now_ms();
+    if (rt_backend_create(name, 1, &be, &err)) {
+        snprintf(msg, len, "%s", err.message);
+        return -1;
+    }
+    const char *(*dev_name)(rt_backend *) = NULL;
+    if (be->iface->get_proc_address) *(void **)&dev_name = be->iface->get_proc_address("device_name");
+    snprintf(msg, len, "liblector-cuda.so loaded (backend API %u); GPU %d (%s): context, stream, cuDNN and cuBLAS "
+             "handles in %.0f ms",
+             be->iface->api_version, device, dev_name ? dev_name(be) : "?", lector__now_ms() - t0);
+    rt_backend_free(be);
+    return 0;
+}

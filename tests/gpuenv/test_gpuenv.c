@@ -737,7 +737,7 @@ SCENARIO(s31_image_without_proc)
     scen_init(&s, "image", "-", "-", NULL);
     cJSON *j = doctor(&s.opt);
     expect(j, "L1", "l1.driver", "skip", "");
-    expect(j, "L5", "l5.engine", "skip", "");
+    expect(j, "L5", "l5.module", "skip", "");
     cJSON_Delete(j);
     scen_free(&s);
 }
