@@ -73,7 +73,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     if (override) snprintf(path, sizeof path, "%s", override);
     else snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
     lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
-                               .gpu_mem_limit = p->gpu_mem_limit, .fp16 = p->gpu_fp16};
+                               .gpu_mem_limit = p->gpu_mem_limit,
+                               /* half precision is a GPU setting: the CPU fallback ignores it */
+                               .fp16 = backend && !strncmp(backend, "cuda", 4) ? p->gpu_fp16 : 0};
     return lector_model_load_file(path, &mo, out, err);
 }
 

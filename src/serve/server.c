@@ -707,6 +707,17 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
     fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", srv.primary_dev);
     fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", srv.cpu_dev);
+    if (srv.primary && lector_engine_on_gpu(srv.primary)) {
+        size_t used, limit;
+        lector_engine_gpu_memory(srv.primary, &used, &limit);
+        fprintf(f, "# HELP lector_serve_engine_gpu_memory_bytes GPU memory the engine holds (weights, activation "
+                   "arenas, workspaces).\n# TYPE lector_serve_engine_gpu_memory_bytes gauge\n"
+                   "lector_serve_engine_gpu_memory_bytes %zu\n"
+                   "# HELP lector_serve_engine_gpu_memory_limit_bytes The cap (gpu_mem_limit); 0 = none.\n"
+                   "# TYPE lector_serve_engine_gpu_memory_limit_bytes gauge\n"
+                   "lector_serve_engine_gpu_memory_limit_bytes %zu\n",
+                used, limit);
+    }
     serve_metrics_write_gpus(f);
     fclose(f);
     return send_body(c, rq, 200, "text/plain; version=0.0.4; charset=utf-8", buf, 0);

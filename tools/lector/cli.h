@@ -6,6 +6,11 @@ double cli_now_ms(void);
 /* Median of n values (sorts in place). */
 double cli_median(double *v, int n);
 
+/* --gpu-mem-limit: "4G", "512M", "1073741824" (bytes), or "0.5" / "50%" of
+ * GPU `device`'s memory (read through NVML). 0 on success, -1 with a message
+ * on stderr. */
+int cli_parse_gpu_mem(const char *s, int device, size_t *out);
+
 int cmd_run_model(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* `bench gpu` and `bench pipeline` (cmd_bench_gpu.c) */

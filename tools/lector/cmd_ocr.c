@@ -31,7 +31,9 @@ static void usage(FILE *f)
 "engine:\n"
 "  --models DIR                     models directory (default: models)\n"
 "  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
-"  --device cpu|auto                auto: the GPU when usable, else the CPU (says why)\n"
+"  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
+"                                   cuda: the GPU or an error saying why not\n"
+"  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
 "  --threads N                      threads per inference (default: physical cores)\n"
 "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
 "detection (PaddleOCR defaults):\n"
@@ -210,7 +212,7 @@ int cmd_ocr(int argc, char **argv)
 {
     lector_params p = lector_default_params();
     out_format fmt = FMT_TXT;
-    const char *out_path = NULL, *draw_path = NULL;
+    const char *out_path = NULL, *draw_path = NULL, *mem_arg = NULL;
     int quiet = 0;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
@@ -225,6 +227,7 @@ int cmd_ocr(int argc, char **argv)
         if (!strcmp(a, "--use-dilation")) { p.det_use_dilation = 1; continue; }
         if (!strcmp(a, "--no-space-char")) { p.use_space_char = 0; continue; }
         if (!strcmp(a, "--no-det")) { p.use_det = 0; continue; }
+        if (!strcmp(a, "--fp16")) { p.gpu_fp16 = 1; continue; }
         if (!(v = NEXT())) goto bad;
         int iv = 0;
         float fv = 0;
@@ -242,6 +245,7 @@ int cmd_ocr(int argc, char **argv)
         else if (!strcmp(a, "--cls-model")) p.cls_model = v;
         else if (!strcmp(a, "--rec-dict")) p.rec_dict = v;
         else if (!strcmp(a, "--backend")) p.backend = v;
+        else if (!strcmp(a, "--gpu-mem-limit")) mem_arg = v;
         else if (!strcmp(a, "--device")) {
             if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
             else if (!strcmp(v, "auto")) p.device = LECTOR_DEVICE_AUTO;
@@ -291,6 +295,7 @@ int cmd_ocr(int argc, char **argv)
         usage(stderr);
         goto bad;
     }
+    if (mem_arg && cli_parse_gpu_mem(mem_arg, p.device_id, &p.gpu_mem_limit)) goto bad;
     lector_error err = {0};
     lector_engine *eng = NULL;
     if (lector_engine_create(&p, &eng, &err)) {

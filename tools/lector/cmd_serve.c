@@ -21,7 +21,9 @@ static void usage(FILE *f)
     fprintf(f,
 "usage: lector serve [options]\n"
 "  --listen HOST:PORT      address to bind (default 127.0.0.1:8080; port 0 = any free port)\n"
-"  --device auto|cpu       primary engine's device (default cpu)\n"
+"  --device auto|cpu|cuda[:N]  primary engine's device (default cpu); GPU errors open the\n"
+"                          breaker and the CPU engine answers\n"
+"  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
 "  --models DIR            models directory (default: models)\n"
 "  --threads N             threads per inference (default 1)\n"
 "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
@@ -100,6 +102,7 @@ int cmd_serve(int argc, char **argv)
     c.doctor_json = doctor_json;
 #endif
     char *token = NULL;
+    const char *mem_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -111,7 +114,8 @@ int cmd_serve(int argc, char **argv)
         }
         const char *v = argv[++i];
         int n = 0;
-        if (!strcmp(a, "--listen")) c.listen = v;
+        if (!strcmp(a, "--gpu-mem-limit")) mem_arg = v;
+        else if (!strcmp(a, "--listen")) c.listen = v;
         else if (!strcmp(a, "--models")) c.params.models_dir = v;
         else if (!strcmp(a, "--device")) {
             if (!strcmp(v, "cpu")) c.params.device = LECTOR_DEVICE_CPU;
@@ -145,6 +149,7 @@ int cmd_serve(int argc, char **argv)
             c.token = token;
         } else { fprintf(stderr, "lector serve: unknown option %s (see --help)\n", a); goto bad; }
     }
+    if (mem_arg && cli_parse_gpu_mem(mem_arg, c.params.device_id, &c.params.gpu_mem_limit)) goto bad;
     c.params.max_file_size = (int64_t)c.max_body;
     int rc = lector_serve_run(&c);
     if (token) memset(token, 0, strlen(token));

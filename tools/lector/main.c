@@ -7,10 +7,55 @@
 #include <time.h>
 
 #include "cli.h"
+#ifdef LECTOR_HAVE_DOCTOR
+#include "gpuenv/gpuenv.h"
+#endif
 #include "lector_rt.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
 #endif
+
+int cli_parse_gpu_mem(const char *s, int device, size_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) goto bad;
+    int pct = *end == '%';
+    if (pct || (v > 0 && v <= 1 && !*end && strchr(s, '.'))) { /* a share of the card */
+        double frac = pct ? v / 100 : v;
+        if (pct && end[1]) goto bad;
+        if (frac <= 0 || frac > 1) goto bad;
+#ifdef LECTOR_HAVE_DOCTOR
+        gpuenv_gpu_sample g[64];
+        int n = gpuenv_nvml_sample(g, 64);
+        for (int i = 0; i < n; i++)
+            if ((int)g[i].index == device && g[i].mem_ok) {
+                *out = (size_t)(frac * (double)g[i].mem_total);
+                return 0;
+            }
+#endif
+        fprintf(stderr, "lector: --gpu-mem-limit %s: the memory of GPU %d is unknown (no NVML): give bytes "
+                        "(e.g. 8G)\n", s, device);
+        return -1;
+    }
+    double mul = 1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    default: goto bad;
+    }
+    if (*end == 'i' || *end == 'B') end++;
+    if (*end == 'B') end++;
+    if (*end) goto bad;
+    *out = (size_t)(v * mul);
+    return 0;
+bad:
+    fprintf(stderr, "lector: --gpu-mem-limit '%s': expected bytes (4G, 512M, 1073741824) or a share of the "
+                    "GPU (0.5, 50%%)\n", s);
+    return -1;
+}
 
 double cli_now_ms(void)
 {
