@@ -107,7 +107,25 @@ run - <"$sample" | head -1 | grep -qx '纯臻营养护发素' && ok || ko "stdin
 run --format pdf "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown format exit code"
 run --no-such-option "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown option exit code"
 run --det-db-thresh abc "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad number exit code"
-run --device cuda "$sample" >/dev/null 2>"$tmp/e3"; [ $? -eq 1 ] && grep -qi "cuda" "$tmp/e3" && ok || ko "device cuda without backend"
+run --device cuda:x "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad device exit code"
+run --gpu-mem-limit 3X "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad --gpu-mem-limit exit code"
+
+# the GPU, when there is none usable: auto runs on the CPU with one line saying
+# why and the CPU's results; cuda fails with that reason (exit 1)
+run --device auto "$sample" >"$tmp/auto.txt" 2>"$tmp/ea" && ok || ko "device auto failed: $(cat "$tmp/ea")"
+if grep -q "^lector: device: cpu" "$tmp/ea"; then
+  [ "$(wc -l <"$tmp/ea")" -eq 1 ] && grep -q "\[auto: device cuda: .\+\]" "$tmp/ea" && ok ||
+    ko "device auto: expected one line with the reason: $(cat "$tmp/ea")"
+  cmp -s "$tmp/auto.txt" "$tmp/out.txt" && ok || ko "device auto on the CPU differs from --device cpu"
+  run --device cuda "$sample" >/dev/null 2>"$tmp/e3"; rc=$?
+  [ $rc -eq 1 ] && grep -q "device cuda: " "$tmp/e3" && grep -q "LECTOR_ERR_UNAVAILABLE" "$tmp/e3" && ok ||
+    ko "device cuda without a usable GPU: rc $rc, $(cat "$tmp/e3")"
+  LECTOR_CUDA_MODULE=$tmp/no-such-module.so run --device cuda "$sample" >/dev/null 2>"$tmp/e4"
+  grep -q "the CUDA module is missing: no $tmp/no-such-module.so" "$tmp/e4" && ok ||
+    ko "missing module not named: $(cat "$tmp/e4")"
+else
+  echo "note: a GPU is usable here: $(cat "$tmp/ea"); the no-GPU checks were not run"
+fi
 
 # parameters reach the pipeline: a drop score of 1.0 keeps nothing
 [ -z "$(run --drop-score 1.0 "$sample")" ] && ok || ko "--drop-score 1.0 should drop every line"
