@@ -118,6 +118,11 @@ typedef struct lector_params {
     /* GPU (device cuda/auto). */
     size_t gpu_mem_limit;        /* bytes of GPU memory for the process; 0 = no cap */
     int gpu_fp16;                /* 1: half precision where supported; 0 (default): fp32 */
+
+    /* lector_read_batch(): pages whose detection input has the same size run
+     * through the det model together, up to this many at a time. 1 (default):
+     * one page per run, as PaddleOCR does. */
+    int det_batch_num;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py). */

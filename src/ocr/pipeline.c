@@ -32,6 +32,7 @@ lector_params lector_default_params(void)
     p.models_dir = "models";
     p.device = LECTOR_DEVICE_CPU;
     p.det_limit_side_len = 960;
+    p.det_batch_num = 1;
     p.det_limit_type = LECTOR_LIMIT_MAX;
     p.det_db_thresh = 0.3f;
     p.det_db_box_thresh = 0.6f;
@@ -110,6 +111,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->det_min_size >= 0, "det_min_size must be >= 0");
     REQUIRE(p->cls_batch_num > 0 && p->rec_batch_num > 0, "batch sizes must be > 0");
     REQUIRE(p->rec_batch_num <= 64 && p->cls_batch_num <= 64, "batch sizes must be <= 64");
+    REQUIRE(p->det_batch_num >= 1 && p->det_batch_num <= 64, "det_batch_num must be in [1, 64]");
     REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
     REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
@@ -214,6 +216,18 @@ static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t
     return lector_model_run(m, &in, 1, out, &n_out, err);
 }
 
+/* DB post-processing of one probability map (ph x pw) into sorted boxes. */
+static lector_status det_post(lector_engine *e, const lector_image *img, const float *prob, int ph, int pw,
+                              ocr_box **boxes, int *n_boxes, lector_error *err)
+{
+    ocr_db_params dp = {e->p.det_db_thresh, e->p.det_db_box_thresh, e->p.det_db_unclip_ratio,
+                        e->p.det_db_score_mode == LECTOR_SCORE_SLOW, e->p.det_use_dilation,
+                        e->p.det_max_candidates, e->p.det_min_size};
+    lector_status st = ocr_db_postprocess(prob, pw, ph, img->width, img->height, &dp, boxes, n_boxes, err);
+    if (!st) ocr_sort_boxes(*boxes, *n_boxes);
+    return st;
+}
+
 static lector_status detect(lector_engine *e, const lector_image *img, int limit,
                             ocr_box **boxes, int *n_boxes, lector_error *err)
 {
@@ -226,12 +240,8 @@ static lector_status detect(lector_engine *e, const lector_image *img, int limit
     lector__det_input_free(&di);
     if (st) return st;
     int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
-    ocr_db_params dp = {e->p.det_db_thresh, e->p.det_db_box_thresh, e->p.det_db_unclip_ratio,
-                        e->p.det_db_score_mode == LECTOR_SCORE_SLOW, e->p.det_use_dilation,
-                        e->p.det_max_candidates, e->p.det_min_size};
-    st = ocr_db_postprocess(out[0].data, pw, ph, img->width, img->height, &dp, boxes, n_boxes, err);
+    st = det_post(e, img, out[0].data, ph, pw, boxes, n_boxes, err);
     lector_tensors_free(out, 1);
-    if (!st) ocr_sort_boxes(*boxes, *n_boxes);
     return st;
 }
 
@@ -391,6 +401,18 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
 }
 
 /* One page between detection and recognition. */
+/* A page's detection done ahead, in a batch with pages of the same input
+ * size (lector_read_batch with det_batch_num > 1). */
+typedef struct det_pre {
+    lector_det_input di;
+    int have_input;
+    ocr_box *boxes;
+    int nb;
+    lector_status st;
+    lector_error err;
+    double ms;
+} det_pre;
+
 typedef struct page_work {
     ocr_box *boxes;
     crop *c;
@@ -412,7 +434,7 @@ static void page_work_free(page_work *w)
 
 /* Detects and crops: w->c holds the valid crops (w->nb). On error w is empty. */
 static lector_status page_prep(lector_engine *e, const lector_image *img, const lector_read_options *o,
-                               page_work *w, lector_timings *tm, lector_error *err)
+                               det_pre *pre, page_work *w, lector_timings *tm, lector_error *err)
 {
     memset(w, 0, sizeof *w);
     int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
@@ -425,7 +447,14 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
     ocr_box *boxes = NULL;
     int nb = 0;
     lector_status st;
-    if (e->p.use_det) {
+    if (pre) { /* detected in a batch: take its boxes */
+        st = pre->st;
+        if (st && err) *err = pre->err;
+        boxes = pre->boxes;
+        nb = pre->nb;
+        pre->boxes = NULL;
+        tm->det_ms += pre->ms;
+    } else if (e->p.use_det) {
         st = detect(e, img, limit, &boxes, &nb, err);
     } else { /* the whole image is one line */
         boxes = lector__calloc(1, sizeof *boxes);
@@ -514,7 +543,7 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
     page->width = img->width;
     page->height = img->height;
     page_work w;
-    lector_status st = page_prep(e, img, o, &w, tm, err);
+    lector_status st = page_prep(e, img, o, NULL, &w, tm, err);
     if (st) return st;
     crop **order = lector__malloc(sizeof *order * (size_t)(w.nb ? w.nb : 1));
     if (!order) {
@@ -633,6 +662,65 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
 
 /* ---- several images in one call -------------------------------------------------- */
 
+/* Detection of many pages: each page preprocessed as PaddleOCR does; pages
+ * whose det input has the same size run through the model together, up to
+ * det_batch_num at a time; then DB post-processing per page. */
+static void detect_batched(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre)
+{
+    for (int k = 0; k < n; k++) {
+        pre[k].st = lector__det_preprocess_norm(imgs[k], limit, (lector_det_limit_type)e->p.det_limit_type,
+                                                e->p.det_mean, e->p.det_std, &pre[k].di, &pre[k].err);
+        pre[k].have_input = pre[k].st == LECTOR_OK;
+    }
+    int max_b = e->p.det_batch_num > 0 ? e->p.det_batch_num : 1, runs = 0;
+    int *grp = lector__malloc(sizeof *grp * (size_t)(max_b + 1));
+    for (int k = 0; k < n; k++) {
+        if (!pre[k].have_input) continue;
+        int h = pre[k].di.height, w = pre[k].di.width, g = 0;
+        if (!grp) {
+            pre[k].st = lector__error(&pre[k].err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+            lector__det_input_free(&pre[k].di);
+            pre[k].have_input = 0;
+            continue;
+        }
+        for (int j = k; j < n && g < max_b; j++)
+            if (pre[j].have_input && pre[j].di.height == h && pre[j].di.width == w) grp[g++] = j;
+        double t0 = lector__now_ms();
+        size_t plane = (size_t)h * (size_t)w, one = 3 * plane;
+        float *data = pre[k].di.data;
+        lector_status st = LECTOR_OK;
+        lector_error err;
+        memset(&err, 0, sizeof err);
+        if (g > 1) {
+            data = lector__malloc(sizeof(float) * one * (size_t)g);
+            if (!data) st = lector__error(&err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+            for (int q = 0; data && q < g; q++) memcpy(data + one * (size_t)q, pre[grp[q]].di.data, sizeof(float) * one);
+        }
+        lector_tensor *out = NULL;
+        if (!st) st = run_model1(e->det, data, g, 3, h, w, &out, &err);
+        if (g > 1) lector__free(data);
+        runs++;
+        double ms = (lector__now_ms() - t0) / g;
+        for (int q = 0; q < g; q++) {
+            det_pre *d = &pre[grp[q]];
+            double tq = lector__now_ms();
+            d->st = st;
+            if (st) d->err = err;
+            else {
+                int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
+                d->st = det_post(e, imgs[grp[q]], (const float *)out[0].data + (size_t)q * (size_t)ph * (size_t)pw,
+                                 ph, pw, &d->boxes, &d->nb, &d->err);
+            }
+            d->ms = ms + (lector__now_ms() - tq);
+            lector__det_input_free(&d->di);
+            d->have_input = 0;
+        }
+        if (out) lector_tensors_free(out, 1);
+    }
+    lector__free(grp);
+    lector__log(LECTOR_LOG_DEBUG, "det: %d pages in %d model runs (det_batch_num %d)", n, runs, max_b);
+}
+
 lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inputs, size_t n,
                                 const lector_read_options *o, lector_result **results,
                                 lector_status *statuses, lector_error *errs)
@@ -681,8 +769,44 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         }
         r->timings.decode_ms = lector__now_ms() - ti;
         results[i] = r;
+    }
+    /* detection: pages of one input size share model runs (det_batch_num) */
+    det_pre *pre = NULL;
+    size_t *pre_at = NULL;
+    if (e->p.use_det && e->p.det_batch_num > 1) {
+        size_t np_all = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!statuses[i]) np_all += (size_t)pages[i].count;
+        pre = lector__calloc(np_all ? np_all : 1, sizeof *pre);
+        pre_at = lector__calloc(n, sizeof *pre_at);
+        const lector_image **imgs = lector__calloc(np_all ? np_all : 1, sizeof *imgs);
+        if (pre && pre_at && imgs) {
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                pre_at[i] = k;
+                if (statuses[i]) continue;
+                for (int p = 0; p < pages[i].count; p++) imgs[k++] = &pages[i].pages[p];
+            }
+            int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
+            detect_batched(e, imgs, (int)k, limit, pre);
+        } else { /* no memory for batching: per page, as lector_read_memory does */
+            lector__free(pre);
+            lector__free(pre_at);
+            pre = NULL;
+            pre_at = NULL;
+        }
+        lector__free(imgs);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (statuses[i]) continue;
+        lector_error *err = errs ? &errs[i] : NULL;
+        const char *name = inputs[i].name ? inputs[i].name : "image";
+        lector_result *r = results[i];
+        int np = pages[i].count;
+        lector_status st = LECTOR_OK;
         for (int p = 0; p < np && !st; p++) {
-            st = page_prep(e, &pages[i].pages[p], o, &works[i][p], &r->timings, err);
+            st = page_prep(e, &pages[i].pages[p], o, pre ? &pre[pre_at[i] + (size_t)p] : NULL, &works[i][p],
+                           &r->timings, err);
             r->n_pages = (size_t)p + 1;
             if (!st) total += (size_t)works[i][p].nb;
         }
@@ -695,6 +819,14 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
             statuses[i] = st;
         }
     }
+    if (pre) { /* boxes of pages that were never prepared (an earlier page of the file failed) */
+        size_t np_all = 0;
+        for (size_t i = 0; i < n; i++)
+            if (results[i]) np_all = pre_at[i] + (size_t)pages[i].count;
+        for (size_t k = 0; k < np_all; k++) lector__free(pre[k].boxes);
+    }
+    lector__free(pre);
+    lector__free(pre_at);
     /* all crops together: classify, then recognise */
     crop **order = lector__malloc(sizeof *order * (total ? total : 1));
     lector_status shared = LECTOR_OK;

@@ -5,6 +5,10 @@
  * crop kept, so many aspect ratios and batch widths); a corrupt and an empty
  * input among them get their own error while the others succeed.
  *
+ * With LECTOR_TEST_DET_BATCH=N the engine batches detection (det_batch_num
+ * = N): pages of one det input size share model runs, and every result must
+ * still equal the single read's.
+ *
  * usage: test_read_batch MODELS_DIR IMAGE... (missing images are skipped)
  */
 #include <stdio.h>
@@ -54,6 +58,7 @@ int main(int argc, char **argv)
     lector_params p = lector_default_params();
     p.models_dir = argv[1];
     p.use_angle_cls = 1; /* loaded; used per read through the options */
+    if (getenv("LECTOR_TEST_DET_BATCH")) p.det_batch_num = atoi(getenv("LECTOR_TEST_DET_BATCH"));
     lector_engine *eng = NULL;
     lector_error err;
     if (lector_engine_create(&p, &eng, &err)) { fprintf(stderr, "%s\n", err.message); return 1; }

@@ -39,6 +39,7 @@ static void usage(FILE *f)
 "  --breaker-threshold N   consecutive device errors that open the breaker (default 1)\n"
 "  --breaker-cooldown-ms M open -> half-open probe after M ms (default 5000)\n"
 "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M ms (1, 0)\n"
+"  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
 "  -v, --verbose\n"
 "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
 "device error (tests the CPU fallback and the circuit breaker)\n");
@@ -127,6 +128,7 @@ int cmd_serve(int argc, char **argv)
         } else if (!strcmp(a, "--threads")) { if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad; }
         else if (!strcmp(a, "--workers")) { if (to_int(a, v, 1, 1024, &c.workers)) goto bad; }
         else if (!strcmp(a, "--max-batch")) { if (to_int(a, v, 1, 1024, &c.max_batch)) goto bad; }
+        else if (!strcmp(a, "--det-batch")) { if (to_int(a, v, 1, 64, &c.params.det_batch_num)) goto bad; }
         else if (!strcmp(a, "--max-wait-ms")) { if (to_int(a, v, 0, 60000, &c.max_wait_ms)) goto bad; }
         else if (!strcmp(a, "--queue")) { if (to_int(a, v, 1, 1000000, &c.queue)) goto bad; }
         else if (!strcmp(a, "--timeout-ms")) { if (to_int(a, v, 1, 86400000, &c.timeout_ms)) goto bad; }
