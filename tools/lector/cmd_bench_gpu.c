@@ -9,11 +9,13 @@
  *     lector_model_run() over N runs after 3 warm-ups, host->device input and
  *     device->host output copies included (the peer keeps both on the GPU).
  *
- *   lector bench pipeline [--device cpu|auto|cuda[:N]] [--workers W]
+ *   lector bench pipeline [--device cpu|auto|cuda[:N]] [--workers W] [--batch B]
  *                         [--threads T] [--models DIR] [--rounds R] [--json] IMAGE...
  *     One engine shared by W worker threads that read (decode + OCR) the
  *     images R times over: pages/s = pages / wall seconds after a warm-up
- *     pass; p50/p99 latency per read; median per-stage times.
+ *     pass; p50/p99 latency per read; median per-stage times. With --batch B
+ *     each worker reads B files per lector_read_batch() call, detection
+ *     batched too (det_batch_num = B); latency is then per call.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -137,7 +139,9 @@ static int bench_gpu(int argc, char **argv)
 typedef struct pipe_ctx {
     lector_engine *e;
     char **images;
-    int n_images, rounds;
+    void **bytes;         /* --batch: the files, read once */
+    size_t *sizes;
+    int n_images, rounds, batch;
     atomic_int next;
     double *lat;          /* per read */
     lector_timings *tim;  /* per read */
@@ -147,29 +151,76 @@ typedef struct pipe_ctx {
 static void *pipe_worker(void *arg)
 {
     pipe_ctx *c = arg;
+    int b = c->batch > 1 ? c->batch : 1;
     for (;;) {
-        int k = atomic_fetch_add(&c->next, 1);
+        int k = atomic_fetch_add(&c->next, b);
         if (k >= c->n_images * c->rounds) break;
-        lector_result *r = NULL;
-        lector_error err;
+        int m = c->n_images * c->rounds - k < b ? c->n_images * c->rounds - k : b;
         double t0 = cli_now_ms();
-        if (lector_read_file(c->e, c->images[k % c->n_images], NULL, &r, &err)) {
-            fprintf(stderr, "lector bench pipeline: %s\n", err.message);
-            atomic_fetch_add(&c->errors, 1);
+        if (b == 1) {
+            lector_result *r = NULL;
+            lector_error err;
+            if (lector_read_file(c->e, c->images[k % c->n_images], NULL, &r, &err)) {
+                fprintf(stderr, "lector bench pipeline: %s\n", err.message);
+                atomic_fetch_add(&c->errors, 1);
+                continue;
+            }
+            c->lat[k] = cli_now_ms() - t0;
+            c->tim[k] = r->timings;
+            atomic_fetch_add(&c->pages, (int)r->n_pages);
+            lector_result_free(r);
             continue;
         }
-        c->lat[k] = cli_now_ms() - t0;
-        c->tim[k] = r->timings;
-        atomic_fetch_add(&c->pages, (int)r->n_pages);
-        lector_result_free(r);
+        lector_batch_input in[64];
+        lector_result *r[64];
+        lector_status st[64];
+        lector_error errs[64];
+        for (int q = 0; q < m; q++) {
+            int i = (k + q) % c->n_images;
+            in[q] = (lector_batch_input){c->bytes[i], c->sizes[i], c->images[i]};
+        }
+        if (lector_read_batch(c->e, in, (size_t)m, NULL, r, st, errs)) {
+            fprintf(stderr, "lector bench pipeline: %s\n", errs[0].message);
+            atomic_fetch_add(&c->errors, m);
+            continue;
+        }
+        double dt = cli_now_ms() - t0;
+        for (int q = 0; q < m; q++) {
+            if (st[q]) {
+                fprintf(stderr, "lector bench pipeline: %s\n", errs[q].message);
+                atomic_fetch_add(&c->errors, 1);
+                continue;
+            }
+            c->lat[k + q] = dt;
+            c->tim[k + q] = r[q]->timings;
+            atomic_fetch_add(&c->pages, (int)r[q]->n_pages);
+            lector_result_free(r[q]);
+        }
     }
     return NULL;
+}
+
+static void *slurp_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *b = len >= 0 ? malloc(len ? (size_t)len : 1) : NULL;
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *n = (size_t)(len > 0 ? len : 0);
+    return b;
 }
 
 static int bench_pipeline(int argc, char **argv)
 {
     lector_params p = lector_default_params();
-    int workers = 1, rounds = 1, json = 0;
+    int workers = 1, rounds = 1, json = 0, batch = 1;
     char **images = calloc((size_t)argc, sizeof *images);
     int n = 0;
     if (!images) return 1;
@@ -178,6 +229,7 @@ static int bench_pipeline(int argc, char **argv)
         if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--workers") && i + 1 < argc) workers = atoi(argv[++i]);
         else if (!strcmp(a, "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
         else if (!strcmp(a, "--threads") && i + 1 < argc) p.threads = atoi(argv[++i]);
         else if (!strcmp(a, "--models") && i + 1 < argc) p.models_dir = argv[++i];
         else if (!strcmp(a, "--fp16")) p.gpu_fp16 = 1;
@@ -199,12 +251,13 @@ static int bench_pipeline(int argc, char **argv)
             return 2;
         } else images[n++] = argv[i];
     }
-    if (!n || workers < 1 || rounds < 1) {
-        fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--threads T] [--rounds R] "
-                        "[--fp16] [--json] IMAGE...\n");
+    if (!n || workers < 1 || rounds < 1 || batch < 1 || batch > 64) {
+        fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--batch B (1..64)] [--threads T] "
+                        "[--rounds R] [--fp16] [--json] IMAGE...\n");
         free(images);
         return 2;
     }
+    p.det_batch_num = batch;
     lector_engine *e;
     lector_error err;
     double t_load = cli_now_ms();
@@ -215,7 +268,16 @@ static int bench_pipeline(int argc, char **argv)
     }
     t_load = cli_now_ms() - t_load;
     int total = n * rounds;
-    pipe_ctx c = {.e = e, .images = images, .n_images = n, .rounds = 1};
+    pipe_ctx c = {.e = e, .images = images, .n_images = n, .rounds = 1, .batch = batch};
+    if (batch > 1) {
+        c.bytes = calloc((size_t)n, sizeof *c.bytes);
+        c.sizes = calloc((size_t)n, sizeof *c.sizes);
+        for (int i = 0; c.bytes && c.sizes && i < n; i++)
+            if (!(c.bytes[i] = slurp_file(images[i], &c.sizes[i]))) {
+                fprintf(stderr, "lector bench pipeline: cannot read %s\n", images[i]);
+                return 1;
+            }
+    }
     c.lat = calloc((size_t)total, sizeof *c.lat);
     c.tim = calloc((size_t)total, sizeof *c.tim);
     pthread_t *th = calloc((size_t)workers, sizeof *th);
@@ -246,17 +308,20 @@ static int bench_pipeline(int argc, char **argv)
     double p50 = pct(c.lat, total, 0.5), p99 = pct(c.lat, total, 0.99);
     double pps = pages * 1000.0 / wall;
     if (json)
-        printf("{\"device\": \"%s\", \"workers\": %d, \"images\": %d, \"rounds\": %d, \"pages\": %d, \"errors\": %d, "
+        printf("{\"device\": \"%s\", \"workers\": %d, \"batch\": %d, \"images\": %d, \"rounds\": %d, \"pages\": %d, \"errors\": %d, "
                "\"wall_s\": %.3f, \"pages_per_s\": %.1f, \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"stage_median_ms\": "
                "{\"decode\": %.2f, \"det\": %.2f, \"cls\": %.2f, \"rec\": %.2f, \"total\": %.2f}, \"load_ms\": %.0f, "
                "\"warmup_ms\": %.0f}\n",
-               lector_engine_device(e), workers, n, rounds, pages, errors, wall / 1e3, pps, p50, p99, st[0], st[1], st[2],
+               lector_engine_device(e), workers, batch, n, rounds, pages, errors, wall / 1e3, pps, p50, p99, st[0], st[1], st[2],
                st[3], st[4], t_load, t_warm);
     else
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; %d errors\n",
                lector_engine_device(e), workers, pages, wall / 1e3, pps, p50, p99, st[0], st[1], st[2], st[3], errors);
     free(v);
+    for (int i = 0; c.bytes && i < n; i++) free(c.bytes[i]);
+    free(c.bytes);
+    free(c.sizes);
     free(th);
     free(c.lat);
     free(c.tim);
