@@ -82,8 +82,8 @@ PY
       for w in 1 4 16 32; do
         $L bench pipeline --models "$B/models" --device cuda --workers $w --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       done
-      for wb in "4 8" "8 8" "16 4"; do set -- $wb   # workers, files per lector_read_batch (det batched too)
-        $L bench pipeline --models "$B/models" --device cuda --workers $1 --batch $2 --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
+      for wb in "4 8" "8 8" "16 4"; do read -r nw nb <<<"$wb"   # workers, files per lector_read_batch (det batched too)
+        $L bench pipeline --models "$B/models" --device cuda --workers $nw --batch $nb --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       done
       $L bench pipeline --models "$B/models" --device cpu --workers 16 --threads 1 --rounds 1 --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       ;;
