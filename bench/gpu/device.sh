@@ -7,6 +7,8 @@
 #   e2e     end-to-end texts, GPU vs CPU, on the staged ICDAR2015 / SROIE images
 #   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
+#   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
+#           breaker sends reads to the CPU engine), breaker counters, GPU memory over SERVE_N requests
 # Logs go to $OUT when set.
 set -uo pipefail
 dev=.device
@@ -97,6 +99,27 @@ PY
       images icdar2015_test >/tmp/list.txt
       ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_LIBRARY_PATH=$dev/asan:$B/lib LECTOR_CUDA_MODULE=$dev/asan/liblector-cuda.so \
         $dev/asan/lector bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 2 $(cat /tmp/list.txt) 2>&1 | head -60
+      ;;
+    serve)
+      LECTOR_CUDA_FAIL=launch:${FAIL_AT:-300} $L serve --device cuda --listen 127.0.0.1:0 --workers 4 \
+          --breaker-cooldown-ms 2000 >"$out/serve.log" 2>&1 &
+      spid=$!
+      until grep -q 'ready in' "$out/serve.log"; do sleep 0.2; kill -0 $spid 2>/dev/null || break; done
+      port=$(grep -o 'http://127.0.0.1:[0-9]*' "$out/serve.log" | grep -o '[0-9]*$')
+      gmem() { curl -s "localhost:$port/metrics" | awk '/^lector_serve_engine_gpu_memory_bytes/ {print $2}'; }
+      post() { curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @samples/sample.jpg \
+               "localhost:$port/v1/ocr"; }
+      for i in $(seq 20); do post; done >"$out/codes1.txt"
+      m0=$(gmem)
+      n=${SERVE_N:-2000}
+      seq "$n" | xargs -P 8 -I{} sh -c "curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: image/jpeg' \
+          --data-binary @samples/sample.jpg localhost:$port/v1/ocr" >"$out/codes2.txt"
+      m1=$(gmem)
+      echo "responses: $(sort "$out/codes1.txt" "$out/codes2.txt" | uniq -c | tr '\n' ' ')"
+      echo "GPU memory through the engine: $m0 bytes after 20 requests, $m1 after $n more"
+      curl -s "localhost:$port/metrics" | grep -E "^lector_serve_(breaker|device_info)|fallback|primary_errors"
+      grep -c "reading on the CPU engine" "$out/serve.log"
+      kill -TERM $spid; wait $spid; echo "serve exit $?"
       ;;
     *) echo "unknown step $step" ;;
   esac
