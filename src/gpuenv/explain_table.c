@@ -1,7 +1,8 @@
 /* explain_table.c - real error messages users paste, with what they mean.
  * Messages and sources: ../shared/knowledge/gpu-stack-facts.md section 8
  * (rows 1-30) and the PaddleOCR complaint list (ppocr-pipeline.md) for the
- * last three. Keys are lower-case fragments distinctive of each message;
+ * three after them; the last four are Lector's own (src/rt/cuda_loader.c,
+ * src/backend/cuda/). Keys are lower-case fragments distinctive of each message;
  * matching counts the characters of the keys found. */
 #include <stddef.h>
 
@@ -263,6 +264,38 @@ const gpuenv_explain_entry gpuenv_explain_table[] = {
      "MSVC runtime)", "install the MSVC redistributable and the CUDA/cuDNN versions the package "
      "requires; check PATH", "-",
      "microsoft/onnxruntime Windows reports; PaddleOCR complaint list #8"},
+    /* Lector's own messages */
+    {"lector-cuda-module-missing",
+     "device cuda: the CUDA module is missing: no /opt/lector/bin/liblector-cuda.so (or ../lib/)",
+     K("the cuda module is missing", "liblector-cuda.so"),
+     "L5 engine", "lector was built without the CUDA toolkit, or the binary was copied without the "
+     "liblector-cuda.so that sits next to it", "use the offline bundle (lib/liblector-cuda.so), "
+     "build with cmake -DLECTOR_CUDA=ON, or set LECTOR_CUDA_MODULE to the module's path", "l5.module",
+     "Lector's CUDA loader (src/rt/cuda_loader.c)"},
+    {"lector-cuda-libs-missing",
+     "device cuda: libcublasLt for CUDA 13 not found (the CUDA backend needs cuBLAS 13 and cuDNN 9; "
+     "`lector doctor` shows where it looked)",
+     K("for cuda", "not found (the cuda backend needs cublas", "cudnn 9"),
+     "L4 libraries", "cuBLAS or cuDNN of the CUDA major the module was built for is not installed "
+     "where ld.so, pip wheels, conda or /usr/local/cuda would provide it",
+     "install cuBLAS of that CUDA major and cuDNN 9 (toolkit packages, or the pip wheels "
+     "nvidia-cublas-cu13 / nvidia-cudnn-cu13), then `lector doctor`", "l5.module",
+     "Lector's CUDA loader (src/rt/cuda_loader.c)"},
+    {"lector-cuda-api-version",
+     "device cuda: /opt/lector/lib/liblector-cuda.so was built for another version of Lector "
+     "(backend API 2, this one 1)",
+     K("was built for another version of lector", "backend api"),
+     "L5 engine", "the CUDA module and the lector binary come from different builds",
+     "install lector and liblector-cuda.so from the same build or bundle", "l5.selftest",
+     "Lector's CUDA loader (src/rt/cuda_loader.c)"},
+    {"lector-gpu-mem-cap",
+     "/opt/lector/models/ch_PP-OCRv4_det_infer.onnx: cannot allocate 30277632 bytes of activation memory",
+     K("cannot allocate", "bytes of activation memory"),
+     "L5 engine", "on a GPU: the process reached the memory cap it was given (--gpu-mem-limit, "
+     "gpu_mem_limit) or the card is full; on the CPU: host memory is exhausted",
+     "raise --gpu-mem-limit (bytes or a share such as 50%), lower det_limit_side_len or the batch "
+     "sizes; lector serve answers such reads on its CPU engine", "-",
+     "Lector's runtime (src/rt/plan.c) and CUDA backend (src/backend/cuda/cuda_backend.c)"},
 };
 
 const size_t gpuenv_explain_table_len = sizeof gpuenv_explain_table / sizeof gpuenv_explain_table[0];
