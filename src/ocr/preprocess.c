@@ -132,17 +132,23 @@ static lector_status norm_line(const lector_image *crop, int img_h, int img_w, f
     lector_status st = lector__image_resize(crop, rw, img_h, &r, err);
     if (st != LECTOR_OK) return st;
     size_t plane = (size_t)img_h * img_w;
+    /* the exact float results for the 256 pixel values (as the det path) */
+    float lut[256];
+    for (int v = 0; v < 256; v++) {
+        float f = (float)v / 255.0f;
+        f -= 0.5f;
+        f /= 0.5f;
+        lut[v] = f;
+    }
     memset(dst, 0, plane * 3 * sizeof(float));
     for (int y = 0; y < img_h; y++) {
-        const uint8_t *s = r.data + (size_t)y * r.stride;
-        float *d0 = dst + (size_t)y * img_w;
-        for (int x = 0; x < rw; x++)
-            for (int c = 0; c < 3; c++) {
-                float v = (float)s[3 * x + c] / 255.0f;
-                v -= 0.5f;
-                v /= 0.5f;
-                d0[c * plane + x] = v;
-            }
+        const uint8_t *restrict s = r.data + (size_t)y * r.stride;
+        float *restrict d0 = dst + (size_t)y * img_w, *restrict d1 = d0 + plane, *restrict d2 = d1 + plane;
+        for (int x = 0; x < rw; x++) {
+            d0[x] = lut[s[3 * x]];
+            d1[x] = lut[s[3 * x + 1]];
+            d2[x] = lut[s[3 * x + 2]];
+        }
     }
     lector__image_release(&r);
     return LECTOR_OK;
