@@ -15,7 +15,7 @@ RSS_REQUESTS=${RSS_REQUESTS:-10000} RSS_CONNS=${RSS_CONNS:-8}
 WORKERS=${WORKERS:-$(nproc)}
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk" >&2; exit 1; }
 tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 "$lector" serve --listen 127.0.0.1:0 --models models --threads "$THREADS" --workers "$WORKERS" \
     --queue $((CONNS * 2)) --timeout-ms 300000 >"$tmp/log" 2>&1 &
 pid=$!
