@@ -160,31 +160,31 @@ extern "C" int ck_binary(ck_stream s, int op, const float *a, const float *b, fl
     return last_error();
 }
 
+__device__ __forceinline__ float unop(int op, float v, float alpha, float beta)
+{
+    switch (op) {
+    case CK_RELU: return v > 0.f ? v : 0.f;
+    case CK_SIGMOID: return 1.f / (1.f + expf(-v));
+    case CK_TANH: return tanhf(v);
+    case CK_EXP: return expf(v);
+    case CK_LOG: return logf(v);
+    case CK_SQRT: return sqrtf(v);
+    case CK_ABS: return fabsf(v);
+    case CK_NEG: return -v;
+    case CK_HARDSIGMOID: return fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
+    case CK_HARDSWISH: return v * fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
+    case CK_CLIP: return fminf(fmaxf(v, alpha), beta);
+    case CK_LEAKYRELU: return v < 0.f ? alpha * v : v;
+    case CK_ERF: return erff(v);
+    case CK_RECIPROCAL: return 1.f / v;
+    case CK_FLOOR: return floorf(v);
+    default: return ceilf(v);
+    }
+}
+
 __global__ void k_unary(int op, const float *x, float *y, int64_t n, float alpha, float beta)
 {
-    GRID_LOOP(i, n)
-    {
-        float v = x[i], r;
-        switch (op) {
-        case CK_RELU: r = v > 0.f ? v : 0.f; break;
-        case CK_SIGMOID: r = 1.f / (1.f + expf(-v)); break;
-        case CK_TANH: r = tanhf(v); break;
-        case CK_EXP: r = expf(v); break;
-        case CK_LOG: r = logf(v); break;
-        case CK_SQRT: r = sqrtf(v); break;
-        case CK_ABS: r = fabsf(v); break;
-        case CK_NEG: r = -v; break;
-        case CK_HARDSIGMOID: r = fminf(fmaxf(alpha * v + beta, 0.f), 1.f); break;
-        case CK_HARDSWISH: r = v * fminf(fmaxf(alpha * v + beta, 0.f), 1.f); break;
-        case CK_CLIP: r = fminf(fmaxf(v, alpha), beta); break;
-        case CK_LEAKYRELU: r = v < 0.f ? alpha * v : v; break;
-        case CK_ERF: r = erff(v); break;
-        case CK_RECIPROCAL: r = 1.f / v; break;
-        case CK_FLOOR: r = floorf(v); break;
-        default: r = ceilf(v); break;
-        }
-        y[i] = r;
-    }
+    GRID_LOOP(i, n) y[i] = unop(op, x[i], alpha, beta);
 }
 
 extern "C" int ck_unary(ck_stream s, int op, const float *x, float *y, int64_t n, float alpha, float beta)
@@ -386,28 +386,6 @@ extern "C" int ck_layernorm(ck_stream s, const float *x, float *y, const float *
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
     k_layernorm<<<(unsigned)blocks, THREADS, 0, (cudaStream_t)s>>>(x, y, scale, ns, bias, nb, rows, inner, eps);
     return last_error();
-}
-
-__device__ __forceinline__ float unop(int op, float v, float alpha, float beta)
-{
-    switch (op) {
-    case CK_RELU: return v > 0.f ? v : 0.f;
-    case CK_SIGMOID: return 1.f / (1.f + expf(-v));
-    case CK_TANH: return tanhf(v);
-    case CK_EXP: return expf(v);
-    case CK_LOG: return logf(v);
-    case CK_SQRT: return sqrtf(v);
-    case CK_ABS: return fabsf(v);
-    case CK_NEG: return -v;
-    case CK_HARDSIGMOID: return fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
-    case CK_HARDSWISH: return v * fminf(fmaxf(alpha * v + beta, 0.f), 1.f);
-    case CK_CLIP: return fminf(fmaxf(v, alpha), beta);
-    case CK_LEAKYRELU: return v < 0.f ? alpha * v : v;
-    case CK_ERF: return erff(v);
-    case CK_RECIPROCAL: return 1.f / v;
-    case CK_FLOOR: return floorf(v);
-    default: return ceilf(v);
-    }
 }
 
 struct chain_ptrs {
