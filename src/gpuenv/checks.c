@@ -314,29 +314,6 @@ __attribute__((weak)) int lector_engine_gpu_selftest(int device, char *msg, size
     return -2;
 }
 
-/* Where the CUDA loader looks for liblector-cuda.so (src/rt/cuda_loader.c). */
-static int find_cuda_module(char *out, size_t len)
-{
-    const char *env = getenv("LECTOR_CUDA_MODULE");
-    if (env && *env) {
-        snprintf(out, len, "%s", env);
-        return access(out, R_OK) ? -1 : 0;
-    }
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash) return -1;
-    *slash = 0;
-    snprintf(out, len, "%s/liblector-cuda.so", exe);
-    if (!access(out, R_OK)) return 0;
-    snprintf(out, len, "%s/../lib/liblector-cuda.so", exe);
-    if (!access(out, R_OK)) return 0;
-    snprintf(out, len, "%s/liblector-cuda.so", exe);
-    return -1;
-}
-
 void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *opt)
 {
     (void)opt;
@@ -346,13 +323,14 @@ void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *o
         return;
     }
     char path[4200];
-    if (find_cuda_module(path, sizeof path)) {
+    int where = gpuenv_cuda_module_path(path, sizeof path);
+    if (where) {
         gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_WARN, "lector_cuda_module_missing",
                    "liblector-cuda.so is not installed next to lector (a build without the CUDA toolkit, "
                    "or a copied binary); lector runs on the CPU",
                    "build with the CUDA toolkit (cmake -DLECTOR_CUDA=ON) or use the offline bundle, "
                    "or set LECTOR_CUDA_MODULE=/path/to/liblector-cuda.so",
-                   "not found: %s (or ../lib/)", path);
+                   "not found: %s%s", path, where == -2 ? " (or ../lib/)" : "");
         return;
     }
     gpuenv_ctx ctx;

@@ -260,6 +260,13 @@ int gpuenv_resolve_library(const char *root, const char *ld_library_path, const 
  *  /usr/local/cuda*) searched by libs.c. Returns 0 / -1 not found / -2 oom. */
 int gpuenv_find_best(const char *root, const char *stem, int cuda_major, gpuenv_libinfo *out);
 
+/** Where Lector's CUDA module is: $LECTOR_CUDA_MODULE, else liblector-cuda.so
+ *  next to the running executable, else in ../lib of it (the offline bundle).
+ *  Writes the path found into out and returns 0; when absent returns -1 with
+ *  the environment's path in out, or -2 with <exe dir>/liblector-cuda.so.
+ *  The loader (src/rt/cuda_loader.c) and the doctor's L5 both use it. */
+int gpuenv_cuda_module_path(char *out, size_t len);
+
 /* ---------------------------------------------------------------- tables */
 
 /** Minimum driver for a toolkit version "major.minor" from the release-notes

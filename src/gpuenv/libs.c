@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuenv/gpuenv.h"
@@ -889,4 +890,34 @@ int gpuenv_find_best(const char *root, const char *stem, int cuda_major, gpuenv_
     candv_free(&cv);
     gpuenv_ctx_free(&ctx);
     return rc;
+}
+
+static int regular_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int gpuenv_cuda_module_path(char *out, size_t len)
+{
+    const char *env = getenv("LECTOR_CUDA_MODULE");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return regular_file(out) ? 0 : -1;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(out, len, "liblector-cuda.so (the executable's path is unknown)");
+        return -2;
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(out, len, "%s/liblector-cuda.so", exe);
+    if (regular_file(out)) return 0;
+    snprintf(out, len, "%s/../lib/liblector-cuda.so", exe);
+    if (regular_file(out)) return 0;
+    snprintf(out, len, "%s/liblector-cuda.so", exe);
+    return -2;
 }

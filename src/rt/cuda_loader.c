@@ -3,8 +3,8 @@
  *
  * The core has no link-time CUDA dependency: on a machine without NVIDIA
  * software, lector runs on the CPU and this file produces the one-line reason.
- * Order: the module file (LECTOR_CUDA_MODULE, else next to the executable,
- * else ../lib of it, as in the offline bundle); the driver (libcuda.so.1);
+ * Order: the module file (gpuenv_cuda_module_path: LECTOR_CUDA_MODULE, else
+ * next to the executable, else ../lib of it, as in the offline bundle); the driver (libcuda.so.1);
  * cuBLAS and cuDNN of the CUDA major the module was built for, found through
  * src/gpuenv the way `lector doctor` finds them and preloaded by absolute
  * path, so that the module's DT_NEEDED entries bind to exactly those files;
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "gpuenv/gpuenv.h"
 #include "rt/backend.h"
@@ -59,34 +57,6 @@ static const rt_host_api host_api = {
     .node_opset = rt_node_opset,
 };
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int find_module(char *out, size_t len)
-{
-    const char *env = getenv("LECTOR_CUDA_MODULE");
-    if (env && *env) {
-        snprintf(out, len, "%s", env);
-        return file_exists(out) ? 0 : -1;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash) return -1;
-    *slash = 0;
-    snprintf(out, len, "%s/liblector-cuda.so", exe);
-    if (file_exists(out)) return 0;
-    snprintf(out, len, "%s/../lib/liblector-cuda.so", exe);
-    if (file_exists(out)) return 0;
-    snprintf(out, len, "%s/liblector-cuda.so (or ../lib/)", exe);
-    return -1;
-}
-
 static void why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void why(const char *fmt, ...)
 {
@@ -103,8 +73,9 @@ static void load_once(void)
         return;
     }
     char path[PATH_MAX + 64];
-    if (find_module(path, sizeof path)) {
-        why("the CUDA module is missing: no %s", path);
+    int found = gpuenv_cuda_module_path(path, sizeof path);
+    if (found) {
+        why("the CUDA module is missing: no %s%s", path, found == -2 ? " (or ../lib/)" : "");
         return;
     }
     /* the driver first: its absence is the most common reason, and the clearest */
