@@ -893,6 +893,18 @@ void lector_serve_default_config(lector_serve_config *c)
     c->fault_every = f ? atoi(f) : 0;
 }
 
+/* Waits until no request is in flight or the clock reaches `end` (ms). */
+static void wait_idle(double end)
+{
+    for (;;) {
+        pthread_mutex_lock(&srv.mu);
+        int busy = srv.inflight;
+        pthread_mutex_unlock(&srv.mu);
+        if (!busy || now_ms() >= end) return;
+        usleep(10000);
+    }
+}
+
 int lector_serve_run(const lector_serve_config *cfg)
 {
     memset(&srv, 0, sizeof srv);
@@ -1001,27 +1013,13 @@ out:
         pthread_mutex_unlock(&srv.mu);
         MHD_socket ls = MHD_quiesce_daemon(d); /* stop accepting */
         if (ls != MHD_INVALID_SOCKET) close(ls);
-        double end = now_ms() + cfg->grace_ms;
-        for (;;) {
-            pthread_mutex_lock(&srv.mu);
-            int busy = srv.inflight;
-            pthread_mutex_unlock(&srv.mu);
-            if (!busy || now_ms() >= end) break;
-            usleep(10000);
-        }
+        wait_idle(now_ms() + cfg->grace_ms);
         pthread_mutex_lock(&srv.mu);
         srv.abort_waits = 1; /* past the grace period: waiting requests get 503 */
         for (job *j = srv.head; j; j = j->next) pthread_cond_signal(&j->done);
         pthread_mutex_unlock(&srv.mu);
         /* let those 503s reach their clients before the connections close */
-        end = now_ms() + 5000;
-        for (;;) {
-            pthread_mutex_lock(&srv.mu);
-            int busy = srv.inflight;
-            pthread_mutex_unlock(&srv.mu);
-            if (!busy || now_ms() >= end) break;
-            usleep(10000);
-        }
+        wait_idle(now_ms() + 5000);
         MHD_stop_daemon(d);
     }
     pthread_mutex_lock(&srv.mu);
