@@ -670,8 +670,6 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     s->n = numel(y);
     s->channels = y->dims[1];
     s->inner = s->n / (y->dims[0] * y->dims[1]);
-    cc->need_const[n->in[1]] = 1;
-    if (b) cc->need_const[n->in[2]] = 1;
     return 0;
 }
 
@@ -727,8 +725,6 @@ static int build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op)
     s->kind = S_BINARY;
     s->op = op;
     s->bc = bc;
-    for (int k = 0; k < 2; k++)
-        if (ops[k]->data) cc->need_const[n->in[k]] = 1;
     return 0;
 }
 
@@ -980,8 +976,6 @@ static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     s->nn = (int)nn;
     s->kind = S_MATMUL;
     s->n = numel(y);
-    for (int q = 0; q < 2; q++)
-        if (val(g, n->in[q])->data) cc->need_const[n->in[q]] = 1;
     return 0;
 }
 
@@ -1094,8 +1088,6 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->inner = numel(y) / (s->outer ? s->outer : 1);
         s->elem = dsize(y->dtype);
         s->op = axis;
-        for (int k = 0; k < n->n_in; k++)
-            if (val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
         r = 0;
         break;
     }
@@ -1136,8 +1128,6 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->outer = outer;
         s->inner = inner;
         s->eps = H->attr_float(n, "epsilon", 1e-5f);
-        for (int k = 1; k < n->n_in; k++)
-            if (n->in[k] >= 0 && val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
         r = 0;
         break;
     }
