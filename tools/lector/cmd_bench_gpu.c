@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "lector.h"
 #include "lector_rt.h"
+#include "util/util.h"
 
 static void fill_uniform(float *x, size_t n, uint64_t seed)
 {
@@ -200,23 +201,6 @@ static void *pipe_worker(void *arg)
     return NULL;
 }
 
-static void *slurp_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *b = len >= 0 ? malloc(len ? (size_t)len : 1) : NULL;
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *n = (size_t)(len > 0 ? len : 0);
-    return b;
-}
-
 static int bench_pipeline(int argc, char **argv)
 {
     lector_params p = lector_default_params();
@@ -272,9 +256,15 @@ static int bench_pipeline(int argc, char **argv)
     if (batch > 1) {
         c.bytes = calloc((size_t)n, sizeof *c.bytes);
         c.sizes = calloc((size_t)n, sizeof *c.sizes);
-        for (int i = 0; c.bytes && c.sizes && i < n; i++)
-            if (!(c.bytes[i] = slurp_file(images[i], &c.sizes[i]))) {
-                fprintf(stderr, "lector bench pipeline: cannot read %s\n", images[i]);
+        if (!c.bytes || !c.sizes) return 1;
+        for (int i = 0; i < n; i++)
+            if (lector__read_file(images[i], 0, (uint8_t **)&c.bytes[i], &c.sizes[i], &err)) {
+                fprintf(stderr, "lector bench pipeline: %s\n", err.message);
+                for (int j = 0; j < i; j++) lector__free(c.bytes[j]);
+                free(c.bytes);
+                free(c.sizes);
+                lector_engine_free(e);
+                free(images);
                 return 1;
             }
     }
@@ -319,7 +309,7 @@ static int bench_pipeline(int argc, char **argv)
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; %d errors\n",
                lector_engine_device(e), workers, pages, wall / 1e3, pps, p50, p99, st[0], st[1], st[2], st[3], errors);
     free(v);
-    for (int i = 0; c.bytes && i < n; i++) free(c.bytes[i]);
+    for (int i = 0; c.bytes && i < n; i++) lector__free(c.bytes[i]);
     free(c.bytes);
     free(c.sizes);
     free(th);
