@@ -144,9 +144,11 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
                                    lector_error *err);
 /* Frees an engine; NULL is a no-op. No read may be in progress. */
 void lector_engine_free(lector_engine *engine);
-/* "cpu (onednn, 2 threads)", "cuda:0 (NVIDIA H200)", ... for logs; with
- * device auto on the CPU, the reason the GPU was not used is appended. */
+/* "cpu (onednn, 2 threads)", "cpu (ref, 1 threads)", "cuda:0", ... for logs. */
 const char *lector_engine_device(const lector_engine *engine);
+/* With device auto on the CPU: why the GPU was not used (the loader's or the
+ * backend's message); "" otherwise. */
+const char *lector_engine_fallback_reason(const lector_engine *engine);
 /* 1 when the engine runs its models on a GPU. */
 int lector_engine_on_gpu(const lector_engine *engine);
 /* GPU memory held through Lector on the engine's GPU and the cap (0, 0 on the CPU). */

@@ -21,7 +21,8 @@ struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     ocr_dict dict;
-    char device[640];
+    char device[128];
+    char fallback[560]; /* device auto on the CPU: why */
     int on_gpu;
 };
 
@@ -130,7 +131,6 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     lector_engine *e = lector__calloc(1, sizeof *e);
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     e->p = *params;
-    char reason[560] = "";
     if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
         char gpu[32];
         snprintf(gpu, sizeof gpu, "cuda:%d", params->device_id);
@@ -141,7 +141,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
             lector__free(e);
             return st;
         } else {
-            snprintf(reason, sizeof reason, "%s", err ? err->message : lector_status_str(st));
+            snprintf(e->fallback, sizeof e->fallback, "%s", err ? err->message : lector_status_str(st));
         }
     }
     if (!e->on_gpu && (st = load_models(e, params->backend, err))) {
@@ -158,10 +158,9 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (e->on_gpu) {
         snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id, params->gpu_fp16 ? " (fp16)" : "");
     } else {
-        snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)%s%s%s", lector_model_backend(e->rec),
-                 params->threads > 0 ? params->threads : lector__physical_cores(), *reason ? " [auto: " : "",
-                 reason, *reason ? "]" : "");
-        if (*reason) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", reason);
+        snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)", lector_model_backend(e->rec),
+                 params->threads > 0 ? params->threads : lector__physical_cores());
+        if (*e->fallback) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", e->fallback);
     }
     *out = e;
     return LECTOR_OK;
@@ -178,6 +177,8 @@ void lector_engine_free(lector_engine *e)
 }
 
 const char *lector_engine_device(const lector_engine *e) { return e ? e->device : ""; }
+
+const char *lector_engine_fallback_reason(const lector_engine *e) { return e ? e->fallback : ""; }
 
 int lector_engine_on_gpu(const lector_engine *e) { return e ? e->on_gpu : 0; }
 

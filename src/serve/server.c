@@ -969,9 +969,7 @@ int lector_serve_run(const lector_serve_config *cfg)
             goto out;
         }
     }
-    /* the device alone (a metric label, /readyz); the reason auto fell back is logged at start */
-    const char *pd = lector_engine_device(srv.primary), *why = strstr(pd, " [auto: ");
-    snprintf(srv.primary_dev, sizeof srv.primary_dev, "%.*s", why ? (int)(why - pd) : (int)strlen(pd), pd);
+    snprintf(srv.primary_dev, sizeof srv.primary_dev, "%s", lector_engine_device(srv.primary));
     snprintf(srv.cpu_dev, sizeof srv.cpu_dev, "%s", lector_engine_device(srv.cpu));
     warm(srv.primary);
     if (srv.cpu != srv.primary) warm(srv.cpu);
@@ -998,8 +996,8 @@ int lector_serve_run(const lector_serve_config *cfg)
                 cfg->fault_every);
     fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", now_ms() - t0, srv.n_workers,
             srv.primary_dev, srv.cpu != srv.primary ? ", CPU fallback " : "", srv.cpu != srv.primary ? srv.cpu_dev : "");
-    if (why) /* " [auto: REASON]" */
-        fprintf(stderr, "lector serve: device auto: not on the GPU: %.*s\n", (int)strlen(why) - 9, why + 8);
+    if (*lector_engine_fallback_reason(srv.primary))
+        fprintf(stderr, "lector serve: device auto: not on the GPU: %s\n", lector_engine_fallback_reason(srv.primary));
 
     int sig = 0;
     sigwait(&sigs, &sig);

@@ -304,7 +304,9 @@ int cmd_ocr(int argc, char **argv)
         return 1;
     }
     if (p.device != LECTOR_DEVICE_CPU && !quiet)
-        fprintf(stderr, "lector: device: %s\n", lector_engine_device(eng));
+        fprintf(stderr, "lector: device: %s%s%s%s\n", lector_engine_device(eng),
+                *lector_engine_fallback_reason(eng) ? " [auto: " : "", lector_engine_fallback_reason(eng),
+                *lector_engine_fallback_reason(eng) ? "]" : "");
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
         fprintf(stderr, "lector: cannot write %s: %s\n", out_path, strerror(errno));
