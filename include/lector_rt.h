@@ -135,6 +135,15 @@ typedef struct lector_model_options {
      * precision where the backend supports it. */
     size_t gpu_mem_limit;
     int fp16;
+    /* 1: every float output of rank >= 2 becomes two outputs, in its place:
+     * the index of its maximum over the last axis (int64, ONNX ArgMax
+     * keepdims=0, first maximum) and that maximum (float, ReduceMax
+     * keepdims=0): what a CTC decoder reads of a recogniser's probabilities,
+     * without copying the whole tensor off the device. Element type and rank
+     * are those the model declares for the output (an output whose rank is
+     * not declared stays as it is); the new outputs are named
+     * "<output>_argmax" and "<output>_max". */
+    int output_argmax;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -173,6 +182,16 @@ void lector_model_gpu_memory(const lector_model *model, size_t *used, size_t *li
 lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs,
                                size_t n_inputs, lector_tensor **outputs, size_t *n_outputs,
                                lector_error *err);
+
+/* Times the model the way a framework benchmark times one (`lector bench
+ * gpu`): on a GPU the inputs are uploaded once, then the model runs `runs`
+ * times back to back on the device, each run between two CUDA events (its
+ * work on the device only: no host<->device copies); on a CPU backend each
+ * run is one execution timed on the host. ms[i] receives run i in
+ * milliseconds; `mode` (may be NULL) how the plan runs: "fp16 NHWC",
+ * "fp32 NCHW" on a GPU, the backend's name otherwise. Thread-safe. */
+lector_status lector_model_time(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
+                                int runs, double *ms, char *mode, size_t mode_len, lector_error *err);
 
 /* Reads a serialized onnx.TensorProto (the format of ONNX's node tests,
  * input_0.pb/output_0.pb) into a new tensor; free with lector_tensors_free(t, 1).

@@ -2,9 +2,11 @@
 # bench/gpu/device.sh STEP... - runs on the accelerator machine from the
 # repository root, on what bench/gpu/stage.sh put in .device/. Steps:
 #   smoke   lector --device cuda and cpu on samples/sample.jpg
-#   nodes   ONNX node tests on the CUDA backend (oracle: ONNX's expected outputs)
-#   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3)
-#   e2e     end-to-end texts, GPU vs CPU, on the staged ICDAR2015 / SROIE images
+#   nodes   ONNX node tests on the CUDA backend (oracle: ONNX's expected outputs): fp32 NCHW, fp32 NHWC,
+#           the chain interpreter
+#   check   every GPU step against the reference kernels (LECTOR_CUDA_CHECK=1), fp32 and fp16
+#   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
+#   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images
 #   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
 #   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
@@ -28,22 +30,36 @@ for step in "$@"; do
       $L --device cuda samples/sample.jpg 2>&1 | head -20
       LECTOR_LOG=debug $L --device cuda --format json samples/sample.jpg 2>&1 | grep -i "host\|cuda" | head -20
       ;;
-    nodes)
+    nodes)     # fp32 NCHW (compiled chains), fp32 NHWC (the layout code on ONNX's exact oracle), the interpreter
       mkdir -p /tmp/node && tar -C /tmp/node -xJf "$dev/node.tar.xz"
-      LECTOR_NODE_BACKEND=cuda "$dev/bin/test_onnx_nodes" /tmp/node "$dev/cases.txt" >"$out/nodes.log" 2>&1
-      echo "rc=$?"; grep -v "^ok " "$out/nodes.log" | head -60
+      for cfg in "default" "LECTOR_CUDA_NHWC=1" "LECTOR_CUDA_NVRTC=0"; do
+        env ${cfg/default/LECTOR_X=1} LECTOR_NODE_BACKEND=cuda "$dev/bin/test_onnx_nodes" /tmp/node "$dev/cases.txt" \
+            >"$out/nodes_${cfg%%=*}.log" 2>&1
+        echo "nodes [$cfg] rc=$?: $(grep -c '^ok ' "$out/nodes_${cfg%%=*}.log") ok"; grep -v "^ok " "$out/nodes_${cfg%%=*}.log" | head -25
+      done
+      ;;
+    check)     # every step against the reference kernels (cuda_check.c), fp32 and fp16
+      for f in "" --fp16; do
+        LECTOR_CUDA_CHECK=1 "$dev/bin/test_cuda_engine" same $f --models "$B/models" samples/sample.jpg \
+            >"$out/check$f.log" 2>&1
+        echo "check [${f:-fp32}] rc=$?"; grep -E "FAIL|cuda-check|passed|same" "$out/check$f.log" | head -12
+      done
       ;;
     parity)
       "$dev/bin/test_parity" --backend cuda --tol 1e-3 --models "$B/models" --data "$dev/data" \
           --oracle lector:cpu --work /tmp/parity >"$out/parity.log" 2>&1
-      echo "rc=$?"; grep -v "^parity:   " "$out/parity.log" | tail -20
+      echo "rc=$?"; grep -v "^parity:   " "$out/parity.log" | tail -12
+      "$dev/bin/test_parity" --fp16 --backend cuda --tol 5e-2 --max-path-mismatch 0.1 --models "$B/models" \
+          --data "$dev/data" --oracle lector:cpu --work /tmp/parity16 >"$out/parity_fp16.log" 2>&1
+      echo "fp16 rc=$?"; grep -v "^parity:   " "$out/parity_fp16.log" | tail -12
       ;;
-    e2e)
+    e2e)       # texts, GPU (fp32, then fp16) vs CPU
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        $L --device cuda --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda.tsv" 2>"$out/e2e_$s.cuda.err"
-        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda.tsv" "$s" <<'PY'
+        for f in "" --fp16; do
+        $L --device cuda $f --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$f.tsv" 2>"$out/e2e_$s.cuda$f.err"
+        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda$f.tsv" "$s${f:+ fp16}" <<'PY'
 import sys
 def lines(p):
     r = []
@@ -54,10 +70,12 @@ def lines(p):
     return r
 a, b = lines(sys.argv[1]), lines(sys.argv[2])
 same = sum(1 for x, y in zip(a, b) if x == y)
-print("%s: cpu %d lines, cuda %d lines, identical in order: %d" % (sys.argv[3], len(a), len(b), same))
-for x, y in zip(a, b):
+print("%s: cpu %d lines, cuda %d lines, identical in order: %d (%.2f%%)" % (sys.argv[3], len(a), len(b), same,
+      100.0 * same / max(len(a), 1)))
+for x, y in list(zip(a, b))[:400]:
     if x != y: print("  cpu  %r\n  cuda %r" % (x, y))
 PY
+        done
       done
       ;;
     robust)
@@ -71,10 +89,14 @@ PY
     bench)
       PY=/opt/torch/.venv/bin/python3; [ -x $PY ] || PY=python3
       nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
-      $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector.jsonl" 2>"$out/bench_lector.err"
-      LECTOR_CUDA_GRAPHS=0 $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector_eager.jsonl" 2>&1
+      for f in "" --fp16; do
+        $L bench gpu --models "$B/models" --json --runs 20 $f >>"$out/bench_lector.jsonl" 2>>"$out/bench_lector.err"
+        LECTOR_CUDA_GRAPHS=0 $L bench gpu --models "$B/models" --json --runs 10 $f >>"$out/bench_lector_eager.jsonl" 2>&1
+      done
       $PY "$dev/torch_onnx.py" "$B/models" >"$out/bench_peer.jsonl" 2>"$out/bench_peer.err"
-      $L bench gpu --models "$B/models" --json --runs 20 >"$out/bench_lector2.jsonl" 2>&1   # the same run again: the spread
+      for f in "" --fp16; do   # the same run again: the spread
+        $L bench gpu --models "$B/models" --json --runs 20 $f >>"$out/bench_lector2.jsonl" 2>&1
+      done
       python3 bench/gpu/report.py "$out/bench_lector.jsonl" "$out/bench_peer.jsonl" "$out/bench_lector_eager.jsonl"
       python3 bench/gpu/report.py "$out/bench_lector2.jsonl" "$out/bench_peer.jsonl" | tail -n +3
       tail -n 3 "$out/bench_peer.err" "$out/bench_lector.err"
@@ -89,8 +111,8 @@ PY
       done
       $L bench pipeline --models "$B/models" --device cpu --workers 16 --threads 1 --rounds 1 --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       ;;
-    profile)   # where the time goes, per operator (eager, events around each step)
-      LECTOR_CUDA_PROFILE=1 $L bench gpu --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -40
+    profile)   # where the time goes, per operator (eager, events around each step), fp16 at batch 32
+      LECTOR_CUDA_PROFILE=1 $L bench gpu --fp16 --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -40
       LECTOR_CUDA_FUSE=0 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
       LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
       LECTOR_CUDA_TF32=1 LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10

@@ -46,28 +46,45 @@ void ocr_dict_free(ocr_dict *d)
     memset(d, 0, sizeof *d);
 }
 
-lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text,
-                             float *score, lector_error *err)
+static lector_status dict_mismatch(lector_error *err, const char *at_least, long long classes,
+                                   const ocr_dict *d)
 {
-    *text = NULL;
-    *score = 0;
-    if (C != d->n)
-        return lector__error(err, LECTOR_ERR_SHAPE,
-                             "the recognition model predicts %d classes but the dictionary has %d "
-                             "(dictionary + blank%s): wrong dictionary for this model?",
-                             C, d->n, d->chars[d->n - 1][0] == ' ' ? " + space" : "");
+    return lector__error(err, LECTOR_ERR_SHAPE,
+                         "the recognition model predicts %s%lld classes but the dictionary has %d "
+                         "(dictionary + blank%s): wrong dictionary for this model?",
+                         at_least, classes, d->n, d->chars[d->n - 1][0] == ' ' ? " + space" : "");
+}
+
+/* The greedy decoding of both entry points: per step t the class of the
+ * maximum, from the probabilities (probs, C per step: the first maximum,
+ * like np.argmax) or given (idx, maxp: ArgMax/ReduceMax of them). */
+static lector_status decode(const float *probs, int C, const int64_t *idx, const float *maxp, int T,
+                            const ocr_dict *d, char **text, float *score, lector_error *err)
+{
     size_t cap = 1;
     for (int t = 0; t < T; t++) cap += 8;
     char *out = lector__malloc(cap);
     if (!out) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     size_t o = 0;
     double sum = 0;
-    int kept = 0, prev = -1;
+    int kept = 0;
+    int64_t prev = -1;
     for (int t = 0; t < T; t++) {
-        const float *p = probs + (size_t)t * C;
-        int best = 0;
-        for (int c = 1; c < C; c++)
-            if (p[c] > p[best]) best = c; /* first maximum, like np.argmax */
+        int64_t best = 0;
+        float pbest;
+        if (probs) {
+            const float *p = probs + (size_t)t * C;
+            for (int c = 1; c < C; c++)
+                if (p[c] > p[best]) best = c; /* first maximum, like np.argmax */
+            pbest = p[best];
+        } else {
+            best = idx[t];
+            pbest = maxp[t];
+            if (best < 0 || best >= d->n) { /* the model has more classes than the dictionary */
+                lector__free(out);
+                return dict_mismatch(err, "at least ", best < 0 ? 0 : (long long)best + 1, d);
+            }
+        }
         if (best != prev && best != 0) {
             const char *s = d->chars[best];
             size_t l = strlen(s);
@@ -82,7 +99,7 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
             }
             memcpy(out + o, s, l);
             o += l;
-            sum += p[best];
+            sum += pbest;
             kept++;
         }
         prev = best;
@@ -91,4 +108,22 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
     *text = out;
     *score = kept ? (float)(sum / kept) : 0.f;
     return LECTOR_OK;
+}
+
+lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text,
+                             float *score, lector_error *err)
+{
+    *text = NULL;
+    *score = 0;
+    if (C != d->n) return dict_mismatch(err, "", C, d);
+    return decode(probs, C, NULL, NULL, T, d, text, score, err);
+}
+
+lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C,
+                                    const ocr_dict *d, char **text, float *score, lector_error *err)
+{
+    *text = NULL;
+    *score = 0;
+    if (C > 0 && C != d->n) return dict_mismatch(err, "", C, d);
+    return decode(NULL, 0, idx, maxp, T, d, text, score, err);
 }

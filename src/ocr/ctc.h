@@ -7,6 +7,7 @@
 #define LECTOR_OCR_CTC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lector_rt.h"
 
@@ -25,5 +26,17 @@ void ocr_dict_free(ocr_dict *d);
  * malloc'd (lector__free). Returns LECTOR_ERR_SHAPE if C != d->n. */
 lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text,
                              float *score, lector_error *err);
+
+/* The same decoding from the recogniser's probabilities reduced on the
+ * device (lector_model_options.output_argmax): per step the class of the
+ * maximum, idx[t] (the first maximum), and that maximum, maxp[t]. Gives
+ * exactly the text and score ocr_ctc_decode gives on the probabilities (NaN
+ * aside: ArgMax takes a NaN for the maximum, as np.argmax does).
+ * C is the model's number of classes, LECTOR_ERR_SHAPE if C != d->n; C <= 0
+ * when it is not known: then LECTOR_ERR_SHAPE when an index is not a class
+ * of the dictionary (a model with fewer classes than the dictionary is not
+ * detected). */
+lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C,
+                                    const ocr_dict *d, char **text, float *score, lector_error *err);
 
 #endif

@@ -20,6 +20,7 @@
 struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
+    int rec_argmax; /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
     char fallback[560]; /* device auto on the CPU: why */
@@ -69,7 +70,7 @@ lector_read_options lector_default_read_options(void)
 }
 
 static lector_status load_one(const lector_params *p, const char *backend, const char *override,
-                              const char *file, lector_model **out, lector_error *err)
+                              const char *file, int argmax, lector_model **out, lector_error *err)
 {
     char path[4096];
     if (override) snprintf(path, sizeof path, "%s", override);
@@ -77,7 +78,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) ? p->gpu_fp16 : 0};
+                               .fp16 = backend && !strncmp(backend, "cuda", 4) ? p->gpu_fp16 : 0,
+                               /* the recogniser's argmax and max per step, not its probabilities */
+                               .output_argmax = argmax};
     return lector_model_load_file(path, &mo, out, err);
 }
 
@@ -86,16 +89,19 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", &e->rec, err)) ||
+    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, &e->rec, err)) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->cls);
         e->det = e->rec = e->cls = NULL;
         return st;
     }
+    /* a recogniser whose output declares no rank keeps its probabilities */
+    const lector_value_info *o0 = lector_model_output(e->rec, 0), *o1 = lector_model_output(e->rec, 1);
+    e->rec_argmax = o0 && o1 && o0->dtype == LECTOR_DTYPE_INT64 && o1->dtype == LECTOR_DTYPE_FLOAT32;
     return LECTOR_OK;
 }
 
@@ -210,11 +216,11 @@ typedef struct crop {
 } crop;
 
 static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h,
-                                int64_t w, lector_tensor **out, lector_error *err)
+                                int64_t w, lector_tensor **out, size_t *n_out, lector_error *err)
 {
     lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {n, c, h, w}, data};
-    size_t n_out;
-    return lector_model_run(m, &in, 1, out, &n_out, err);
+    size_t k;
+    return lector_model_run(m, &in, 1, out, n_out ? n_out : &k, err);
 }
 
 /* DB post-processing of one probability map (ph x pw) into sorted boxes. */
@@ -237,7 +243,7 @@ static lector_status detect(lector_engine *e, const lector_image *img, int limit
                                                    e->p.det_mean, e->p.det_std, &di, err);
     if (st) return st;
     lector_tensor *out = NULL;
-    st = run_model1(e->det, di.data, 1, 3, di.height, di.width, &out, err);
+    st = run_model1(e->det, di.data, 1, 3, di.height, di.width, &out, NULL, err);
     lector__det_input_free(&di);
     if (st) return st;
     int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
@@ -313,7 +319,7 @@ static lector_status classify(lector_engine *e, crop **order, int n,
                                         batch + (size_t)k * 3 * ih * iw, err);
         if (st) break;
         lector_tensor *out = NULL;
-        if ((st = run_model1(e->cls, batch, nb, 3, ih, iw, &out, err))) break;
+        if ((st = run_model1(e->cls, batch, nb, 3, ih, iw, &out, NULL, err))) break;
         int64_t nc = out[0].dims[out[0].ndim - 1];
         const float *pr = out[0].data;
         for (int k = 0; k < nb; k++) {
@@ -383,20 +389,30 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
         for (int k = 0; k < nb && !st; k++)
             st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
         lector_tensor *out = NULL;
-        if (!st) st = run_model1(e->rec, batch, nb, 3, ih, bw, &out, err);
+        size_t n_out = 0;
+        if (!st) st = run_model1(e->rec, batch, nb, 3, ih, bw, &out, &n_out, err);
         lector__free(batch);
         if (st) break;
-        if (out[0].ndim != 3) {
-            lector_tensors_free(out, 1);
-            st = lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3",
-                               out[0].ndim);
+        /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
+         * of the [N,T,C] probabilities; else the probabilities themselves */
+        int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
+        if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {
+            lector_tensors_free(out, n_out);
+            st = lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
             break;
         }
-        int T = (int)out[0].dims[1], C = (int)out[0].dims[2];
-        for (int k = 0; k < nb && !st; k++)
-            st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict,
-                                &order[b0 + k]->text, &order[b0 + k]->score, err);
-        lector_tensors_free(out, 1);
+        int T = (int)out[0].dims[1], C = e->rec_argmax ? 0 : (int)out[0].dims[2];
+        for (int k = 0; k < nb && !st; k++) {
+            crop *cr = order[b0 + k];
+            if (e->rec_argmax) /* the number of classes is not known: every index is checked */
+                st = ocr_ctc_decode_argmax((const int64_t *)out[0].data + (size_t)k * T,
+                                           (const float *)out[1].data + (size_t)k * T, T, C, &e->dict,
+                                           &cr->text, &cr->score, err);
+            else
+                st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict,
+                                    &cr->text, &cr->score, err);
+        }
+        lector_tensors_free(out, n_out);
     }
     return st;
 }
@@ -698,7 +714,7 @@ static void detect_batched(lector_engine *e, const lector_image *const *imgs, in
             for (int q = 0; data && q < g; q++) memcpy(data + one * (size_t)q, pre[grp[q]].di.data, sizeof(float) * one);
         }
         lector_tensor *out = NULL;
-        if (!st) st = run_model1(e->det, data, g, 3, h, w, &out, &err);
+        if (!st) st = run_model1(e->det, data, g, 3, h, w, &out, NULL, &err);
         if (g > 1) lector__free(data);
         runs++;
         double ms = (lector__now_ms() - t0) / g;

@@ -18,7 +18,7 @@
 #include "lector_rt.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 1u
+#define RT_BACKEND_API_VERSION 2u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */

@@ -8,7 +8,8 @@
  * cuBLAS and cuDNN of the CUDA major the module was built for, found through
  * src/gpuenv the way `lector doctor` finds them and preloaded by absolute
  * path, so that the module's DT_NEEDED entries bind to exactly those files;
- * then the module itself and its entry point and API version. The result,
+ * NVRTC when it is there (optional); then the module itself and its entry
+ * point and API version. The result,
  * success or the reason, is computed once per process.
  */
 #include <dlfcn.h>
@@ -100,6 +101,11 @@ static void load_once(void)
         }
         lector__log(LECTOR_LOG_DEBUG, "cuda: preloaded %s (%s)", info.path, info.version);
     }
+    /* NVRTC is optional: with it the module compiles each fused elementwise
+     * chain into its own kernel; without it the chains run in an interpreter */
+    gpuenv_libinfo nvrtc;
+    if (!gpuenv_find_best(NULL, "nvrtc", LECTOR_CUDA_MAJOR, &nvrtc) && dlopen(nvrtc.path, RTLD_NOW | RTLD_GLOBAL))
+        lector__log(LECTOR_LOG_DEBUG, "cuda: preloaded %s (%s)", nvrtc.path, nvrtc.version);
     void *mod = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!mod) {
         why("the CUDA module %s cannot be loaded: %s", path, dlerror());

@@ -198,6 +198,20 @@ fail:
     return NULL;
 }
 
+rt_attr *rt_node_add_attr(rt_node *n, const char *name, rt_attr_type type)
+{
+    rt_attr *a = lector__realloc(n->attrs, sizeof *a * (size_t)(n->n_attrs + 1));
+    if (!a) return NULL;
+    n->attrs = a;
+    a = &n->attrs[n->n_attrs];
+    memset(a, 0, sizeof *a);
+    a->name = lector__strdup(name);
+    if (!a->name) return NULL;
+    a->type = type;
+    n->n_attrs++;
+    return a;
+}
+
 const rt_attr *rt_attr_find(const rt_node *n, const char *name)
 {
     for (int i = 0; i < n->n_attrs; i++)

@@ -56,8 +56,9 @@ typedef enum rt_act {
 
 typedef struct rt_value {
     char *name;
-    lector_dtype dtype;  /* LECTOR_DTYPE_UNDEFINED until inferred */
-    int ndim;            /* -1 until inferred */
+    lector_dtype dtype;  /* LECTOR_DTYPE_UNDEFINED until inferred (a graph output:
+                            as the model declares it, if it does) */
+    int ndim;            /* -1 until inferred (a graph output: as declared) */
     int64_t dims[LECTOR_MAX_DIMS];
     void *data;          /* non-NULL: a constant (initializer or folded) */
     bool owns_data;      /* data is freed with the graph */
@@ -113,6 +114,9 @@ int rt_graph_add_const(rt_graph *g, const char *name, lector_dtype dt, int ndim,
 
 /* ---- attributes --------------------------------------------------------- */
 
+/* Appends an attribute `name` of `type` (all values zero) to node `n`; NULL
+ * on allocation failure (the node stays valid). */
+rt_attr *rt_node_add_attr(rt_node *n, const char *name, rt_attr_type type);
 const rt_attr *rt_attr_find(const rt_node *n, const char *name);
 int64_t rt_attr_int(const rt_node *n, const char *name, int64_t dflt);
 float rt_attr_float(const rt_node *n, const char *name, float dflt);

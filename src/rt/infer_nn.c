@@ -308,3 +308,41 @@ lector_status rt_infer_ReduceMax(const rt_node *nd, const rt_value *const *in,
 {
     return reduce(nd, in, out, err);
 }
+
+/* ArgMax (opsets 1-13): one axis (default 0, negative from the end),
+ * keepdims (default 1), select_last_index (default 0); int64 indices. */
+lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                              lector_error *err)
+{
+    lector_status st = need_in(nd, in, 1, err);
+    if (st) return st;
+    const rt_value *x = in[0];
+    switch (x->dtype) {
+    case LECTOR_DTYPE_FLOAT32: case LECTOR_DTYPE_FLOAT64: case LECTOR_DTYPE_INT64: case LECTOR_DTYPE_INT32:
+        break;
+    default:
+        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
+                             nd->name, lector_dtype_name(x->dtype));
+    }
+    int r = x->ndim;
+    int64_t axis = rt_attr_int(nd, "axis", 0);
+    int a = rt_norm_axis(axis, r);
+    if (a < 0)
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range for rank %d",
+                             nd->name, (long long)axis, r);
+    int keep = rt_attr_int(nd, "keepdims", 1) != 0;
+    int64_t d[LECTOR_MAX_DIMS], numel = 1;
+    int k = 0;
+    for (int i = 0; i < r; i++) {
+        if (i != a) {
+            d[k++] = x->dims[i];
+            numel *= x->dims[i];
+        } else if (keep) {
+            d[k++] = 1;
+        }
+    }
+    if (x->dims[a] == 0 && numel > 0) /* no maximum to point at */
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: ArgMax over an empty axis %d", nd->name, a);
+    rt_set_out(out[0], LECTOR_DTYPE_INT64, k, d);
+    return LECTOR_OK;
+}

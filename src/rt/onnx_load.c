@@ -31,21 +31,6 @@ static lector_status oom(load_ctx *c)
     return lector__error(c->err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory while loading", c->file);
 }
 
-/* Appends an attribute to node `n` (allocation owned by the node). */
-static rt_attr *node_add_attr(rt_node *n, const char *name, rt_attr_type type)
-{
-    rt_attr *a = lector__realloc(n->attrs, sizeof *a * (size_t)(n->n_attrs + 1));
-    if (!a) return NULL;
-    n->attrs = a;
-    a = &n->attrs[n->n_attrs];
-    memset(a, 0, sizeof *a);
-    a->name = lector__strdup(name);
-    if (!a->name) return NULL;
-    a->type = type;
-    n->n_attrs++;
-    return a;
-}
-
 static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributeProto *ap)
 {
     rt_attr_type type;
@@ -61,7 +46,7 @@ static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributePro
                              "%s: node '%s': attribute '%s' has an unsupported type (%d)", c->file,
                              n->name, ap->name ? ap->name : "", (int)ap->type);
     }
-    rt_attr *a = node_add_attr(n, ap->name ? ap->name : "", type);
+    rt_attr *a = rt_node_add_attr(n, ap->name ? ap->name : "", type);
     if (!a) return oom(c);
     a->f = ap->f;
     a->i = ap->i;
@@ -165,10 +150,10 @@ static lector_status normalise(load_ctx *c, rt_node *n)
             /* Resize-10: (X, scales), asymmetric coordinates, floor rounding. */
             n->in[2] = n->in[1];
             n->in[1] = -1;
-            rt_attr *a = node_add_attr(n, "coordinate_transformation_mode", RT_ATTR_STRING);
+            rt_attr *a = rt_node_add_attr(n, "coordinate_transformation_mode", RT_ATTR_STRING);
             if (!a || !(a->s = lector__strdup("asymmetric"))) return oom(c);
             if (!rt_attr_find(n, "nearest_mode")) {
-                a = node_add_attr(n, "nearest_mode", RT_ATTR_STRING);
+                a = rt_node_add_attr(n, "nearest_mode", RT_ATTR_STRING);
                 if (!a || !(a->s = lector__strdup("floor"))) return oom(c);
             }
         }
@@ -218,6 +203,25 @@ static lector_status value_info(load_ctx *c, const Onnx__ValueInfoProto *vi, rt_
         }
     }
     return LECTOR_OK;
+}
+
+/* What a graph output declares of itself, where it is a tensor of a known
+ * element type; anything else is left undefined (no error: inference decides). */
+static void declared_type(const Onnx__ValueInfoProto *vi, rt_value *v)
+{
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !vi->type->tensor_type || !lector_dtype_size((lector_dtype)vi->type->tensor_type->elem_type))
+        return;
+    const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    v->dtype = (lector_dtype)tt->elem_type;
+    if (!tt->shape || tt->shape->n_dim > LECTOR_MAX_DIMS) return;
+    v->ndim = (int)tt->shape->n_dim;
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        v->dims[i] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0
+                         ? d->dim_value
+                         : -1;
+    }
 }
 
 static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
@@ -285,7 +289,7 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
         int ni = g->n_nodes - 1;
         for (size_t k = 0; k < np->n_attribute; k++)
             if ((st = copy_attr(c, n, np->attribute[k]))) return st;
-        rt_attr *a = node_add_attr(n, "__opset", RT_ATTR_INT);
+        rt_attr *a = rt_node_add_attr(n, "__opset", RT_ATTR_INT);
         if (!a) return oom(c);
         a->i = c->opset;
         for (int k = 0; k < n_in; k++) {
@@ -318,7 +322,9 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
             return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
                                  "%s: graph output '%s' is not produced by any node", c->file, name);
         g->values[v].is_output = true;
-        /* Declared output types are informative only; inference decides. */
+        /* The declared type and shape describe the output before any run
+         * (lector_model_output, output_argmax); inference decides the real ones. */
+        if (!g->values[v].is_input && !g->values[v].data) declared_type(gp->output[i], &g->values[v]);
         g->outputs[g->n_outputs++] = v;
     }
     if (g->n_outputs == 0)

@@ -13,6 +13,8 @@
  * Resize/Upsample scales) into the input form before anything else sees the
  * graph. ReduceMean/ReduceSum/ReduceMax take `axes` as an attribute (opset
  * <= 17) or as input 1 (ReduceSum >= 13, all >= 18): both are accepted.
+ * ArgMax has the same semantics in every opset (select_last_index, added in
+ * opset 12, defaults to 0).
  */
 #ifndef LECTOR_RT_OPS_H
 #define LECTOR_RT_OPS_H
@@ -21,7 +23,7 @@
 
 /* X-macro list of supported operators (ONNX names). */
 #define RT_OP_LIST(X) \
-    X(Abs) X(Add) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Clip) X(Concat) \
+    X(Abs) X(Add) X(ArgMax) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Clip) X(Concat) \
     X(Constant) X(ConstantOfShape) X(Conv) X(ConvTranspose) X(Div) X(Dropout) X(Equal) X(Erf) \
     X(Exp) X(Expand) X(Flatten) X(Floor) X(Gather) X(Gemm) X(GlobalAveragePool) \
     X(GlobalMaxPool) X(HardSigmoid) X(HardSwish) X(Identity) X(LayerNormalization) \

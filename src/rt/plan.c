@@ -1,5 +1,6 @@
 #include "rt/plan.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "rt/backend.h"
@@ -250,6 +251,53 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
                                  p->arena_size);
     }
     lector_status st = be->iface->plan_execute(be, p, arena, inputs, outputs, err);
+    pthread_mutex_lock(&p->pool_lock);
+    if (p->n_pool < RT_ARENA_POOL) {
+        p->pool[p->n_pool++] = arena;
+        arena = NULL;
+    }
+    pthread_mutex_unlock(&p->pool_lock);
+    if (arena) be->iface->buffer_free(be, arena);
+    return st;
+}
+
+lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode,
+                           size_t mode_len, lector_error *err)
+{
+    rt_backend *be = p->backend;
+    void *arena = NULL;
+    pthread_mutex_lock(&p->pool_lock);
+    if (p->n_pool > 0) arena = p->pool[--p->n_pool];
+    pthread_mutex_unlock(&p->pool_lock);
+    if (!arena) {
+        arena = be->iface->buffer_alloc(be, p->arena_size ? p->arena_size : RT_ARENA_ALIGN);
+        if (!arena)
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY,
+                                 "%s: cannot allocate %zu bytes of activation memory", p->g->name,
+                                 p->arena_size);
+    }
+    lector_status (*timer)(rt_backend *, const rt_plan *, void *, const lector_tensor *, int, double *,
+                           lector_error *) = NULL;
+    const char *(*plan_mode)(const rt_plan *) = NULL;
+    if (be->iface->get_proc_address) {
+        *(void **)&timer = be->iface->get_proc_address("time_plan");
+        *(void **)&plan_mode = be->iface->get_proc_address("plan_mode");
+    }
+    if (mode && mode_len) snprintf(mode, mode_len, "%s", plan_mode ? plan_mode(p) : be->iface->name);
+    lector_status st = LECTOR_OK;
+    if (timer) {
+        st = timer(be, p, arena, inputs, runs, ms, err);
+    } else { /* host backends: each run is a whole execution */
+        lector_tensor *outs = lector__calloc((size_t)p->g->n_outputs + 1, sizeof *outs);
+        if (!outs) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int r = 0; r < runs && !st; r++) {
+            double t0 = lector__now_ms();
+            st = be->iface->plan_execute(be, p, arena, inputs, outs, err);
+            ms[r] = lector__now_ms() - t0;
+            for (int i = 0; !st && i < p->g->n_outputs; i++) lector__free(outs[i].data);
+        }
+        lector__free(outs);
+    }
     pthread_mutex_lock(&p->pool_lock);
     if (p->n_pool < RT_ARENA_POOL) {
         p->pool[p->n_pool++] = arena;

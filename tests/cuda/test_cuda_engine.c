@@ -16,6 +16,13 @@
  *   memory   N reads (--reads N, default 200): device memory held through
  *            Lector and the process RSS after the warm-up and at the end
  *
+ * --fp16 runs the GPU engine in half precision: `same` then passes when at
+ * least 99.5% of the lines have the CPU's text (the others are listed), and
+ * the other modes compare with the single-threaded half-precision engine.
+ * With LECTOR_CUDA_CHECK=1 every GPU step is also checked against the
+ * reference kernels as it runs (cuda_check.c): `same` fails on the first
+ * step over its bound.
+ *
  * Exit: 0 pass, 1 fail, 77 "skipped: no GPU".
  */
 #include <pthread.h>
@@ -32,6 +39,7 @@ static const char *models;
 static const char *images[MAX_IMAGES];
 static int n_images;
 static char *cpu_text[MAX_IMAGES]; /* reference results, one string per image */
+static int fp16;
 
 /* All lines of a result as one string: text and integer box per line. */
 static char *flatten(const lector_result *r)
@@ -68,6 +76,7 @@ static lector_status make_engine(lector_device dev, size_t cap, lector_engine **
     p.models_dir = models;
     p.device = dev;
     p.gpu_mem_limit = cap;
+    p.gpu_fp16 = dev == LECTOR_DEVICE_CUDA && fp16;
     p.threads = 2;
     return lector_engine_create(&p, e, err);
 }
@@ -124,8 +133,53 @@ static int compare(int i, const char *got, const char *what)
     return 1;
 }
 
+/* The text of line k of a flattened result (up to " @"), or NULL past the end. */
+static const char *line_text(const char *flat, int k, int *len)
+{
+    const char *p = flat;
+    for (int i = 0; i < k && p; i++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p || !*p) return NULL;
+    const char *end = strchr(p, '\n'), *at = p;
+    for (const char *q = p; q < end; q++)
+        if (q[0] == ' ' && q[1] == '@') at = q;
+    *len = (int)((at > p ? at : end) - p);
+    return p;
+}
+
+/* fp16: lines whose text equals the CPU's, in order */
+static int mode_same_fp16(lector_engine *e)
+{
+    int lines = 0, same = 0, bad = 0;
+    for (int i = 0; i < n_images; i++) {
+        char *t;
+        lector_error err;
+        if (read_flat(e, images[i], &t, &err)) {
+            printf("FAIL read %s: %s\n", images[i], err.message);
+            bad++;
+            continue;
+        }
+        for (int k = 0;; k++) {
+            int la = 0, lb = 0;
+            const char *a = line_text(cpu_text[i], k, &la), *b = line_text(t, k, &lb);
+            if (!a && !b) break;
+            lines++;
+            if (a && b && la == lb && !memcmp(a, b, (size_t)la)) same++;
+            else printf("differs: %s line %d: cpu '%.*s', gpu fp16 '%.*s'\n", images[i], k, la, a ? a : "", lb, b ? b : "");
+        }
+        free(t);
+    }
+    double share = lines ? 100.0 * same / lines : 100.0;
+    printf("same (fp16): %d images, %d lines, %d with the CPU's text (%.2f%%; bar 99.5%%)\n", n_images, lines, same,
+           share);
+    return bad || share < 99.5;
+}
+
 static int mode_same(lector_engine *e)
 {
+    if (fp16) return mode_same_fp16(e);
     int bad = 0, lines = 0;
     for (int i = 0; i < n_images; i++) {
         char *t;
@@ -298,7 +352,7 @@ static int mode_memory(lector_engine *e, int reads)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory --models DIR [--reads N] IMAGE...\n");
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory --models DIR [--reads N] [--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -309,6 +363,11 @@ int main(int argc, char **argv)
         else if (n_images < MAX_IMAGES) images[n_images++] = argv[i];
     }
     if (!models || !n_images) return 2;
+    for (int i = 0; i < n_images; i++)
+        if (!strcmp(images[i], "--fp16")) {
+            fp16 = 1;
+            images[i--] = images[--n_images];
+        }
     /* skip before the CPU reference when there is no GPU */
     lector_engine *e = NULL;
     int r = gpu_engine(0, &e);
@@ -316,6 +375,18 @@ int main(int argc, char **argv)
     if (cpu_reference()) {
         lector_engine_free(e);
         return 1;
+    }
+    if (fp16 && strcmp(mode, "same")) { /* half precision: the single-threaded GPU engine is the reference */
+        for (int i = 0; i < n_images; i++) {
+            lector_error err;
+            free(cpu_text[i]);
+            cpu_text[i] = NULL;
+            if (read_flat(e, images[i], &cpu_text[i], &err)) {
+                printf("FAIL gpu fp16 reference read %s: %s\n", images[i], err.message);
+                lector_engine_free(e);
+                return 1;
+            }
+        }
     }
     if (!strcmp(mode, "same")) r = mode_same(e);
     else if (!strcmp(mode, "fault")) r = mode_fault(e);

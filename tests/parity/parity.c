@@ -40,6 +40,8 @@
 #include "ocr/preprocess.h"
 
 static double TOL = 1e-4;
+static int FP16;           /* --fp16: the backend under test runs in half precision */
+static double MAX_PATH;    /* --max-path-mismatch: share of rec lines whose argmax path may differ */
 #define SKIP 77
 #define BATCH 6
 #define REC_H 48
@@ -497,8 +499,11 @@ static int compare(const pcase *pc, const lector_tensor *got, stats *s, char *wh
                 }
             }
         }
-        if (differ) rc = fail("rec %s: argmax path differs on %d of %lld lines", pc->what, differ,
-                              (long long)lines);
+        if (differ && MAX_PATH <= 0)
+            rc = fail("rec %s: argmax path differs on %d of %lld lines", pc->what, differ, (long long)lines);
+        else if (differ)
+            printf("parity: rec %s: argmax path differs on %d of %lld lines (allowed overall: %.1f%%)\n", pc->what,
+                   differ, (long long)lines, 100 * MAX_PATH);
     }
 done:
     lector_tensors_free(want, 1);
@@ -508,7 +513,7 @@ done:
 static int run_lector(const char *models, const char *backend, stats st[M_COUNT])
 {
     lector_model *m[M_COUNT] = {0};
-    lector_model_options opt = {.backend = backend};
+    lector_model_options opt = {.backend = backend, .fp16 = FP16};
     lector_error err;
     int rc = 0;
     for (int k = 0; k < M_COUNT && !rc; k++) {
@@ -587,15 +592,22 @@ static void remove_work(const char *work)
 static void usage(void)
 {
     fprintf(stderr, "usage: parity --backend NAME --models DIR --data DIR --oracle ort_run.js "
-                    "--work DIR [--det-images N] [--rec-crops N]\n");
+                    "--work DIR [--det-images N] [--rec-crops N] [--tol T] [--fp16] [--max-path-mismatch F]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *backend = "ref", *models = NULL, *data = NULL, *oracle = NULL, *work = NULL;
     int det_n = N_DET_IMAGES, crops_n = 32;
+    for (int i = 1; i < argc && !strcmp(argv[i], "--fp16"); i++) { /* flags first */
+        FP16 = 1;
+        memmove(&argv[i], &argv[i + 1], sizeof *argv * (size_t)(argc - i));
+        argc--;
+        i--;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
+        else if (!strcmp(argv[i], "--max-path-mismatch")) MAX_PATH = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--models")) models = argv[i + 1];
         else if (!strcmp(argv[i], "--data")) data = argv[i + 1];
         else if (!strcmp(argv[i], "--oracle")) oracle = argv[i + 1];
@@ -651,13 +663,15 @@ int main(int argc, char **argv)
     }
     int bad = rc;
     for (int k = 0; k < M_COUNT && !rc; k++) {
-        printf("parity: %s [%s]: %d tensors compared, max abs diff %.3g (bar %g), %d over the bar, "
+        printf("parity: %s [%s%s]: %d tensors compared, max abs diff %.3g (bar %g), %d over the bar, "
                "lector %.0f ms",
-               model_tag[k], backend, st[k].tensors, st[k].max_diff, TOL, st[k].violations, st[k].ms);
+               model_tag[k], backend, FP16 ? ", fp16" : "", st[k].tensors, st[k].max_diff, TOL, st[k].violations, st[k].ms);
         if (k == M_REC)
             printf(", argmax paths: %d lines, %d differ", st[k].path_lines, st[k].path_mismatch);
         printf("\n");
-        if (st[k].failed || st[k].violations || st[k].path_mismatch || st[k].tensors == 0) bad = 1;
+        if (st[k].failed || st[k].violations || st[k].tensors == 0 ||
+            st[k].path_mismatch > MAX_PATH * st[k].path_lines)
+            bad = 1;
     }
     if (bad) printf("parity: inputs and ONNX Runtime outputs kept in %s\n", work);
     else remove_work(work);

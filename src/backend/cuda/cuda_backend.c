@@ -4,10 +4,18 @@
  *
  * A plan (one model, one input shape) compiles into a list of steps, one per
  * live node: cuDNN for Conv/ConvTranspose (algorithm from cuDNN's heuristic,
- * never an exhaustive search), cuBLAS for MatMul, our kernels (kernels.cu)
- * for the rest, and for an operator or attribute combination none of these
- * covers, a host step that copies the inputs down, runs the reference kernel
- * and copies the result up (correct, slow, logged once per plan).
+ * or a bounded timed search, cached per signature), cuBLAS for MatMul, our
+ * kernels (kernels.cu) for the rest, every elementwise op inside a fused
+ * chain (cuda_fuse.c, compiled per chain by cuda_nvrtc.c), and for an
+ * operator or attribute combination none of these covers, a host step that
+ * copies the inputs down, runs the reference kernel and copies the result
+ * up (correct, slow, logged once per plan).
+ *
+ * Precision and layout: fp32 NCHW by default; with fp16 every float
+ * activation is stored in half precision and 4-D tensors are NHWC where
+ * their consumers allow (cuda_layout.c), so cuDNN runs its tensor-core
+ * convolutions; a plan with anything that mode cannot express (a host step,
+ * say) is compiled in fp32 NCHW instead, with a log line.
  *
  * Memory: weights are uploaded once per plan into one block; activations
  * live in the plan's arena (the core's memory plan, on the device); every
@@ -21,9 +29,6 @@
  * allocation fail, LECTOR_CUDA_FAIL=launch:N the Nth step (counted from the
  * first use in the process; each fires once).
  */
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-#include <cudnn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,13 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/kernels.h"
-#include "rt/backend.h"
+#include "backend/cuda/cuda_internal.h"
 
 #define CU_MAX_DEV 64
 #define CU_WS_LIMIT ((size_t)256 << 20) /* largest cuDNN workspace an algorithm may ask for */
 
-static const rt_host_api *H;
+const rt_host_api *H;
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -170,35 +174,12 @@ static void dev_free(void *p)
     cudaFree(p);
 }
 
+
 /* ---- backend state and workers ------------------------------------------------- */
-
-/* A plan captured as a CUDA graph by one worker for one arena: the captured
- * kernels bake in the arena's and the workspace's addresses. Only the thread
- * holding the worker touches its graphs; entries of freed plans age out. */
-#define CU_GRAPHS 32
-typedef struct cu_graph {
-    uint64_t plan;
-    const void *arena, *ws;
-    cudaGraphExec_t exec;
-    uint64_t used;
-} cu_graph;
-
-typedef struct cu_worker {
-    cu_graph graphs[CU_GRAPHS];
-    int n_graphs;
-    uint64_t tick;
-    cudaStream_t stream;
-    cudnnHandle_t dnn;
-    cublasHandle_t blas;
-    void *ws;
-    size_t ws_size;
-    void *pin;
-    size_t pin_size;
-    struct cu_worker *next;
-} cu_worker;
 
 typedef struct cu_ctx {
     int device;
+    int sm; /* compute capability, major * 10 + minor */
     pthread_mutex_t lock;
     cu_worker *idle;
     char name[64];
@@ -247,7 +228,8 @@ static lector_status worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
                     "cublas: cublasCreate: %s", cublasGetStatusString(bs));
     }
     cublasSetStream(w->blas, w->stream);
-    /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path) */
+    /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path); half-precision
+     * products set the default math mode per call */
     cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
     *out = w;
     return LECTOR_OK;
@@ -262,9 +244,8 @@ static void worker_put(cu_ctx *c, cu_worker *w)
 }
 
 /* One device workspace per worker: cuBLAS's (fixed, given to the handle so
- * that no allocation happens inside a CUDA graph capture) then cuDNN's. */
-#define CU_BLAS_WS ((size_t)4 << 20)
-
+ * that no allocation happens inside a CUDA graph capture) then the steps'
+ * (cuDNN's, the NHWC pooling's partial sums). */
 static lector_status worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
 {
     if (w->ws && need <= w->ws_size) return LECTOR_OK;
@@ -317,6 +298,7 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
         return cuda_fail(err, e, "reading the device properties");
     }
     snprintf(c->name, sizeof c->name, "%.63s", prop.name);
+    c->sm = prop.major * 10 + prop.minor;
     if (be->gpu_mem_limit) mem_set_limit(c->device, be->gpu_mem_limit);
     /* one worker up front: makes the context and finds a broken stack now, not at the first read */
     cu_worker *w;
@@ -328,8 +310,9 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     }
     worker_put(c, w);
     be->ctx = c;
-    H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB", c->device, prop.name, prop.major,
-           prop.minor, (size_t)(prop.totalGlobalMem >> 20), cudnnGetVersion(), be->gpu_mem_limit >> 20);
+    H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB, %s%s", c->device, prop.name, prop.major,
+           prop.minor, (size_t)(prop.totalGlobalMem >> 20), cudnnGetVersion(), be->gpu_mem_limit >> 20,
+           be->fp16 ? "fp16, " : "", cu_nvrtc_status());
     return LECTOR_OK;
 }
 
@@ -366,58 +349,7 @@ static lector_status cu_buffer_copy(rt_backend *be, void *dst, const void *src, 
 
 /* ---- plans ------------------------------------------------------------------- */
 
-enum {
-    S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
-    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_CHAIN, S_HOST
-};
-
-typedef struct cu_step {
-    int kind, node;
-    int op, act;
-    float alpha, beta;
-    int64_t n, channels, inner, outer, len;
-    /* cuDNN */
-    cudnnTensorDescriptor_t xd, yd;
-    cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd;
-    int algo;
-    size_t ws;
-    ck_bcast bc;
-    ck_gather_desc gd;
-    int pool[14];
-    float eps;
-    int64_t ns, nb;
-    /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
-    int m, nn, k, batch;
-    long long sa, sb, sc;
-    size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
-    size_t elem;
-    int no_epilogue;  /* Conv: bias and activation are done by the chain that follows */
-    ck_chain *chain;  /* S_CHAIN: the fused ops, their external inputs and written results */
-    int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
-} cu_step;
-
-typedef struct cu_plan {
-    uint64_t id;       /* unique in the process: keys the workers' CUDA graphs */
-    int no_graph;      /* capture failed once: run step by step */
-    cu_step *steps;
-    int n_steps;
-    size_t *coff;      /* per value: offset in the constant block, or RT_NO_OFFSET */
-    size_t *in_off;    /* per graph input: offset in the arena */
-    char *cblock;      /* device constants */
-    size_t cblock_size;
-    size_t ws;         /* largest workspace of a step */
-    size_t io_bytes;   /* inputs + outputs, for the pinned staging */
-    int n_host;
-} cu_plan;
-
-/* Host staging of the constant block while compiling. */
-typedef struct cbuf {
-    char *p;
-    size_t n, cap;
-} cbuf;
-
-static size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
+size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
 {
     size_t off = (b->n + 255) & ~(size_t)255;
     if (off + n > b->cap) {
@@ -437,16 +369,7 @@ static size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
     return off;
 }
 
-static const rt_value *val(const rt_graph *g, int v) { return v >= 0 ? &g->values[v] : NULL; }
-
-static int64_t numel(const rt_value *v)
-{
-    int64_t n = 1;
-    for (int i = 0; i < v->ndim; i++) n *= v->dims[i];
-    return n;
-}
-
-static size_t dsize(lector_dtype t)
+size_t cu_dsize(lector_dtype t)
 {
     switch (t) {
     case LECTOR_DTYPE_UINT8:
@@ -461,7 +384,12 @@ static size_t dsize(lector_dtype t)
     }
 }
 
-static int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
+size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v)
+{
+    return cp->vhalf && cp->vhalf[v] ? 2 : cu_dsize(g->values[v].dtype);
+}
+
+const char *cu_op_name(int op) { return op >= 0 && op < H->n_ops ? H->ops[op].name : "?"; }
 
 static int all_f32(const rt_graph *g, const rt_node *n)
 {
@@ -472,16 +400,9 @@ static int all_f32(const rt_graph *g, const rt_node *n)
     return 1;
 }
 
-typedef struct compile_ctx {
-    rt_backend *be;
-    const rt_plan *p;
-    const rt_graph *g;
-    cu_plan *cp;
-    cu_worker *w;
-    cbuf cb;
-    int oom;
-    int *need_const; /* per value: a GPU step reads this constant */
-} compile_ctx;
+/* Storage flags of value v (0 for constants: they stay fp32). */
+static int vh(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vhalf[v]; }
+static int vn(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vnhwc[v]; }
 
 /* Conv / ConvTranspose padding: symmetric explicit pads, or auto_pad resolved
  * from the shapes. Returns 0 and (ph, pw) when cuDNN can express it. */
@@ -522,17 +443,20 @@ static int conv_pads(const rt_node *n, const rt_value *x, const rt_value *y, int
     return 0;
 }
 
-static int set4d(cudnnTensorDescriptor_t d, const rt_value *v)
+
+static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhwc)
 {
     int n = (int)v->dims[0], c = (int)v->dims[1];
     int h = v->ndim == 4 ? (int)v->dims[2] : 1, w = (int)v->dims[v->ndim - 1];
-    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w) != CUDNN_STATUS_SUCCESS;
+    return cudnnSetTensor4dDescriptor(d, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                      half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, n, c, h, w) != CUDNN_STATUS_SUCCESS;
 }
 
 /* ---- convolution algorithms ----
  * cuDNN's heuristic (cheap), or with LECTOR_CUDA_CONV_SEARCH=1 a timed
  * search over its algorithms (cudnnFind*: each algorithm once, bounded),
- * cached per convolution signature for the life of the process. */
+ * cached per convolution signature (shapes, parameters, storage) for the
+ * life of the process. */
 
 typedef struct algo_key {
     int64_t v[20];
@@ -563,7 +487,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
 {
     algo_key k;
     memset(&k, 0, sizeof k);
-    k.v[0] = transposed;
+    k.v[0] = transposed | s->half << 1 | s->nhwc << 2;
     for (int d = 0; d < 4; d++) {
         k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
         k.v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
@@ -648,16 +572,22 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     int kh = r == 2 ? (int)wv->dims[2] : 1, kw = (int)wv->dims[wv->ndim - 1];
     int ph, pw;
     if (conv_pads(n, x, y, kh, kw, sh, sw, dh, dw, transposed, &ph, &pw)) return 1;
+    s->half = vh(cc, n->in[0]);
+    s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
+    if (s->half != vh(cc, n->out[0])) return 1;
     if (cudnnCreateTensorDescriptor(&s->xd) || cudnnCreateTensorDescriptor(&s->yd) ||
         cudnnCreateFilterDescriptor(&s->wd) || cudnnCreateConvolutionDescriptor(&s->cd))
         return -1;
-    if (set4d(s->xd, x) || set4d(s->yd, y)) return 1;
-    if (cudnnSetFilter4dDescriptor(s->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)wv->dims[0], (int)wv->dims[1],
-                                   kh, kw))
+    if (set4d(s->xd, x, s->half, s->nhwc) || set4d(s->yd, y, s->half, s->nhwc)) return 1;
+    if (cudnnSetFilter4dDescriptor(s->wd, s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
+                                   s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, (int)wv->dims[0],
+                                   (int)wv->dims[1], kh, kw))
         return 1;
+    cudnnMathType_t math = s->half ? CUDNN_TENSOR_OP_MATH : getenv("LECTOR_CUDA_TF32") ? CUDNN_DEFAULT_MATH
+                                                                                       : CUDNN_FMA_MATH;
+    /* fp16 data, fp32 accumulation (cuDNN's PSEUDO_HALF_CONFIG) */
     if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
-        cudnnSetConvolutionGroupCount(s->cd, group) ||
-        cudnnSetConvolutionMathType(s->cd, getenv("LECTOR_CUDA_TF32") ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH))
+        cudnnSetConvolutionGroupCount(s->cd, group) || cudnnSetConvolutionMathType(s->cd, math))
         return 1;
     /* cuDNN's idea of the output must be ours (the forward direction of a transposed conv maps y to x) */
     int od[4];
@@ -666,6 +596,11 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     int ch = chk->ndim == 4 ? (int)chk->dims[2] : 1;
     if (od[0] != chk->dims[0] || od[1] != chk->dims[1] || od[2] != ch || od[3] != chk->dims[chk->ndim - 1]) return 1;
     if (choose_algo(cc, s, transposed, x, wv, y, (int[]){ph, pw, sh, sw, dh, dw, group})) return 1;
+    s->wconv = RT_NO_OFFSET;
+    if (s->half || s->nhwc) { /* the filter in the storage cuDNN reads: fp16, KRSC for NHWC */
+        int64_t d4[4] = {wv->dims[0], wv->dims[1], kh, kw};
+        s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, s->nhwc);
+    }
     s->kind = transposed ? S_DECONV : S_CONV;
     s->n = numel(y);
     s->channels = y->dims[1];
@@ -673,58 +608,11 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     return 0;
 }
 
-/* Collapses a broadcast to the fewest dimensions. */
-static void collapse(ck_bcast *bc)
-{
-    ck_bcast o = {0};
-    for (int d = 0; d < bc->ndim; d++) {
-        if (bc->dims[d] == 1) continue;
-        if (o.ndim > 0) {
-            int k = o.ndim - 1;
-            if (o.sa[k] == bc->sa[d] * bc->dims[d] && o.sb[k] == bc->sb[d] * bc->dims[d]) {
-                o.dims[k] *= bc->dims[d];
-                o.sa[k] = bc->sa[d];
-                o.sb[k] = bc->sb[d];
-                continue;
-            }
-        }
-        o.dims[o.ndim] = bc->dims[d];
-        o.sa[o.ndim] = bc->sa[d];
-        o.sb[o.ndim] = bc->sb[d];
-        o.ndim++;
-    }
-    if (o.ndim == 0) {
-        o.ndim = 1;
-        o.dims[0] = 1;
-    }
-    *bc = o;
-}
-
 static int build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op)
 {
-    const rt_graph *g = cc->g;
-    if (n->n_in != 2 || !all_f32(g, n)) return 1;
-    const rt_value *a = val(g, n->in[0]), *b = val(g, n->in[1]), *y = val(g, n->out[0]);
-    if (y->ndim > CK_MAX_DIMS) return 1;
-    ck_bcast bc = {0};
-    bc.ndim = y->ndim;
-    const rt_value *ops[2] = {a, b};
-    for (int k = 0; k < 2; k++) {
-        int64_t st = 1;
-        int off = y->ndim - ops[k]->ndim;
-        for (int d = y->ndim - 1; d >= 0; d--) {
-            int64_t dim = d - off >= 0 ? ops[k]->dims[d - off] : 1;
-            int64_t stride = dim == 1 ? 0 : st;
-            if (k == 0) bc.sa[d] = stride;
-            else bc.sb[d] = stride;
-            st *= dim;
-        }
-    }
-    for (int d = 0; d < y->ndim; d++) bc.dims[d] = y->dims[d];
-    collapse(&bc);
-    s->kind = S_BINARY;
+    if (n->n_in != 2 || n->n_out != 1 || !all_f32(cc->g, n) || val(cc->g, n->out[0])->ndim > CK_MAX_DIMS) return 1;
+    s->kind = S_BINARY; /* becomes (part of) a chain */
     s->op = op;
-    s->bc = bc;
     return 0;
 }
 
@@ -777,7 +665,7 @@ static int build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
     }
     default: return 1;
     }
-    s->kind = S_UNARY;
+    s->kind = S_UNARY; /* becomes (part of) a chain */
     s->op = op;
     s->alpha = alpha;
     s->beta = beta;
@@ -795,9 +683,9 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     if (y->ndim > CK_MAX_DIMS || x->dtype != y->dtype) return 1;
     for (int k = 1; k < n->n_in; k++)
         if (n->in[k] >= 0 && !val(g, n->in[k])->data) return 1; /* shape operands must be constants */
-    size_t es = dsize(x->dtype);
+    size_t es = cu_vsize(cc->cp, g, n->in[0]);
     int64_t nx = numel(x), ny = numel(y);
-    if ((es != 4 && es != 8) || nx == 0 || ny == 0) return 1;
+    if ((es != 2 && es != 4 && es != 8) || es != cu_vsize(cc->cp, g, n->out[out_k]) || nx == 0 || ny == 0) return 1;
     /* the probe's elements are int64 indices whatever the real type: data
      * movement does not look at values */
     lector_dtype pt = LECTOR_DTYPE_INT64;
@@ -872,6 +760,7 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     return res;
 }
 
+
 static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
     const rt_graph *g = cc->g;
@@ -927,7 +816,10 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
                 if (sep) {
                     s->aux = cbuf_add(&cc->cb, tab, sizeof(int) * (size_t)(OH + OW), &cc->oom);
                     s->kind = S_RESIZE;
-                    s->outer = x->dims[0] * x->dims[1];
+                    s->outer = x->dims[0];
+                    s->channels = x->dims[1];
+                    s->half = vh(cc, n->in[0]);
+                    s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
                     res = 0;
                 }
                 free(tab);
@@ -938,6 +830,7 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
     free(yo);
     return res;
 }
+
 
 static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
@@ -976,7 +869,32 @@ static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     s->nn = (int)nn;
     s->kind = S_MATMUL;
     s->n = numel(y);
+    s->half = vh(cc, n->out[0]);
+    s->wconv = s->aconv = RT_NO_OFFSET;
+    if (s->half) { /* constant operands in half precision too; the activations already are */
+        if (b->data) s->wconv = cu_convert_weights(cc, b->data, (int64_t[]){1, 1, 1, numel(b)}, 1, 0);
+        if (a->data) s->aconv = cu_convert_weights(cc, a->data, (int64_t[]){1, 1, 1, numel(a)}, 1, 0);
+    }
     return 0;
+}
+
+/* The reduced axis of ReduceMax when it is only the last one, else -1. */
+static int reduce_last_axis(const compile_ctx *cc, const rt_node *n)
+{
+    const rt_value *x = val(cc->g, n->in[0]);
+    const int64_t *axes = NULL;
+    int na = 0;
+    if (n->n_in > 1 && n->in[1] >= 0) {
+        const rt_value *av = val(cc->g, n->in[1]);
+        if (!av->data || av->dtype != LECTOR_DTYPE_INT64) return -1;
+        axes = av->data;
+        na = (int)numel(av);
+    } else {
+        na = H->attr_ints(n, "axes", &axes);
+    }
+    if (na != 1 || x->ndim < 1) return -1;
+    int64_t ax = axes[0] < 0 ? axes[0] + x->ndim : axes[0];
+    return ax == x->ndim - 1 ? (int)ax : -1;
 }
 
 static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
@@ -1017,7 +935,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         }
         s->aux = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)(2 * C), &cc->oom);
         free(t);
-        s->kind = S_AFFINE;
+        s->kind = S_AFFINE; /* becomes (part of) a chain */
         s->n = numel(x);
         s->channels = C;
         s->inner = s->n / (x->dims[0] * C);
@@ -1027,9 +945,19 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_GlobalAveragePool: {
         const rt_value *x = val(g, n->in[0]);
         if (!all_f32(g, n) || x->ndim < 3) break;
-        s->kind = S_ROWMEAN;
-        s->outer = x->dims[0] * x->dims[1];
-        s->inner = numel(x) / s->outer;
+        s->half = vh(cc, n->in[0]);
+        if (x->ndim == 4 && vn(cc, n->in[0])) {
+            s->kind = S_GAP_NHWC;
+            s->outer = x->dims[0];
+            s->channels = x->dims[1];
+            s->inner = x->dims[2] * x->dims[3];
+            s->k = ck_gap_nhwc_splits(s->outer, s->inner, s->channels);
+            s->ws = (size_t)s->outer * (size_t)s->k * (size_t)s->channels * sizeof(float);
+        } else {
+            s->kind = S_ROWMEAN;
+            s->outer = x->dims[0] * x->dims[1];
+            s->inner = numel(x) / s->outer;
+        }
         r = 0;
         break;
     }
@@ -1052,7 +980,10 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         q[10] = nd ? (int)dl[0] : 1, q[11] = nd ? (int)dl[1] : 1;
         q[12] = n->op == RT_OP_MaxPool, q[13] = cip;
         s->kind = S_POOL;
-        s->outer = x->dims[0] * x->dims[1];
+        s->outer = x->dims[0];
+        s->channels = x->dims[1];
+        s->half = vh(cc, n->in[0]);
+        s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
         r = 0;
         break;
     }
@@ -1060,11 +991,12 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_Reshape: case RT_OP_Squeeze: case RT_OP_Unsqueeze: case RT_OP_Flatten: case RT_OP_Identity:
     case RT_OP_Dropout: {
         const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
-        if (x->dtype != y->dtype || numel(x) != numel(y) || !dsize(x->dtype)) break;
+        if (x->dtype != y->dtype || numel(x) != numel(y) || !cu_dsize(x->dtype)) break;
         if (n->op == RT_OP_Dropout && n->n_out > 1 && n->out[1] >= 0) break;
+        if (cu_vsize(cc->cp, g, n->in[0]) != cu_vsize(cc->cp, g, n->out[0])) break;
         s->kind = S_COPY;
         s->n = numel(x);
-        s->elem = dsize(x->dtype);
+        s->elem = cu_vsize(cc->cp, g, n->in[0]);
         r = 0;
         break;
     }
@@ -1077,16 +1009,27 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         const rt_value *y = val(g, n->out[0]);
         int axis = (int)H->attr_int(n, "axis", 0);
         if (axis < 0) axis += y->ndim;
-        if (axis < 0 || axis >= y->ndim || !dsize(y->dtype)) break;
+        if (axis < 0 || axis >= y->ndim || !cu_dsize(y->dtype) || n->n_in > CK_CONCAT_MAX) break;
+        size_t es = cu_vsize(cc->cp, g, n->out[0]);
         int ok = 1;
         for (int k = 0; k < n->n_in; k++)
-            ok &= n->in[k] >= 0 && val(g, n->in[k])->dtype == y->dtype;
+            ok &= n->in[k] >= 0 && val(g, n->in[k])->dtype == y->dtype && cu_vsize(cc->cp, g, n->in[k]) == es &&
+                  (!cc->cp->half || !val(g, n->in[k])->data || !is_f32(val(g, n->in[k])));
         if (!ok) break;
-        s->kind = S_CONCAT;
+        /* the axis in memory order: NHWC keeps C innermost */
+        int nhwc = y->ndim == 4 && vn(cc, n->out[0]);
+        static const int phys_of[4] = {0, 3, 1, 2};
+        int64_t pd[4] = {y->dims[0], y->ndim == 4 ? y->dims[2] : 0, y->ndim == 4 ? y->dims[3] : 0, y->dims[1]};
+        int pa = nhwc ? phys_of[axis] : axis;
         s->outer = 1;
-        for (int d = 0; d < axis; d++) s->outer *= y->dims[d];
-        s->inner = numel(y) / (s->outer ? s->outer : 1);
-        s->elem = dsize(y->dtype);
+        s->inner = 1;
+        for (int d = 0; d < y->ndim; d++) {
+            int64_t dim = nhwc ? pd[d] : y->dims[d];
+            if (d < pa) s->outer *= dim;
+            else if (d > pa) s->inner *= dim;
+        }
+        s->kind = S_CONCAT;
+        s->elem = es;
         s->op = axis;
         r = 0;
         break;
@@ -1108,6 +1051,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
             for (int i = axis + 1; i < rk; i++) s->inner *= x->dims[i];
         }
         s->kind = S_SOFTMAX;
+        s->half = vh(cc, n->in[0]);
         r = 0;
         break;
     }
@@ -1124,6 +1068,8 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->ns = numel(sv);
         s->nb = bv ? numel(bv) : 0;
         if ((s->ns != inner && s->ns != 1) || (bv && s->nb != inner && s->nb != 1)) break;
+        s->half = vh(cc, n->in[0]);
+        if (s->half && (!sv->data || (bv && !bv->data))) break; /* scale and bias are read as fp32 */
         s->kind = S_LAYERNORM;
         s->outer = outer;
         s->inner = inner;
@@ -1131,282 +1077,42 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         r = 0;
         break;
     }
+    case RT_OP_ArgMax: {
+        const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
+        if (!is_f32(x) || y->dtype != LECTOR_DTYPE_INT64 || x->ndim < 1 || numel(x) == 0) break;
+        int64_t axis = H->attr_int(n, "axis", 0);
+        if (axis < 0) axis += x->ndim;
+        if (axis != x->ndim - 1 || H->attr_int(n, "select_last_index", 0)) break;
+        s->kind = S_ARGMAX;
+        s->op = 0;
+        s->len = x->dims[x->ndim - 1];
+        s->outer = numel(x) / s->len;
+        s->half = vh(cc, n->in[0]);
+        r = 0;
+        break;
+    }
+    case RT_OP_ReduceMax: {
+        const rt_value *x = val(g, n->in[0]);
+        if (!all_f32(g, n) || numel(x) == 0 || reduce_last_axis(cc, n) < 0) break;
+        s->kind = S_ARGMAX;
+        s->op = 1;
+        s->len = x->dims[x->ndim - 1];
+        s->outer = numel(x) / s->len;
+        s->half = vh(cc, n->in[0]);
+        r = 0;
+        break;
+    }
     default: break;
     }
-    if (r == 0) /* a GPU step reads its constant operands from the device */
+    if (r == 0) /* a GPU step reads its constant operands from the device (fp32, as in the graph) */
         for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0 && val(g, n->in[k])->data) cc->need_const[n->in[k]] = 1;
+            if (n->in[k] >= 0 && val(g, n->in[k])->data) {
+                int converted = (k == 1 && (s->kind == S_CONV || s->kind == S_DECONV || s->kind == S_MATMUL) &&
+                                 s->wconv != RT_NO_OFFSET) ||
+                                (k == 0 && s->kind == S_MATMUL && s->aconv != RT_NO_OFFSET);
+                if (!converted) cc->need_const[n->in[k]] = 1;
+            }
     return r;
-}
-
-/* ---- elementwise fusion ------------------------------------------------------
- * Runs of elementwise steps over one shape (PP-OCR's hardswish written as
- * Add/Clip/Mul/Div, its learnable affine Mul/Add pairs, SE gating, residual
- * adds), and the bias + activation epilogue of the convolution before them,
- * become one kernel (ck_chain): each element is read once and only results
- * used outside the run are written. */
-
-typedef struct chain_build {
-    ck_chain c;
-    int64_t dims[LECTOR_MAX_DIMS];
-    int ndim;
-    int ext_v[CK_CHAIN_EXT], ext_chan[CK_CHAIN_EXT];
-    int reg_v[CK_CHAIN_OPS]; /* value each op produces */
-    int node[CK_CHAIN_OPS];  /* node of each op (-1: a conv epilogue) */
-} chain_build;
-
-static int chain_reg(const chain_build *b, int v)
-{
-    for (int k = b->c.n_ops - 1; k >= 0; k--)
-        if (b->reg_v[k] == v) return k;
-    return -1;
-}
-
-/* Operand encoding for value v; -1000 when it cannot be expressed. */
-static int chain_operand(const compile_ctx *cc, chain_build *b, int v, float *scalar, int per_channel)
-{
-    int r = chain_reg(b, v);
-    if (r >= 0) return r;
-    const rt_value *val_ = &cc->g->values[v];
-    if (!is_f32(val_)) return -1000;
-    if (val_->data && numel(val_) == 1) {
-        *scalar = *(const float *)val_->data;
-        return CK_SCALAR;
-    }
-    if (!per_channel) { /* must broadcast to the chain's shape, right-aligned */
-        if (val_->ndim > b->ndim) return -1000;
-        for (int d = 0; d < val_->ndim; d++) {
-            int64_t od = b->dims[b->ndim - val_->ndim + d];
-            if (val_->dims[d] != od && val_->dims[d] != 1) return -1000;
-        }
-    }
-    for (int e = 0; e < b->c.n_ext; e++)
-        if (b->ext_v[e] == v && b->ext_chan[e] == per_channel) return -1 - e;
-    if (b->c.n_ext == CK_CHAIN_EXT) return -1000;
-    b->ext_v[b->c.n_ext] = v;
-    b->ext_chan[b->c.n_ext] = per_channel;
-    return -1 - b->c.n_ext++;
-}
-
-static int same_shape(const chain_build *b, const rt_value *v)
-{
-    if (v->ndim != b->ndim) return 0;
-    for (int d = 0; d < v->ndim; d++)
-        if (v->dims[d] != b->dims[d]) return 0;
-    return 1;
-}
-
-/* Appends step s (elementwise) to the chain; 0 on success. */
-static int chain_add(const compile_ctx *cc, chain_build *b, const cu_step *s)
-{
-    const rt_graph *g = cc->g;
-    const rt_node *n = &g->nodes[s->node];
-    if ((s->kind != S_BINARY && s->kind != S_UNARY) || b->c.n_ops == CK_CHAIN_OPS || n->n_out != 1) return -1;
-    const rt_value *y = &g->values[n->out[0]];
-    if (b->c.n_ops == 0) {
-        b->ndim = y->ndim;
-        memcpy(b->dims, y->dims, sizeof b->dims);
-    } else if (!same_shape(b, y)) {
-        return -1;
-    }
-    if (s->kind == S_UNARY && s->act) return -1;
-    chain_build save = *b;
-    ck_chain_op o = {0};
-    float sa = 0, sb = 0;
-    int a = chain_operand(cc, b, n->in[0], &sa, 0);
-    int bb = s->kind == S_BINARY ? chain_operand(cc, b, n->in[1], &sb, 0) : 0;
-    if (a == -1000 || bb == -1000) {
-        *b = save;
-        return -1;
-    }
-    o.a = (int8_t)a;
-    o.b = (int8_t)bb;
-    o.ca = sa;
-    o.cb = sb;
-    if (s->kind == S_BINARY) {
-        o.code = (int8_t)s->op;
-        o.act = (int8_t)s->act;
-        o.alpha = s->alpha;
-        o.beta = s->beta;
-    } else {
-        o.code = (int8_t)(CK_UN_BASE + s->op);
-        o.alpha = s->alpha;
-        o.beta = s->beta;
-    }
-    b->node[b->c.n_ops] = s->node;
-    b->reg_v[b->c.n_ops] = n->out[0];
-    b->c.ops[b->c.n_ops++] = o;
-    return 0;
-}
-
-/* Starts a chain with the epilogue of conv step s (bias per channel + act). */
-static int chain_conv(const compile_ctx *cc, chain_build *b, const cu_step *s)
-{
-    const rt_graph *g = cc->g;
-    const rt_node *n = &g->nodes[s->node];
-    const rt_value *y = &g->values[n->out[0]];
-    b->ndim = y->ndim;
-    memcpy(b->dims, y->dims, sizeof b->dims);
-    ck_chain_op o = {0};
-    float dummy = 0;
-    int a = chain_operand(cc, b, n->out[0], &dummy, 0); /* the raw convolution output */
-    int bias = n->n_in > 2 && n->in[2] >= 0 ? chain_operand(cc, b, n->in[2], &dummy, 1) : CK_SCALAR;
-    if (a == -1000 || bias == -1000) return -1;
-    o.code = CK_ADD;
-    o.a = (int8_t)a;
-    o.b = (int8_t)bias;
-    o.cb = 0.f;
-    o.act = (int8_t)s->act;
-    o.alpha = s->alpha;
-    o.beta = s->beta;
-    b->node[0] = -1;
-    b->reg_v[0] = n->out[0];
-    b->c.ops[0] = o;
-    b->c.n_ops = 1;
-    return 0;
-}
-
-/* Fills outputs and strides; 0 when the chain can run as one kernel. */
-static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, cu_step *out)
-{
-    const rt_graph *g = cc->g;
-    const rt_plan *p = cc->p;
-    ck_chain *c = &b->c;
-    c->n_out = 0;
-    for (int k = 0; k < c->n_ops; k++) {
-        int v = b->reg_v[k], inside = 0;
-        if (chain_reg(b, v) != k) continue; /* a later op redefines it (never, in SSA) */
-        for (int q = 0; q < c->n_ops; q++) {
-            if (b->node[q] < 0) continue;
-            const rt_node *n = &g->nodes[b->node[q]];
-            for (int i = 0; i < n->n_in; i++) inside += n->in[i] == v;
-        }
-        if (inside == cons[v] && !g->values[v].is_output) continue; /* lives in a register only */
-        if (c->n_out == CK_CHAIN_OUT) return -1;
-        if (p->offset[v] == RT_NO_OFFSET) return -1;
-        /* a written result must not overlap an external it does not equal (threads read and write
-         * different elements): the memory plan may reuse an external's bytes once its last reader ran */
-        size_t wo = p->offset[v], we = wo + (size_t)numel(&g->values[v]) * 4;
-        for (int e = 0; e < c->n_ext; e++) {
-            int ev = b->ext_v[e];
-            if (ev == v || g->values[ev].data || p->offset[ev] == RT_NO_OFFSET) continue;
-            size_t eo = p->offset[ev], ee = eo + (size_t)numel(&g->values[ev]) * 4;
-            if (wo < ee && eo < we) return -1;
-        }
-        c->out_reg[c->n_out] = (int8_t)k;
-        out->out_v[c->n_out++] = v;
-    }
-    if (c->n_out == 0) return -1;
-    /* strides of each external over the chain's dims, then one joint collapse */
-    int64_t st[CK_CHAIN_EXT][LECTOR_MAX_DIMS];
-    for (int e = 0; e < c->n_ext; e++) {
-        const rt_value *v = &g->values[b->ext_v[e]];
-        int64_t acc = 1;
-        for (int d = b->ndim - 1; d >= 0; d--) {
-            int64_t dim;
-            if (b->ext_chan[e]) dim = d == 1 ? numel(v) : 1;
-            else dim = d - (b->ndim - v->ndim) >= 0 ? v->dims[d - (b->ndim - v->ndim)] : 1;
-            st[e][d] = dim == 1 ? 0 : acc;
-            acc *= dim;
-        }
-        out->ext_v[e] = b->ext_v[e];
-    }
-    int nd = 0;
-    int64_t dims[LECTOR_MAX_DIMS], cst[CK_CHAIN_EXT][LECTOR_MAX_DIMS];
-    for (int d = 0; d < b->ndim; d++) {
-        if (b->dims[d] == 1) continue;
-        if (nd > 0) {
-            int merge = 1;
-            for (int e = 0; e < c->n_ext; e++) merge &= cst[e][nd - 1] == st[e][d] * b->dims[d];
-            if (merge) {
-                dims[nd - 1] *= b->dims[d];
-                for (int e = 0; e < c->n_ext; e++) cst[e][nd - 1] = st[e][d];
-                continue;
-            }
-        }
-        if (nd == CK_CHAIN_DIMS) return -1;
-        dims[nd] = b->dims[d];
-        for (int e = 0; e < c->n_ext; e++) cst[e][nd] = st[e][d];
-        nd++;
-    }
-    if (nd == 0) dims[nd++] = 1;
-    c->ndim = nd;
-    for (int d = 0; d < nd; d++) {
-        c->dims[d] = dims[d];
-        for (int e = 0; e < c->n_ext; e++) c->stride[e][d] = cst[e][d];
-    }
-    out->kind = S_CHAIN;
-    out->chain = malloc(sizeof *c);
-    if (!out->chain) return -1;
-    *out->chain = *c;
-    return 0;
-}
-
-static int fusion_enabled(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("LECTOR_CUDA_FUSE");
-        on = !(e && !strcmp(e, "0"));
-    }
-    return on;
-}
-
-static void fuse_chains(compile_ctx *cc)
-{
-    cu_plan *cp = cc->cp;
-    const rt_graph *g = cc->g;
-    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons);
-    cu_step *ns = calloc((size_t)cp->n_steps + 1, sizeof *ns);
-    if (!cons || !ns || !fusion_enabled()) {
-        free(cons);
-        free(ns);
-        return;
-    }
-    for (int i = 0; i < cp->n_steps; i++) {
-        const rt_node *n = &g->nodes[cp->steps[i].node];
-        for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0) cons[n->in[k]]++;
-    }
-    int nn = 0, chains = 0, fused = 0;
-    for (int i = 0; i < cp->n_steps;) {
-        cu_step *s = &cp->steps[i];
-        chain_build b;
-        memset(&b, 0, sizeof b);
-        int j = i, conv = 0;
-        if ((s->kind == S_CONV || s->kind == S_DECONV) && is_f32(&g->values[g->nodes[s->node].out[0]])) {
-            if (chain_conv(cc, &b, s)) {
-                ns[nn++] = *s;
-                i++;
-                continue;
-            }
-            conv = 1;
-            j = i + 1;
-        }
-        while (j < cp->n_steps && !chain_add(cc, &b, &cp->steps[j])) j++;
-        int ops = b.c.n_ops - conv;
-        cu_step cs = {0};
-        if ((conv ? ops >= 1 : ops >= 2) && !chain_finish(cc, &b, cons, &cs)) {
-            cs.node = conv ? cp->steps[j - 1].node : cp->steps[j - 1].node;
-            if (conv) {
-                ns[nn] = *s;
-                ns[nn++].no_epilogue = 1;
-            }
-            ns[nn++] = cs;
-            chains++;
-            fused += ops;
-            i = j;
-        } else {
-            ns[nn++] = *s;
-            i++;
-        }
-    }
-    H->log(3, "cuda: %s: %d elementwise steps fused into %d kernels; %d steps -> %d", g->name, fused, chains,
-           cp->n_steps, nn);
-    free(cp->steps);
-    cp->steps = ns;
-    cp->n_steps = nn;
-    free(cons);
 }
 
 static void cu_plan_free(rt_backend *be, rt_plan *p)
@@ -1425,45 +1131,108 @@ static void cu_plan_free(rt_backend *be, rt_plan *p)
     free(cp->steps);
     free(cp->coff);
     free(cp->in_off);
+    free(cp->in_conv);
+    free(cp->out_conv);
+    free(cp->vhalf);
+    free(cp->vnhwc);
     free(cp);
     p->be_plan = NULL;
 }
 
-static const char *op_name(int op) { return op >= 0 && op < H->n_ops ? H->ops[op].name : "?"; }
+static cu_step *push_step(cu_plan *cp)
+{
+    if (cp->n_steps == cp->cap_steps) {
+        int cap = cp->cap_steps ? 2 * cp->cap_steps : 64;
+        cu_step *ns = realloc(cp->steps, sizeof *ns * (size_t)cap);
+        if (!ns) return NULL;
+        cp->steps = ns;
+        cp->cap_steps = cap;
+    }
+    cu_step *s = &cp->steps[cp->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->wconv = s->aconv = RT_NO_OFFSET;
+    for (int e = 0; e < CK_CHAIN_EXT; e++) s->ext_cb[e] = RT_NO_OFFSET;
+    s->chain_src = -1;
+    return s;
+}
 
-static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+/* A storage conversion of value v (4-D: its N, C, H, W; else flat). */
+static void convert_dims(const rt_value *v, int64_t *d)
+{
+    if (v->ndim == 4) {
+        for (int k = 0; k < 4; k++) d[k] = v->dims[k];
+    } else {
+        d[0] = d[1] = d[2] = 1;
+        d[3] = numel(v);
+    }
+}
+
+/* Compiles plan p in one mode. *unsupported = 1 when it failed only because
+ * that mode (fp16, NHWC) cannot express something. */
+static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc, int *unsupported,
+                                  lector_error *err)
 {
     cu_ctx *c = be->ctx;
     const rt_graph *g = p->g;
+    *unsupported = 0;
     cu_plan *cp = calloc(1, sizeof *cp);
     if (!cp) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     p->be_plan = cp;
     static atomic_ulong next_id;
     cp->id = atomic_fetch_add(&next_id, 1) + 1;
-    compile_ctx cc = {.be = be, .p = p, .g = g, .cp = cp};
-    cp->steps = calloc((size_t)p->n_order + 1, sizeof *cp->steps);
-    cp->coff = malloc(sizeof(size_t) * ((size_t)g->n_values + 1));
+    cp->half = half;
+    cp->nhwc = nhwc;
+    compile_ctx cc = {.be = be, .p = p, .g = g, .cp = cp, .sm = c->sm};
+    size_t nv = (size_t)g->n_values + 1;
+    cp->coff = malloc(sizeof(size_t) * nv);
+    cp->vhalf = calloc(nv, 1);
+    cp->vnhwc = calloc(nv, 1);
     cp->in_off = calloc((size_t)g->n_inputs + 1, sizeof(size_t));
-    cc.need_const = calloc((size_t)g->n_values + 1, sizeof(int));
-    if (!cp->steps || !cp->coff || !cp->in_off || !cc.need_const) {
+    cp->in_conv = malloc(sizeof(size_t) * ((size_t)g->n_inputs + 1));
+    cp->out_conv = malloc(sizeof(size_t) * ((size_t)g->n_outputs + 1));
+    cc.need_const = calloc(nv, sizeof(int));
+    if (!cp->coff || !cp->vhalf || !cp->vnhwc || !cp->in_off || !cp->in_conv || !cp->out_conv || !cc.need_const) {
         free(cc.need_const);
         cu_plan_free(be, p);
         return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     }
+    for (int i = 0; i < g->n_inputs; i++) cp->in_conv[i] = RT_NO_OFFSET;
+    for (int i = 0; i < g->n_outputs; i++) cp->out_conv[i] = RT_NO_OFFSET;
+    if (half || nhwc) cu_assign_storage(&cc);
     lector_status st = worker_get(c, &cc.w, err);
     if (st) {
         free(cc.need_const);
         cu_plan_free(be, p);
         return st;
     }
+    /* inputs arrive as fp32 NCHW: convert those stored otherwise */
+    for (int i = 0; i < g->n_inputs && !st; i++) {
+        int v = g->inputs[i];
+        if (g->values[v].data || !is_f32(&g->values[v]) || (!cp->vhalf[v] && !cp->vnhwc[v])) continue;
+        cu_step *s = push_step(cp);
+        if (!s) {
+            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        s->kind = S_CONVERT;
+        s->node = -1;
+        s->cv_value = v;
+        s->cv_dst_half = cp->vhalf[v];
+        s->cv_dst_nhwc = cp->vnhwc[v];
+        convert_dims(&g->values[v], s->cv_dims);
+    }
     /* one compile at a time in the process: cuDNN's heuristics and searches keep
      * process-wide state, and compiles are rare next to runs */
     static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&compile_lock);
-    for (int s = 0; s < p->n_order; s++) {
-        const rt_node *n = &g->nodes[p->order[s]];
-        cu_step *step = &cp->steps[cp->n_steps++];
-        step->node = p->order[s];
+    for (int o = 0; o < p->n_order && !st; o++) {
+        const rt_node *n = &g->nodes[p->order[o]];
+        cu_step *step = push_step(cp);
+        if (!step) {
+            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        step->node = p->order[o];
         step->kind = S_HOST;
         step->act = n->act;
         step->alpha = n->act_alpha;
@@ -1471,25 +1240,59 @@ static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
         int r = build_step(&cc, n, step);
         if (r < 0) {
             st = fail(err, LECTOR_ERR_BACKEND, "%s: cannot prepare node %s (%s) for the GPU", g->name, n->name,
-                      op_name(n->op));
+                      cu_op_name(n->op));
             break;
         }
         if (r > 0) {
             step->kind = S_HOST;
             cp->n_host++;
-            H->log(3, "cuda: %s: node %s (%s) runs on the host", g->name, n->name, op_name(n->op));
+            if (half || nhwc) {
+                *unsupported = 1;
+                st = fail(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s (%s) has no %s GPU kernel", n->name,
+                          cu_op_name(n->op), half ? "half-precision" : "NHWC");
+                break;
+            }
+            H->log(3, "cuda: %s: node %s (%s) runs on the host", g->name, n->name, cu_op_name(n->op));
         }
-        /* steps other than the fused-act producers apply act through an epilogue */
         if (step->ws > cp->ws) cp->ws = step->ws;
     }
     pthread_mutex_unlock(&compile_lock);
     worker_put(c, cc.w);
-    if (!st && !cp->n_host) fuse_chains(&cc);
+    if (!st && cu_fuse_chains(&cc)) {
+        if (half || nhwc) {
+            *unsupported = 1;
+            st = fail(err, LECTOR_ERR_UNSUPPORTED_OP, "an elementwise step cannot run as a chain");
+        } else {
+            st = fail(err, LECTOR_ERR_BACKEND, "%s: an elementwise step cannot run on the GPU", g->name);
+        }
+    }
+    /* outputs leave as fp32 NCHW */
+    for (int i = 0; i < g->n_outputs && !st; i++) {
+        int v = g->outputs[i];
+        if (g->values[v].data || !is_f32(&g->values[v]) || (!cp->vhalf[v] && !cp->vnhwc[v])) continue;
+        if (p->offset[v] == RT_NO_OFFSET) {
+            *unsupported = 1;
+            st = fail(err, LECTOR_ERR_UNSUPPORTED_OP, "output %s is not in the arena", g->values[v].name);
+            break;
+        }
+        cu_step *s = push_step(cp);
+        if (!s) {
+            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        s->kind = S_CONVERT;
+        s->node = -1;
+        s->cv_value = v;
+        s->cv_src = p->offset[v];
+        s->cv_src_half = cp->vhalf[v];
+        s->cv_src_nhwc = cp->vnhwc[v];
+        convert_dims(&g->values[v], s->cv_dims);
+    }
     /* constants the GPU steps read */
     for (int v = 0; v < g->n_values; v++) {
         cp->coff[v] = RT_NO_OFFSET;
         if (!st && cc.need_const[v] && g->values[v].data) {
-            size_t nb = (size_t)numel(&g->values[v]) * (dsize(g->values[v].dtype) ? dsize(g->values[v].dtype) : 1);
+            size_t nb = (size_t)numel(&g->values[v]) * (cu_dsize(g->values[v].dtype) ? cu_dsize(g->values[v].dtype) : 1);
             cp->coff[v] = cbuf_add(&cc.cb, g->values[v].data, nb ? nb : 1, &cc.oom);
         }
     }
@@ -1508,50 +1311,82 @@ static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
         cu_plan_free(be, p);
         return st;
     }
-    /* graph inputs get a place at the end of the arena; staging covers inputs and outputs */
+    if (!cp->n_host) cu_compile_chains(&cc);
+    /* after the planned activations: the uploaded inputs, their converted storage, the outputs' fp32 copies */
     size_t top = (p->arena_size + 255) & ~(size_t)255;
     for (int i = 0; i < g->n_inputs; i++) {
         const rt_value *v = &g->values[g->inputs[i]];
         cp->in_off[i] = top;
-        size_t nb = v->data ? 0 : (size_t)numel(v) * dsize(v->dtype);
+        size_t nb = v->data ? 0 : (size_t)numel(v) * cu_dsize(v->dtype);
         top += (nb + 255) & ~(size_t)255;
         cp->io_bytes += nb + 256;
     }
+    for (int i = 0; i < cp->n_steps; i++) {
+        cu_step *s = &cp->steps[i];
+        if (s->kind != S_CONVERT) continue;
+        int is_in = !s->cv_src_half && !s->cv_src_nhwc; /* an input's conversion; else an output's, to fp32 */
+        size_t nb = (size_t)numel(&g->values[s->cv_value]) * (is_in && s->cv_dst_half ? 2 : 4);
+        for (int k = 0; k < g->n_inputs; k++)
+            if (g->inputs[k] == s->cv_value && is_in) {
+                s->cv_src = cp->in_off[k];
+                s->cv_dst = cp->in_conv[k] = top;
+            }
+        for (int k = 0; k < g->n_outputs; k++)
+            if (g->outputs[k] == s->cv_value && !is_in) s->cv_dst = cp->out_conv[k] = top;
+        top += (nb + 255) & ~(size_t)255;
+    }
     for (int i = 0; i < g->n_outputs; i++) {
         const rt_value *v = &g->values[g->outputs[i]];
-        cp->io_bytes += (size_t)numel(v) * (dsize(v->dtype) ? dsize(v->dtype) : 8) + 256;
+        cp->io_bytes += (size_t)numel(v) * (cu_dsize(v->dtype) ? cu_dsize(v->dtype) : 8) + 256;
     }
     p->arena_size = top;
-    H->log(3, "cuda: %s: %d steps (%d on the host), weights %zu KiB, arena %zu KiB, workspace %zu KiB", g->name,
-           cp->n_steps, cp->n_host, cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10);
+    H->log(3, "cuda: %s: %d steps (%d on the host), %s %s, weights %zu KiB, arena %zu KiB, workspace %zu KiB",
+           g->name, cp->n_steps, cp->n_host, half ? "fp16" : "fp32", nhwc ? "NHWC" : "NCHW", cp->cblock_size >> 10,
+           p->arena_size >> 10, cp->ws >> 10);
     if (cp->n_host)
         H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
                cp->n_steps);
     return LECTOR_OK;
 }
 
+static int env_flag(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? strcmp(e, "0") != 0 : dflt;
+}
+
+static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+{
+    int half = be->fp16, nhwc = env_flag("LECTOR_CUDA_NHWC", half), unsupported = 0;
+    size_t arena = p->arena_size;
+    if (half || nhwc) {
+        lector_error e2 = {0};
+        lector_status st = compile_mode(be, p, half, nhwc, &unsupported, &e2);
+        if (!st) return LECTOR_OK;
+        if (!unsupported) {
+            if (err) *err = e2;
+            return st;
+        }
+        H->log(2, "cuda: %s: %s; this plan runs in fp32 NCHW", p->g->name, e2.message);
+        p->arena_size = arena;
+    }
+    return compile_mode(be, p, 0, 0, &unsupported, err);
+}
+
 /* ---- execution ------------------------------------------------------------------- */
 
-typedef struct exec_ctx {
-    const rt_plan *p;
-    const cu_plan *cp;
-    cu_worker *w;
-    char *arena;
-    const lector_tensor *inputs;
-} exec_ctx;
-
-/* Device address of value v. */
-static void *dptr(const exec_ctx *x, int v)
+void *cu_dptr(const exec_ctx *x, int v)
 {
     if (v < 0) return NULL;
     const rt_graph *g = x->p->g;
     if (g->values[v].data) return x->cp->coff[v] != RT_NO_OFFSET ? x->cp->cblock + x->cp->coff[v] : NULL;
     if (x->p->offset[v] != RT_NO_OFFSET) return x->arena + x->p->offset[v];
     for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == v) return x->arena + x->cp->in_off[i];
+        if (g->inputs[i] == v) return x->arena + (x->cp->in_conv[i] != RT_NO_OFFSET ? x->cp->in_conv[i] : x->cp->in_off[i]);
     return NULL;
 }
 
+#define dptr cu_dptr
 static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backend *be, lector_error *err)
 {
     const rt_graph *g = x->p->g;
@@ -1571,7 +1406,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
             in[k].data = v->data;
             continue;
         }
-        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         tmp[k] = malloc(nb ? nb : 1);
         if (!tmp[k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         else if (nb && cudaMemcpyAsync(tmp[k], dptr(x, n->in[k]), nb, cudaMemcpyDeviceToHost, sm))
@@ -1583,7 +1418,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
         const rt_value *v = &g->values[n->out[k]];
         out[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
         memcpy(out[k].dims, v->dims, sizeof v->dims);
-        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         tmp[16 + k] = malloc(nb ? nb : 1);
         if (!tmp[16 + k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         out[k].data = tmp[16 + k];
@@ -1596,7 +1431,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
     }
     for (int k = 0; k < n->n_out && !st; k++) {
         if (n->out[k] < 0) continue;
-        size_t nb = (size_t)numel(&g->values[n->out[k]]) * dsize(g->values[n->out[k]].dtype);
+        size_t nb = (size_t)numel(&g->values[n->out[k]]) * cu_dsize(g->values[n->out[k]].dtype);
         if (nb && (e = cudaMemcpy(dptr(x, n->out[k]), out[k].data, nb, cudaMemcpyHostToDevice)) != cudaSuccess)
             st = cuda_fail(err, e, "copying a result to the GPU");
     }
@@ -1604,107 +1439,109 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
     return st;
 }
 
+
 static const float one = 1.f, zero = 0.f;
 
 static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *be, lector_error *err)
 {
     const rt_graph *g = x->p->g;
-    const rt_node *n = &g->nodes[s->node];
     cudaStream_t sm = x->w->stream;
+    if (s->kind == S_CONVERT) {
+        if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
+        int rc = ck_convert(sm, x->arena + s->cv_src, x->arena + s->cv_dst, s->cv_dims[0], s->cv_dims[1],
+                            s->cv_dims[2], s->cv_dims[3], s->cv_src_half, s->cv_src_nhwc, s->cv_dst_half,
+                            s->cv_dst_nhwc);
+        return rc ? cuda_fail(err, (cudaError_t)rc, "converting a tensor's storage") : LECTOR_OK;
+    }
+    const rt_node *n = &g->nodes[s->node];
     if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL) at node %s", n->name);
     void *X = dptr(x, n->in[0]), *Y = n->out[0] >= 0 ? dptr(x, n->out[0]) : NULL;
+    void *ws = (char *)x->w->ws + CU_BLAS_WS;
     int rc = 0;
     switch (s->kind) {
     case S_HOST: return run_host_step(x, n, be, err);
     case S_CONV:
     case S_DECONV: {
         cudnnStatus_t ds;
+        const void *W = s->wconv != RT_NO_OFFSET ? x->cp->cblock + s->wconv : dptr(x, n->in[1]);
         if (s->kind == S_CONV)
-            ds = cudnnConvolutionForward(x->w->dnn, &one, s->xd, X, s->wd, dptr(x, n->in[1]), s->cd,
-                                         (cudnnConvolutionFwdAlgo_t)s->algo, (char *)x->w->ws + CU_BLAS_WS, s->ws,
-                                         &zero, s->yd, Y);
+            ds = cudnnConvolutionForward(x->w->dnn, &one, s->xd, X, s->wd, W, s->cd, (cudnnConvolutionFwdAlgo_t)s->algo,
+                                         ws, s->ws, &zero, s->yd, Y);
         else
-            ds = cudnnConvolutionBackwardData(x->w->dnn, &one, s->wd, dptr(x, n->in[1]), s->xd, X, s->cd,
-                                              (cudnnConvolutionBwdDataAlgo_t)s->algo,
-                                              (char *)x->w->ws + CU_BLAS_WS, s->ws, &zero, s->yd, Y);
+            ds = cudnnConvolutionBackwardData(x->w->dnn, &one, s->wd, W, s->xd, X, s->cd,
+                                              (cudnnConvolutionBwdDataAlgo_t)s->algo, ws, s->ws, &zero, s->yd, Y);
         if (ds != CUDNN_STATUS_SUCCESS)
             return fail(err, ds == CUDNN_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
                         "cudnn: node %s: %s", n->name, cudnnGetErrorString(ds));
-        const float *bias = n->n_in > 2 && n->in[2] >= 0 ? dptr(x, n->in[2]) : NULL;
-        if (!s->no_epilogue) rc = ck_bias_act(sm, Y, bias, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
-        break;
+        break; /* bias and activation: the chain that follows */
     }
-    case S_AFFINE: {
-        const float *t = (const float *)(x->cp->cblock + s->aux);
-        rc = ck_affine_act(sm, X, Y, t, t + s->channels, s->n, s->channels, s->inner, s->act, s->alpha, s->beta);
-        break;
-    }
-    case S_BINARY:
-        rc = ck_binary(sm, s->op, X, dptr(x, n->in[1]), Y, &s->bc, s->act, s->alpha, s->beta);
-        break;
-    case S_UNARY:
-        rc = ck_unary(sm, s->op, X, Y, s->n, s->alpha, s->beta);
-        if (!rc && s->act) rc = ck_bias_act(sm, Y, NULL, s->n, 1, 1, s->act, s->alpha, s->beta);
-        break;
-    case S_ROWMEAN: rc = ck_row_mean(sm, X, Y, s->outer, s->inner); break;
+    case S_ROWMEAN: rc = ck_row_mean(sm, X, Y, s->outer, s->inner, s->half); break;
+    case S_GAP_NHWC: rc = ck_gap_nhwc(sm, X, Y, s->outer, s->inner, s->channels, s->half, ws, s->k); break;
     case S_POOL: {
         const int *q = s->pool;
-        rc = ck_pool2d(sm, X, Y, s->outer, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11],
-                       q[12], q[13]);
+        rc = ck_pool2d(sm, X, Y, s->outer, s->channels, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9],
+                       q[10], q[11], q[12], q[13], s->half, s->nhwc);
         break;
     }
     case S_RESIZE: {
         const rt_value *xv = &g->values[n->in[0]], *yv = &g->values[n->out[0]];
         const int *tab = (const int *)(x->cp->cblock + s->aux);
         int OH = (int)yv->dims[2];
-        rc = ck_resize_nearest(sm, X, Y, s->outer, (int)xv->dims[2], (int)xv->dims[3], OH, (int)yv->dims[3], tab,
-                               tab + OH);
+        rc = ck_resize_nearest(sm, X, Y, s->outer, s->channels, (int)xv->dims[2], (int)xv->dims[3], OH,
+                               (int)yv->dims[3], tab, tab + OH, s->half, s->nhwc);
         break;
     }
     case S_GATHER: rc = ck_gather(sm, X, Y, &s->gd, (int)s->elem); break;
     case S_COPY:
-        rc = s->n ? (int)cudaMemcpyAsync(Y, X, (size_t)s->n * s->elem, cudaMemcpyDeviceToDevice, sm) : 0;
+        rc = s->n && X != Y ? (int)cudaMemcpyAsync(Y, X, (size_t)s->n * s->elem, cudaMemcpyDeviceToDevice, sm) : 0;
         break;
     case S_CONCAT: {
-        size_t off = 0;
-        for (int k = 0; k < n->n_in && !rc; k++) {
-            const rt_value *v = &g->values[n->in[k]];
-            size_t w = (size_t)(numel(v) / (s->outer ? s->outer : 1)) * s->elem;
-            if (w && s->outer)
-                rc = (int)cudaMemcpy2DAsync((char *)Y + off, (size_t)s->inner * s->elem, dptr(x, n->in[k]), w, w,
-                                            (size_t)s->outer, cudaMemcpyDeviceToDevice, sm);
-            off += w;
+        const void *ins[CK_CONCAT_MAX];
+        int64_t lens[CK_CONCAT_MAX];
+        for (int k = 0; k < n->n_in; k++) {
+            ins[k] = dptr(x, n->in[k]);
+            lens[k] = g->values[n->in[k]].dims[s->op];
         }
+        rc = ck_concat(sm, ins, lens, n->n_in, Y, s->outer, s->inner, (int)s->elem);
         break;
     }
     case S_MATMUL: {
         /* row-major C = A B is column-major C^T = B^T A^T */
-        cublasStatus_t bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one,
-                                                      dptr(x, n->in[1]), s->nn, s->sb, X, s->k, s->sa, &zero, Y,
-                                                      s->nn, s->sc, s->batch);
+        cublasStatus_t bs;
+        if (s->half) {
+            const void *A = s->aconv != RT_NO_OFFSET ? x->cp->cblock + s->aconv : X;
+            const void *B = s->wconv != RT_NO_OFFSET ? x->cp->cblock + s->wconv : dptr(x, n->in[1]);
+            cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
+            bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one, B,
+                                            CUDA_R_16F, s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &zero, Y,
+                                            CUDA_R_16F, s->nn, s->sc, s->batch, CUBLAS_COMPUTE_32F,
+                                            CUBLAS_GEMM_DEFAULT);
+            cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
+        } else {
+            bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one,
+                                           dptr(x, n->in[1]), s->nn, s->sb, X, s->k, s->sa, &zero, Y, s->nn, s->sc,
+                                           s->batch);
+        }
         if (bs != CUBLAS_STATUS_SUCCESS)
             return fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
                         "cublas: node %s: %s", n->name, cublasGetStatusString(bs));
-        if (s->act) rc = ck_bias_act(sm, Y, NULL, s->n, 1, 1, s->act, s->alpha, s->beta);
-        break;
+        break; /* activation: the chain that follows */
     }
-    case S_SOFTMAX: rc = ck_softmax(sm, X, Y, s->outer, s->len, s->inner); break;
-    case S_CHAIN: {
-        const float *ext[CK_CHAIN_EXT];
-        float *outs[CK_CHAIN_OUT];
-        for (int e = 0; e < s->chain->n_ext; e++) ext[e] = dptr(x, s->ext_v[e]);
-        for (int k = 0; k < s->chain->n_out; k++) outs[k] = dptr(x, s->out_v[k]);
-        rc = ck_chain_run(sm, s->chain, ext, outs);
-        break;
-    }
+    case S_SOFTMAX: rc = ck_softmax(sm, X, Y, s->outer, s->len, s->inner, s->half); break;
+    case S_CHAIN: return cu_run_chain(x, s, err);
     case S_LAYERNORM:
         rc = ck_layernorm(sm, X, Y, dptr(x, n->in[1]), s->ns, n->n_in > 2 ? dptr(x, n->in[2]) : NULL, s->nb,
-                          s->outer, s->inner, s->eps);
+                          s->outer, s->inner, s->eps, s->half);
         break;
+    case S_ARGMAX:
+        rc = s->op == 0 ? ck_argmax_rows(sm, X, Y, NULL, s->outer, s->len, s->half, 0)
+                        : ck_argmax_rows(sm, X, NULL, Y, s->outer, s->len, s->half, x->cp->vhalf[n->out[0]]);
+        break;
+    default: return fail(err, LECTOR_ERR_INTERNAL, "cuda: node %s: step kind %d cannot run", n->name, s->kind);
     }
     if (rc) {
         char buf[160];
-        snprintf(buf, sizeof buf, "node %s (%s)", n->name, op_name(n->op));
+        snprintf(buf, sizeof buf, "node %s (%s)", n->name, cu_op_name(n->op));
         return cuda_fail(err, (cudaError_t)rc, buf);
     }
     return LECTOR_OK;
@@ -1730,27 +1567,35 @@ static int profiling(void)
 }
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static double prof_ms[RT_OP_COUNT][S_HOST + 1];
-static long prof_n[RT_OP_COUNT][S_HOST + 1];
+static double prof_ms[RT_OP_COUNT + 1][S_KIND_COUNT];
+static long prof_n[RT_OP_COUNT + 1][S_KIND_COUNT];
 
 static void prof_report(void)
 {
-    static const char *const kinds[] = {"cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool",
-                                        "resize", "gather", "copy", "concat", "cublas", "softmax", "layernorm", "chain", "host"};
+    static const char *const kinds[S_KIND_COUNT] = {
+        "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
+        "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert"};
     double total = 0;
-    for (int o = 0; o < RT_OP_COUNT; o++)
-        for (int k = 0; k <= S_HOST; k++) total += prof_ms[o][k];
+    for (int o = 0; o <= RT_OP_COUNT; o++)
+        for (int k = 0; k < S_KIND_COUNT; k++) total += prof_ms[o][k];
     fprintf(stderr, "cuda profile: %.1f ms in steps\n", total);
-    for (int o = 0; o < RT_OP_COUNT; o++)
-        for (int k = 0; k <= S_HOST; k++)
+    for (int o = 0; o <= RT_OP_COUNT; o++)
+        for (int k = 0; k < S_KIND_COUNT; k++)
             if (prof_n[o][k])
-                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", H->ops[o].name, kinds[k], prof_n[o][k],
-                        prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
+                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", o < RT_OP_COUNT ? H->ops[o].name : "-",
+                        kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
 }
 
 static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend *be, lector_error *err)
 {
     lector_status st = LECTOR_OK;
+    if (cu_check_enabled()) {
+        for (int s = 0; s < cp->n_steps && !st; s++) {
+            st = run_step(x, &cp->steps[s], be, err);
+            if (!st) st = cu_check_step(x, &cp->steps[s], s, err);
+        }
+        return st;
+    }
     if (profiling()) {
         cudaEvent_t a, b;
         cudaEventCreate(&a);
@@ -1763,7 +1608,7 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
             float ms = 0;
             cudaEventElapsedTime(&ms, a, b);
             const cu_step *sp = &cp->steps[s];
-            int op = x->p->g->nodes[sp->node].op;
+            int op = sp->node >= 0 ? x->p->g->nodes[sp->node].op : RT_OP_COUNT;
             pthread_mutex_lock(&prof_lock);
             static int registered;
             if (!registered++) atexit(prof_report);
@@ -1784,7 +1629,8 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
  * with host steps, or whose capture fails, runs step by step. */
 static lector_status run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
 {
-    if (cp->no_graph || cp->n_host || !graphs_enabled() || profiling()) return run_eager(x, cp, be, err);
+    if (cp->no_graph || cp->n_host || !graphs_enabled() || profiling() || cu_check_enabled())
+        return run_eager(x, cp, be, err);
     cu_worker *w = x->w;
     cudaGraphExec_t exec = NULL;
     for (int i = 0; i < w->n_graphs && !exec; i++)
@@ -1835,6 +1681,48 @@ static lector_status run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, l
     return e == cudaSuccess ? LECTOR_OK : cuda_fail(err, e, "launching the plan's CUDA graph");
 }
 
+
+/* Uploads the inputs (host -> pinned -> device), starting the plan's work on the worker's stream. */
+static lector_status upload_inputs(const exec_ctx *x, const lector_tensor *inputs, char **pin_end, lector_error *err)
+{
+    const rt_graph *g = x->p->g;
+    char *pin = x->w->pin;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const rt_value *v = &g->values[g->inputs[i]];
+        if (v->data) continue; /* bound by value: folded into the plan */
+        size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
+        if (!nb) continue;
+        memcpy(pin, inputs[i].data, nb);
+        cudaError_t e = cudaMemcpyAsync(x->arena + x->cp->in_off[i], pin, nb, cudaMemcpyHostToDevice, x->w->stream);
+        if (e) return cuda_fail(err, e, "uploading an input");
+        pin += (nb + 255) & ~(size_t)255;
+    }
+    *pin_end = pin;
+    return LECTOR_OK;
+}
+
+static const void *output_src(const exec_ctx *x, int i)
+{
+    const rt_graph *g = x->p->g;
+    if (x->cp->out_conv[i] != RT_NO_OFFSET) return x->arena + x->cp->out_conv[i];
+    return dptr(x, g->outputs[i]);
+}
+
+static void name_prefix(lector_error *err, const char *name)
+{
+    if (!err || !strncmp(err->message, name, strlen(name))) return;
+    char msg[sizeof err->message];
+    size_t ln = strlen(name);
+    if (ln + 2 >= sizeof msg) return;
+    memcpy(msg, name, ln);
+    memcpy(msg + ln, ": ", 2);
+    size_t room = sizeof msg - ln - 3, ml = strlen(err->message);
+    if (ml > room) ml = room;
+    memcpy(msg + ln + 2, err->message, ml);
+    msg[ln + 2 + ml] = 0;
+    memcpy(err->message, msg, sizeof msg);
+}
+
 static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                      lector_tensor *outputs, lector_error *err)
 {
@@ -1850,26 +1738,16 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
     }
     exec_ctx x = {p, cp, w, arena, inputs};
     cudaError_t e = cudaSuccess;
-    /* inputs: host -> pinned -> device */
-    char *pin = w->pin;
-    for (int i = 0; i < g->n_inputs && !st; i++) {
-        const rt_value *v = &g->values[g->inputs[i]];
-        if (v->data) continue; /* bound by value: folded into the plan */
-        size_t nb = (size_t)numel(v) * dsize(v->dtype);
-        if (!nb) continue;
-        memcpy(pin, inputs[i].data, nb);
-        if ((e = cudaMemcpyAsync(x.arena + cp->in_off[i], pin, nb, cudaMemcpyHostToDevice, w->stream)))
-            st = cuda_fail(err, e, "uploading an input");
-        pin += (nb + 255) & ~(size_t)255;
-    }
+    char *pin = NULL;
+    st = upload_inputs(&x, inputs, &pin, err);
     if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
     /* outputs: device -> pinned, then host memory the caller owns */
     char *out_pin = pin;
     for (int i = 0; i < g->n_outputs && !st; i++) {
         const rt_value *v = &g->values[g->outputs[i]];
-        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         if (v->data) memcpy(pin, v->data, nb); /* folded to a constant at compile time */
-        else if (nb && (e = cudaMemcpyAsync(pin, dptr(&x, g->outputs[i]), nb, cudaMemcpyDeviceToHost, w->stream)))
+        else if (nb && (e = cudaMemcpyAsync(pin, output_src(&x, i), nb, cudaMemcpyDeviceToHost, w->stream)))
             st = cuda_fail(err, e, "downloading an output");
         pin += (nb + 255) & ~(size_t)255;
     }
@@ -1879,7 +1757,7 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
     if ((e = cudaGetLastError()) != cudaSuccess && !st) st = cuda_fail(err, e, "running the plan");
     for (int i = 0; i < g->n_outputs && !st; i++) {
         const rt_value *v = &g->values[g->outputs[i]];
-        size_t nb = (size_t)numel(v) * dsize(v->dtype);
+        size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         outputs[i] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
         memcpy(outputs[i].dims, v->dims, sizeof v->dims);
         outputs[i].data = H->aligned_alloc(nb ? nb : 1);
@@ -1891,19 +1769,48 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
         if (nb) memcpy(outputs[i].data, out_pin, nb);
         out_pin += (nb + 255) & ~(size_t)255;
     }
-    if (st && err && strncmp(err->message, g->name, strlen(g->name))) {
-        char msg[sizeof err->message];
-        size_t ln = strlen(g->name);
-        if (ln + 2 < sizeof msg) {
-            memcpy(msg, g->name, ln);
-            memcpy(msg + ln, ": ", 2);
-            size_t room = sizeof msg - ln - 3, ml = strlen(err->message);
-            if (ml > room) ml = room;
-            memcpy(msg + ln + 2, err->message, ml);
-            msg[ln + 2 + ml] = 0;
-            memcpy(err->message, msg, sizeof msg);
-        }
+    if (st) name_prefix(err, g->name);
+    worker_put(c, w);
+    return st;
+}
+
+/* Times the plan as a framework benchmark times a model: the inputs are
+ * uploaded once, then the plan (its input and output conversions included,
+ * a CUDA graph replay when graphs are on) runs `runs` times back to back,
+ * each between two events; ms[i] is each run. Nothing is downloaded. */
+static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                                  int runs, double *ms, lector_error *err)
+{
+    cu_ctx *c = be->ctx;
+    const cu_plan *cp = p->be_plan;
+    cu_worker *w;
+    lector_status st = worker_get(c, &w, err);
+    if (st) return st;
+    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, cp->io_bytes, err))) {
+        worker_put(c, w);
+        return st;
     }
+    exec_ctx x = {p, cp, w, arena, inputs};
+    char *pin = NULL;
+    cudaEvent_t ev[2] = {0};
+    cudaError_t e;
+    if ((e = cudaEventCreate(&ev[0])) || (e = cudaEventCreate(&ev[1]))) st = cuda_fail(err, e, "creating events");
+    if (!st) st = upload_inputs(&x, inputs, &pin, err);
+    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err); /* warm: captures the graph */
+    for (int r = 0; r < runs && !st; r++) {
+        cudaEventRecord(ev[0], w->stream);
+        st = run_steps(&x, (cu_plan *)cp, be, err);
+        cudaEventRecord(ev[1], w->stream);
+        if (!st && (e = cudaEventSynchronize(ev[1]))) st = cuda_fail(err, e, "running the plan");
+        float t = 0;
+        if (!st) cudaEventElapsedTime(&t, ev[0], ev[1]);
+        ms[r] = t;
+    }
+    if ((e = cudaStreamSynchronize(w->stream)) != cudaSuccess && !st) st = cuda_fail(err, e, "running the plan");
+    if ((e = cudaGetLastError()) != cudaSuccess && !st) st = cuda_fail(err, e, "running the plan");
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) cudaEventDestroy(ev[k]);
+    if (st) name_prefix(err, p->g->name);
     worker_put(c, w);
     return st;
 }
@@ -1942,18 +1849,28 @@ static const char *cu_device_name(rt_backend *be)
     return c ? c->name : "";
 }
 
+/* "fp16 NHWC" / "fp32 NCHW" for a compiled plan. */
+static const char *cu_plan_mode(const rt_plan *p)
+{
+    const cu_plan *cp = p->be_plan;
+    if (!cp) return "";
+    return cp->half ? (cp->nhwc ? "fp16 NHWC" : "fp16 NCHW") : (cp->nhwc ? "fp32 NHWC" : "fp32 NCHW");
+}
+
 static void *cu_proc(const char *name)
 {
     if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
     if (!strcmp(name, "trim")) return (void *)cu_trim;
     if (!strcmp(name, "device_name")) return (void *)cu_device_name;
+    if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;
+    if (!strcmp(name, "plan_mode")) return (void *)cu_plan_mode;
     return NULL;
 }
 
 static const rt_backend_iface cuda_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "cuda",
-    .features = RT_FEATURE_FUSED_ACT,
+    .features = RT_FEATURE_FUSED_ACT | RT_FEATURE_FP16,
     .init = cu_init,
     .shutdown = cu_shutdown,
     .buffer_alloc = cu_buffer_alloc,

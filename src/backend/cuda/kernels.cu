@@ -1,13 +1,17 @@
 /*
- * kernels.cu - the CUDA backend's own kernels: fused epilogues, broadcast
- * elementwise ops, pooling, nearest resize, strided gathers, softmax and
- * layer normalisation. cuDNN does the convolutions and cuBLAS the matrix
- * products (cuda_backend.c); everything else of the PP-OCR graphs runs here.
+ * kernels.cu - the CUDA backend's own kernels: pooling, nearest resize,
+ * strided gathers, concatenation, softmax, layer normalisation, storage
+ * conversions, row argmax and the elementwise-chain interpreter. cuDNN does
+ * the convolutions and cuBLAS the matrix products (cuda_backend.c); the
+ * elementwise chains are normally compiled per chain at run time
+ * (cuda_nvrtc.c) and this file's interpreter is their fallback.
  *
- * Memory-bound throughout: grid-stride loops over the output, one read of
- * each input element where the broadcast allows it. Arithmetic mirrors the
- * reference kernels (src/backend/cpu/ref) so results agree to rounding.
+ * Memory-bound throughout: grid-stride loops over the output. Values are
+ * loaded as fp32 or fp16 (the `half` flags) and computed in fp32; the
+ * arithmetic mirrors the reference kernels (src/backend/cpu/ref) so results
+ * agree to rounding.
  */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -24,6 +28,36 @@ static inline unsigned blocks_for(int64_t n)
 
 static inline int last_error(void) { return (int)cudaGetLastError(); }
 
+#define GRID_LOOP(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+/* fp32 or fp16 storage */
+__device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ void st(float *p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void st(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ __forceinline__ float ldh(const void *p, int64_t i, int half)
+{
+    return half ? __half2float(((const __half *)p)[i]) : ((const float *)p)[i];
+}
+__device__ __forceinline__ void sth(void *p, int64_t i, float v, int half)
+{
+    if (half) ((__half *)p)[i] = __float2half_rn(v);
+    else ((float *)p)[i] = v;
+}
+
+/* Dispatch on the storage type of a kernel's float tensors; T_ names it in the arguments. */
+#define LAUNCH_T(half, kernel, grid, block, stream, ...)                                        \
+    do {                                                                                       \
+        if (half) {                                                                            \
+            typedef __half T_;                                                                 \
+            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                         \
+        } else {                                                                               \
+            typedef float T_;                                                                  \
+            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                         \
+        }                                                                                      \
+    } while (0)
+
 __device__ __forceinline__ float apply_act(float x, int act, float alpha, float beta)
 {
     switch (act) {
@@ -37,47 +71,6 @@ __device__ __forceinline__ float apply_act(float x, int act, float alpha, float 
     }
 }
 
-#define GRID_LOOP(i, n) \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
-
-__global__ void k_bias_act(float *y, const float *bias, int64_t n, int64_t channels, int64_t inner,
-                           int act, float alpha, float beta)
-{
-    GRID_LOOP(i, n)
-    {
-        float v = y[i];
-        if (bias) v += bias[(i / inner) % channels];
-        y[i] = apply_act(v, act, alpha, beta);
-    }
-}
-
-extern "C" int ck_bias_act(ck_stream s, float *y, const float *bias, int64_t n, int64_t channels,
-                           int64_t inner, int act, float alpha, float beta)
-{
-    if (n == 0 || (!bias && act == 0)) return 0;
-    k_bias_act<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(y, bias, n, channels, inner, act, alpha, beta);
-    return last_error();
-}
-
-__global__ void k_affine_act(const float *x, float *y, const float *scale, const float *shift, int64_t n,
-                             int64_t channels, int64_t inner, int act, float alpha, float beta)
-{
-    GRID_LOOP(i, n)
-    {
-        int64_t c = (i / inner) % channels;
-        y[i] = apply_act(x[i] * scale[c] + shift[c], act, alpha, beta);
-    }
-}
-
-extern "C" int ck_affine_act(ck_stream s, const float *x, float *y, const float *scale, const float *shift,
-                             int64_t n, int64_t channels, int64_t inner, int act, float alpha, float beta)
-{
-    if (n == 0) return 0;
-    k_affine_act<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(x, y, scale, shift, n, channels, inner, act,
-                                                               alpha, beta);
-    return last_error();
-}
-
 __device__ __forceinline__ float binop(int op, float a, float b)
 {
     switch (op) {
@@ -89,75 +82,6 @@ __device__ __forceinline__ float binop(int op, float a, float b)
     case CK_MAX: return fmaxf(a, b);
     default: return fminf(a, b);
     }
-}
-
-/* Same shape on both sides: the common case, no index arithmetic. */
-__global__ void k_binary_flat(int op, const float *a, const float *b, float *y, int64_t n, int act,
-                              float alpha, float beta)
-{
-    GRID_LOOP(i, n) y[i] = apply_act(binop(op, a[i], b[i]), act, alpha, beta);
-}
-
-/* One operand is a scalar. */
-__global__ void k_binary_scalar(int op, const float *a, const float *b, int b_is_scalar, float *y, int64_t n,
-                                int act, float alpha, float beta)
-{
-    if (b_is_scalar) {
-        float bv = b[0];
-        GRID_LOOP(i, n) y[i] = apply_act(binop(op, a[i], bv), act, alpha, beta);
-    } else {
-        float av = a[0];
-        GRID_LOOP(i, n) y[i] = apply_act(binop(op, av, b[i]), act, alpha, beta);
-    }
-}
-
-__global__ void k_binary_nd(int op, const float *a, const float *b, float *y, ck_bcast bc, int64_t n, int act,
-                            float alpha, float beta)
-{
-    GRID_LOOP(i, n)
-    {
-        int64_t r = i, oa = 0, ob = 0;
-        for (int d = bc.ndim - 1; d >= 0; d--) {
-            int64_t q = r / bc.dims[d], idx = r - q * bc.dims[d];
-            r = q;
-            oa += idx * bc.sa[d];
-            ob += idx * bc.sb[d];
-        }
-        y[i] = apply_act(binop(op, a[oa], b[ob]), act, alpha, beta);
-    }
-}
-
-extern "C" int ck_binary(ck_stream s, int op, const float *a, const float *b, float *y, const ck_bcast *bc,
-                         int act, float alpha, float beta)
-{
-    int64_t n = 1;
-    for (int d = 0; d < bc->ndim; d++) n *= bc->dims[d];
-    if (n == 0) return 0;
-    cudaStream_t st = (cudaStream_t)s;
-    int a_full = 1, b_full = 1, a_zero = 1, b_zero = 1;
-    for (int d = 0; d < bc->ndim; d++) {
-        if (bc->dims[d] == 1) continue;
-        a_zero &= bc->sa[d] == 0;
-        b_zero &= bc->sb[d] == 0;
-    }
-    /* collapsed dims: full operands have the dense strides */
-    int64_t want = 1;
-    for (int d = bc->ndim - 1; d >= 0; d--) {
-        if (bc->dims[d] != 1) {
-            a_full &= bc->sa[d] == want;
-            b_full &= bc->sb[d] == want;
-        }
-        want *= bc->dims[d];
-    }
-    if (a_full && b_full)
-        k_binary_flat<<<blocks_for(n), THREADS, 0, st>>>(op, a, b, y, n, act, alpha, beta);
-    else if (a_full && b_zero)
-        k_binary_scalar<<<blocks_for(n), THREADS, 0, st>>>(op, a, b, 1, y, n, act, alpha, beta);
-    else if (b_full && a_zero)
-        k_binary_scalar<<<blocks_for(n), THREADS, 0, st>>>(op, a, b, 0, y, n, act, alpha, beta);
-    else
-        k_binary_nd<<<blocks_for(n), THREADS, 0, st>>>(op, a, b, y, *bc, n, act, alpha, beta);
-    return last_error();
 }
 
 __device__ __forceinline__ float unop(int op, float v, float alpha, float beta)
@@ -182,99 +106,176 @@ __device__ __forceinline__ float unop(int op, float v, float alpha, float beta)
     }
 }
 
-__global__ void k_unary(int op, const float *x, float *y, int64_t n, float alpha, float beta)
-{
-    GRID_LOOP(i, n) y[i] = unop(op, x[i], alpha, beta);
-}
+/* ---- GlobalAveragePool ------------------------------------------------------- */
 
-extern "C" int ck_unary(ck_stream s, int op, const float *x, float *y, int64_t n, float alpha, float beta)
-{
-    if (n == 0) return 0;
-    k_unary<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(op, x, y, n, alpha, beta);
-    return last_error();
-}
-
-/* One warp per row: rows are channel planes (GlobalAveragePool). */
-__global__ void k_row_mean(const float *x, float *y, int64_t rows, int64_t inner)
+/* One warp per row: rows are channel planes (NCHW). */
+template <typename T> __global__ void k_row_mean(const T *x, T *y, int64_t rows, int64_t inner)
 {
     int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     int lane = threadIdx.x % 32;
     if (row >= rows) return;
-    const float *p = x + row * inner;
+    const T *p = x + row * inner;
     float acc = 0.f;
-    for (int64_t i = lane; i < inner; i += 32) acc += p[i];
+    for (int64_t i = lane; i < inner; i += 32) acc += ld(p, i);
     for (int o = 16; o > 0; o /= 2) acc += __shfl_down_sync(0xffffffffu, acc, o);
-    if (lane == 0) y[row] = acc / (float)inner;
+    if (lane == 0) st(y, row, acc / (float)inner);
 }
 
-extern "C" int ck_row_mean(ck_stream s, const float *x, float *y, int64_t rows, int64_t inner)
+extern "C" int ck_row_mean(ck_stream s, const void *x, void *y, int64_t rows, int64_t inner, int half)
 {
     if (rows == 0) return 0;
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
-    k_row_mean<<<(unsigned)blocks, THREADS, 0, (cudaStream_t)s>>>(x, y, rows, inner);
+    LAUNCH_T(half, k_row_mean, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, rows, inner);
     return last_error();
 }
 
-__global__ void k_pool2d(const float *x, float *y, int64_t nc, int H, int W, int OH, int OW, int kh, int kw,
-                         int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad)
+/* NHWC: block (split, c-tile of 32, n): lane = channel, 8 warps stride over
+ * the split's pixels; the 8 partial sums are added in a fixed order. */
+#define GAP_ROWS 8
+template <typename T>
+__global__ void k_gap_partial(const T *x, float *part, int64_t hw, int64_t c, int splits, int64_t per)
 {
-    int64_t n = nc * OH * OW;
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    int64_t ch = (int64_t)blockIdx.y * 32 + lane, n = blockIdx.z, sp = blockIdx.x;
+    int64_t p0 = sp * per, p1 = p0 + per < hw ? p0 + per : hw;
+    float acc = 0.f;
+    if (ch < c)
+        for (int64_t p = p0 + w; p < p1; p += GAP_ROWS) acc += ld(x, (n * hw + p) * c + ch);
+    __shared__ float sh[GAP_ROWS][32];
+    sh[w][lane] = acc;
+    __syncthreads();
+    if (w == 0 && ch < c) {
+        float t = 0.f;
+        for (int k = 0; k < GAP_ROWS; k++) t += sh[k][lane];
+        part[(n * splits + sp) * c + ch] = t;
+    }
+}
+
+template <typename T> __global__ void k_gap_final(const float *part, T *y, int64_t n, int64_t c, int splits, int64_t hw)
+{
+    GRID_LOOP(i, n * c)
+    {
+        int64_t b = i / c, ch = i % c;
+        float t = 0.f;
+        for (int sp = 0; sp < splits; sp++) t += part[(b * splits + sp) * c + ch];
+        st(y, i, t / (float)hw);
+    }
+}
+
+extern "C" int ck_gap_nhwc_splits(int64_t n, int64_t hw, int64_t c)
+{
+    int64_t tiles = n * ((c + 31) / 32), want = 512 / (tiles ? tiles : 1);
+    int64_t max_by_work = hw / 256; /* at least 256 pixels per split */
+    if (want > max_by_work) want = max_by_work;
+    if (want > 1024) want = 1024;
+    return want < 1 ? 1 : (int)want;
+}
+
+extern "C" int ck_gap_nhwc(ck_stream s, const void *x, void *y, int64_t n, int64_t hw, int64_t c, int half,
+                           float *scratch, int splits)
+{
+    if (n == 0 || c == 0) return 0;
+    int64_t per = (hw + splits - 1) / splits;
+    dim3 grid((unsigned)splits, (unsigned)((c + 31) / 32), (unsigned)n);
+    cudaStream_t st_ = (cudaStream_t)s;
+    LAUNCH_T(half, k_gap_partial, grid, 32 * GAP_ROWS, st_, (const T_ *)x, scratch, hw, c, splits, per);
+    LAUNCH_T(half, k_gap_final, blocks_for(n * c), THREADS, st_, scratch, (T_ *)y, n, c, splits, hw);
+    return last_error();
+}
+
+/* ---- pooling, resize --------------------------------------------------------- */
+
+template <typename T>
+__global__ void k_pool2d(const T *x, T *y, int64_t nb, int64_t c, int H, int W, int OH, int OW, int kh, int kw,
+                         int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad,
+                         int nhwc)
+{
+    int64_t n = nb * c * OH * OW;
     GRID_LOOP(i, n)
     {
-        int ow = (int)(i % OW), oh = (int)((i / OW) % OH);
-        int64_t p = i / ((int64_t)OH * OW);
-        const float *xp = x + p * H * W;
+        int64_t b, ch;
+        int oh, ow;
+        if (nhwc) {
+            ch = i % c;
+            int64_t r = i / c;
+            ow = (int)(r % OW);
+            r /= OW;
+            oh = (int)(r % OH);
+            b = r / OH;
+        } else {
+            ow = (int)(i % OW);
+            int64_t r = i / OW;
+            oh = (int)(r % OH);
+            r /= OH;
+            ch = r % c;
+            b = r / c;
+        }
         float acc = is_max ? -INFINITY : 0.f;
         int cnt = 0;
         for (int a = 0; a < kh; a++) {
             int h = oh * sh - ph + a * dh;
-            for (int b = 0; b < kw; b++) {
-                int w = ow * sw - pw + b * dw;
+            for (int q = 0; q < kw; q++) {
+                int w = ow * sw - pw + q * dw;
                 if (h < 0 || h >= H || w < 0 || w >= W) {
                     /* padding counts for averages that include it, up to the padded edge */
                     if (!is_max && count_include_pad && h < H + ph && w < W + pw) cnt++;
                     continue;
                 }
-                float v = xp[(int64_t)h * W + w];
+                int64_t off = nhwc ? ((b * H + h) * W + w) * c + ch : ((b * c + ch) * H + h) * W + w;
+                float v = ld(x, off);
                 if (is_max) acc = fmaxf(acc, v);
                 else acc += v;
                 cnt++;
             }
         }
-        y[i] = is_max ? acc : (cnt ? acc / (float)cnt : 0.f);
+        st(y, i, is_max ? acc : (cnt ? acc / (float)cnt : 0.f));
     }
 }
 
-extern "C" int ck_pool2d(ck_stream s, const float *x, float *y, int64_t nc, int H, int W, int OH, int OW, int kh,
-                         int kw, int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad)
+extern "C" int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW,
+                         int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int is_max,
+                         int count_include_pad, int half, int nhwc)
 {
-    int64_t n = nc * OH * OW;
-    if (n == 0) return 0;
-    k_pool2d<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(x, y, nc, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw,
-                                                           is_max, count_include_pad);
+    int64_t tot = n * c * OH * OW;
+    if (tot == 0) return 0;
+    LAUNCH_T(half, k_pool2d, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, n, c, H, W, OH, OW,
+             kh, kw, sh, sw, ph, pw, dh, dw, is_max, count_include_pad, nhwc);
     return last_error();
 }
 
-__global__ void k_resize_nearest(const float *x, float *y, int64_t nc, int H, int W, int OH, int OW,
-                                 const int *hidx, const int *widx)
+template <typename T>
+__global__ void k_resize_nearest(const T *x, T *y, int64_t nb, int64_t c, int H, int W, int OH, int OW,
+                                 const int *hidx, const int *widx, int nhwc)
 {
-    int64_t n = nc * OH * OW;
+    int64_t n = nb * c * OH * OW;
     GRID_LOOP(i, n)
     {
-        int ow = (int)(i % OW), oh = (int)((i / OW) % OH);
-        int64_t p = i / ((int64_t)OH * OW);
-        y[i] = x[(p * H + hidx[oh]) * W + widx[ow]];
+        if (nhwc) {
+            int64_t ch = i % c, r = i / c;
+            int ow = (int)(r % OW);
+            r /= OW;
+            int oh = (int)(r % OH);
+            int64_t b = r / OH;
+            y[i] = x[((b * H + hidx[oh]) * W + widx[ow]) * c + ch];
+        } else {
+            int ow = (int)(i % OW), oh = (int)((i / OW) % OH);
+            int64_t p = i / ((int64_t)OH * OW);
+            y[i] = x[(p * H + hidx[oh]) * W + widx[ow]];
+        }
     }
 }
 
-extern "C" int ck_resize_nearest(ck_stream s, const float *x, float *y, int64_t nc, int H, int W, int OH, int OW,
-                                 const int *hidx, const int *widx)
+extern "C" int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH,
+                                 int OW, const int *hidx, const int *widx, int half, int nhwc)
 {
-    int64_t n = nc * OH * OW;
-    if (n == 0) return 0;
-    k_resize_nearest<<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>(x, y, nc, H, W, OH, OW, hidx, widx);
+    int64_t tot = n * c * OH * OW;
+    if (tot == 0) return 0;
+    LAUNCH_T(half, k_resize_nearest, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, n, c, H, W,
+             OH, OW, hidx, widx, nhwc);
     return last_error();
 }
+
+/* ---- data movement ----------------------------------------------------------- */
 
 template <typename T> __global__ void k_gather(const T *x, T *y, ck_gather_desc g, int64_t n)
 {
@@ -295,102 +296,222 @@ extern "C" int ck_gather(ck_stream s, const void *x, void *y, const ck_gather_de
     int64_t n = 1;
     for (int d = 0; d < g->ndim; d++) n *= g->dims[d];
     if (n == 0) return 0;
+    cudaStream_t st_ = (cudaStream_t)s;
     if (elem_size == 8)
-        k_gather<long long><<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>((const long long *)x, (long long *)y, *g, n);
+        k_gather<long long><<<blocks_for(n), THREADS, 0, st_>>>((const long long *)x, (long long *)y, *g, n);
+    else if (elem_size == 2)
+        k_gather<unsigned short><<<blocks_for(n), THREADS, 0, st_>>>((const unsigned short *)x, (unsigned short *)y,
+                                                                     *g, n);
     else
-        k_gather<float><<<blocks_for(n), THREADS, 0, (cudaStream_t)s>>>((const float *)x, (float *)y, *g, n);
+        k_gather<float><<<blocks_for(n), THREADS, 0, st_>>>((const float *)x, (float *)y, *g, n);
     return last_error();
 }
 
+struct concat_args {
+    const void *in[CK_CONCAT_MAX];
+    int64_t start[CK_CONCAT_MAX + 1]; /* prefix sums of len * inner */
+    int n_in;
+};
+
+template <typename T> __global__ void k_concat(concat_args a, T *y, int64_t outer, int64_t row)
+{
+    GRID_LOOP(i, outer * row)
+    {
+        int64_t o = i / row, r = i - o * row;
+        int k = 0;
+        while (k + 1 < a.n_in && r >= a.start[k + 1]) k++;
+        int64_t w = a.start[k + 1] - a.start[k];
+        y[i] = ((const T *)a.in[k])[o * w + (r - a.start[k])];
+    }
+}
+
+extern "C" int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, void *y, int64_t outer,
+                         int64_t inner, int elem)
+{
+    if (n_in < 1 || n_in > CK_CONCAT_MAX) return (int)cudaErrorInvalidValue;
+    concat_args a;
+    a.n_in = n_in;
+    a.start[0] = 0;
+    for (int k = 0; k < n_in; k++) {
+        a.in[k] = in[k];
+        a.start[k + 1] = a.start[k] + len[k] * inner;
+    }
+    int64_t row = a.start[n_in];
+    if (outer * row == 0) return 0;
+    cudaStream_t st_ = (cudaStream_t)s;
+    if (elem == 8) k_concat<long long><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (long long *)y, outer, row);
+    else if (elem == 2)
+        k_concat<unsigned short><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (unsigned short *)y, outer, row);
+    else if (elem == 4) k_concat<float><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (float *)y, outer, row);
+    else if (elem == 1)
+        k_concat<unsigned char><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (unsigned char *)y, outer, row);
+    else return (int)cudaErrorInvalidValue;
+    return last_error();
+}
+
+/* Thread per output element, in the output's memory order. */
+__global__ void k_convert(const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
+                          int src_nhwc, int dst_half, int dst_nhwc)
+{
+    int64_t tot = n * c * h * w;
+    GRID_LOOP(i, tot)
+    {
+        int64_t b, ch, hh, ww, r = i;
+        if (dst_nhwc) {
+            ch = r % c, r /= c;
+            ww = r % w, r /= w;
+            hh = r % h, b = r / h;
+        } else {
+            ww = r % w, r /= w;
+            hh = r % h, r /= h;
+            ch = r % c, b = r / c;
+        }
+        int64_t so = src_nhwc ? ((b * h + hh) * w + ww) * c + ch : ((b * c + ch) * h + hh) * w + ww;
+        sth(y, i, ldh(x, so, src_half), dst_half);
+    }
+}
+
+extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w,
+                          int src_half, int src_nhwc, int dst_half, int dst_nhwc)
+{
+    int64_t tot = n * c * h * w;
+    if (tot == 0) return 0;
+    k_convert<<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(x, y, n, c, h, w, src_half, src_nhwc, dst_half,
+                                                                 dst_nhwc);
+    return last_error();
+}
+
+/* ---- row reductions ---------------------------------------------------------- */
+
 /* Softmax rows of contiguous elements (inner == 1): one warp per row. */
-__global__ void k_softmax_rows(const float *x, float *y, int64_t rows, int64_t len)
+template <typename T> __global__ void k_softmax_rows(const T *x, T *y, int64_t rows, int64_t len)
 {
     int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     int lane = threadIdx.x % 32;
     if (row >= rows) return;
-    const float *p = x + row * len;
-    float *q = y + row * len;
+    const T *p = x + row * len;
+    T *q = y + row * len;
     float mx = -INFINITY;
-    for (int64_t i = lane; i < len; i += 32) mx = fmaxf(mx, p[i]);
+    for (int64_t i = lane; i < len; i += 32) mx = fmaxf(mx, ld(p, i));
     for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     float sum = 0.f;
-    for (int64_t i = lane; i < len; i += 32) {
-        float e = expf(p[i] - mx);
-        q[i] = e;
-        sum += e;
-    }
+    for (int64_t i = lane; i < len; i += 32) sum += expf(ld(p, i) - mx);
     for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     float inv = 1.f / sum;
-    for (int64_t i = lane; i < len; i += 32) q[i] *= inv;
+    for (int64_t i = lane; i < len; i += 32) st(q, i, expf(ld(p, i) - mx) * inv);
 }
 
 /* Softmax along a strided axis: one thread per (outer, inner) column. */
-__global__ void k_softmax_cols(const float *x, float *y, int64_t outer, int64_t len, int64_t inner)
+template <typename T> __global__ void k_softmax_cols(const T *x, T *y, int64_t outer, int64_t len, int64_t inner)
 {
     GRID_LOOP(t, outer * inner)
     {
         int64_t o = t / inner, i = t % inner;
-        const float *p = x + o * len * inner + i;
-        float *q = y + o * len * inner + i;
+        const T *p = x + o * len * inner + i;
+        T *q = y + o * len * inner + i;
         float mx = -INFINITY, sum = 0.f;
-        for (int64_t k = 0; k < len; k++) mx = fmaxf(mx, p[k * inner]);
-        for (int64_t k = 0; k < len; k++) {
-            float e = expf(p[k * inner] - mx);
-            q[k * inner] = e;
-            sum += e;
-        }
-        for (int64_t k = 0; k < len; k++) q[k * inner] /= sum;
+        for (int64_t k = 0; k < len; k++) mx = fmaxf(mx, ld(p, k * inner));
+        for (int64_t k = 0; k < len; k++) sum += expf(ld(p, k * inner) - mx);
+        for (int64_t k = 0; k < len; k++) st(q, k * inner, expf(ld(p, k * inner) - mx) / sum);
     }
 }
 
-extern "C" int ck_softmax(ck_stream s, const float *x, float *y, int64_t outer, int64_t len, int64_t inner)
+extern "C" int ck_softmax(ck_stream s, const void *x, void *y, int64_t outer, int64_t len, int64_t inner, int half)
 {
     if (outer * len * inner == 0) return 0;
+    cudaStream_t st_ = (cudaStream_t)s;
     if (inner == 1) {
         int64_t warps = THREADS / 32, blocks = (outer + warps - 1) / warps;
-        k_softmax_rows<<<(unsigned)blocks, THREADS, 0, (cudaStream_t)s>>>(x, y, outer, len);
+        LAUNCH_T(half, k_softmax_rows, (unsigned)blocks, THREADS, st_, (const T_ *)x, (T_ *)y, outer, len);
     } else {
-        k_softmax_cols<<<blocks_for(outer * inner), THREADS, 0, (cudaStream_t)s>>>(x, y, outer, len, inner);
+        LAUNCH_T(half, k_softmax_cols, blocks_for(outer * inner), THREADS, st_, (const T_ *)x, (T_ *)y, outer, len,
+                 inner);
     }
     return last_error();
 }
 
 /* One warp per row; mean then variance in two passes (the row is re-read
  * from L1/L2), as the reference does. */
-__global__ void k_layernorm(const float *x, float *y, const float *scale, int64_t ns, const float *bias,
-                            int64_t nb, int64_t rows, int64_t inner, float eps)
+template <typename T>
+__global__ void k_layernorm(const T *x, T *y, const float *scale, int64_t ns, const float *bias, int64_t nb,
+                            int64_t rows, int64_t inner, float eps)
 {
     int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     int lane = threadIdx.x % 32;
     if (row >= rows) return;
-    const float *p = x + row * inner;
-    float *q = y + row * inner;
+    const T *p = x + row * inner;
+    T *q = y + row * inner;
     float sum = 0.f;
-    for (int64_t i = lane; i < inner; i += 32) sum += p[i];
+    for (int64_t i = lane; i < inner; i += 32) sum += ld(p, i);
     for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     float mean = sum / (float)inner, sq = 0.f;
     for (int64_t i = lane; i < inner; i += 32) {
-        float d = p[i] - mean;
+        float d = ld(p, i) - mean;
         sq += d * d;
     }
     for (int o = 16; o > 0; o /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, o);
     float inv = rsqrtf(sq / (float)inner + eps);
     for (int64_t i = lane; i < inner; i += 32)
-        q[i] = (p[i] - mean) * inv * scale[ns == 1 ? 0 : i] + (bias ? bias[nb == 1 ? 0 : i] : 0.f);
+        st(q, i, (ld(p, i) - mean) * inv * scale[ns == 1 ? 0 : i] + (bias ? bias[nb == 1 ? 0 : i] : 0.f));
 }
 
-extern "C" int ck_layernorm(ck_stream s, const float *x, float *y, const float *scale, int64_t ns,
-                            const float *bias, int64_t nb, int64_t rows, int64_t inner, float eps)
+extern "C" int ck_layernorm(ck_stream s, const void *x, void *y, const float *scale, int64_t ns, const float *bias,
+                            int64_t nb, int64_t rows, int64_t inner, float eps, int half)
 {
     if (rows == 0) return 0;
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
-    k_layernorm<<<(unsigned)blocks, THREADS, 0, (cudaStream_t)s>>>(x, y, scale, ns, bias, nb, rows, inner, eps);
+    LAUNCH_T(half, k_layernorm, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, scale, ns, bias,
+             nb, rows, inner, eps);
     return last_error();
 }
 
+/* One warp per row: the first maximum (lowest index among equal values, as
+ * np.argmax and ONNX ArgMax with select_last_index = 0). */
+template <typename T>
+__global__ void k_argmax_rows(const T *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_out)
+{
+    int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T *p = x + row * len;
+    float best = -INFINITY;
+    int64_t bi = -1;
+    for (int64_t i = lane; i < len; i += 32) {
+        float v = ld(p, i);
+        if (bi < 0 || v > best) { /* strictly greater: each lane keeps its first maximum */
+            best = v;
+            bi = i;
+        }
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        float ob = __shfl_xor_sync(0xffffffffu, best, o);
+        long long oi = __shfl_xor_sync(0xffffffffu, (long long)bi, o);
+        if (oi >= 0 && (bi < 0 || ob > best || (ob == best && oi < bi))) {
+            best = ob;
+            bi = oi;
+        }
+    }
+    if (lane == 0) {
+        if (idx) idx[row] = bi < 0 ? 0 : bi;
+        if (ymax) sth(ymax, row, best, half_out);
+    }
+}
+
+extern "C" int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len,
+                              int half_in, int half_out)
+{
+    if (rows == 0 || len == 0) return 0;
+    int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
+    LAUNCH_T(half_in, k_argmax_rows, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, idx, ymax, rows,
+             len, half_out);
+    return last_error();
+}
+
+/* ---- the elementwise-chain interpreter ---------------------------------------- */
+
 struct chain_ptrs {
-    const float *ext[CK_CHAIN_EXT];
-    float *out[CK_CHAIN_OUT];
+    const void *ext[CK_CHAIN_EXT];
+    void *out[CK_CHAIN_OUT];
 };
 
 __global__ void k_chain(ck_chain c, chain_ptrs p, int64_t n)
@@ -413,21 +534,21 @@ __global__ void k_chain(ck_chain c, chain_ptrs p, int64_t n)
             float a, b = 0.f;
             if (o.a >= 0) a = reg[o.a];
             else if (o.a == CK_SCALAR) a = o.ca;
-            else a = p.ext[-1 - o.a][off[-1 - o.a]];
+            else a = ldh(p.ext[-1 - o.a], off[-1 - o.a], c.ext_half[-1 - o.a]);
             if (o.code < CK_UN_BASE) {
                 if (o.b >= 0) b = reg[o.b];
                 else if (o.b == CK_SCALAR) b = o.cb;
-                else b = p.ext[-1 - o.b][off[-1 - o.b]];
+                else b = ldh(p.ext[-1 - o.b], off[-1 - o.b], c.ext_half[-1 - o.b]);
                 reg[k] = apply_act(binop(o.code, a, b), o.act, o.alpha, o.beta);
             } else {
                 reg[k] = unop(o.code - CK_UN_BASE, a, o.alpha, o.beta);
             }
         }
-        for (int k = 0; k < c.n_out; k++) p.out[k][i] = reg[c.out_reg[k]];
+        for (int k = 0; k < c.n_out; k++) sth(p.out[k], i, reg[c.out_reg[k]], c.out_half[k]);
     }
 }
 
-extern "C" int ck_chain_run(ck_stream s, const ck_chain *c, const float *const *ext, float *const *out)
+extern "C" int ck_chain_run(ck_stream s, const ck_chain *c, const void *const *ext, void *const *out)
 {
     int64_t n = 1;
     for (int d = 0; d < c->ndim; d++) n *= c->dims[d];

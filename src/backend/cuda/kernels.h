@@ -1,8 +1,13 @@
 /*
  * kernels.h - Lector's own CUDA kernels (kernels.cu), called from the CUDA
- * backend (cuda_backend.c). Every launcher enqueues on `stream` and returns
+ * backend (cuda_*.c). Every launcher enqueues on `stream` and returns
  * cudaGetLastError() as an int (0 = success), so the C side never needs the
- * CUDA C++ headers. Tensors are fp32, row-major (NCHW for images).
+ * CUDA C++ headers.
+ *
+ * Storage: a float tensor is held either as fp32 or as fp16 (`half` = 1);
+ * arithmetic is always fp32 in registers. Layout: a 4-D tensor is NCHW or,
+ * with `nhwc` = 1, NHWC (channels innermost, what cuDNN's tensor-core
+ * convolutions read and write). Everything else is dense row-major.
  *
  * Fused activations use the codes of rt_act (graph.h): 0 none, 1 relu,
  * 2 sigmoid, 3 hardsigmoid(alpha, beta), 4 hardswish(alpha, beta), 5 swish,
@@ -21,14 +26,6 @@ extern "C" {
 
 typedef void *ck_stream; /* a cudaStream_t */
 
-/* Broadcast description of a binary op after dimension collapsing: output
- * dims and per-operand element strides (0 where the operand broadcasts). */
-typedef struct ck_bcast {
-    int ndim;
-    int64_t dims[CK_MAX_DIMS];
-    int64_t sa[CK_MAX_DIMS], sb[CK_MAX_DIMS];
-} ck_bcast;
-
 /* A strided read of the input into a dense output (Slice, Transpose, Expand,
  * Split): out[i] = in[base + sum_d idx_d(i) * stride[d]]. */
 typedef struct ck_gather {
@@ -44,40 +41,55 @@ enum ck_unop {
     CK_HARDSWISH, CK_CLIP, CK_LEAKYRELU, CK_ERF, CK_RECIPROCAL, CK_FLOOR, CK_CEIL
 };
 
-/* y[i] = act(y[i] + bias[(i / inner) % channels]); bias may be NULL. */
-int ck_bias_act(ck_stream s, float *y, const float *bias, int64_t n, int64_t channels,
-                int64_t inner, int act, float alpha, float beta);
-/* y = act(x * scale[c] + shift[c]) with c = (i / inner) % channels (BatchNormalization). */
-int ck_affine_act(ck_stream s, const float *x, float *y, const float *scale, const float *shift,
-                  int64_t n, int64_t channels, int64_t inner, int act, float alpha, float beta);
-int ck_binary(ck_stream s, int op, const float *a, const float *b, float *y, const ck_bcast *bc,
-              int act, float alpha, float beta);
-int ck_unary(ck_stream s, int op, const float *x, float *y, int64_t n, float alpha, float beta);
-/* Mean over the last `inner` elements of each of `rows` rows. */
-int ck_row_mean(ck_stream s, const float *x, float *y, int64_t rows, int64_t inner);
-/* 2-D pooling over NCHW. is_max; count_include_pad for averages. */
-int ck_pool2d(ck_stream s, const float *x, float *y, int64_t nc, int H, int W, int OH, int OW,
-              int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int is_max,
-              int count_include_pad);
-/* Nearest resize over the last two axes with per-axis source index tables. */
-int ck_resize_nearest(ck_stream s, const float *x, float *y, int64_t nc, int H, int W, int OH,
-                      int OW, const int *hidx, const int *widx);
-/* Strided gather for elements of 4 or 8 bytes. */
+/* Mean over the last `inner` elements of each of `rows` rows (GlobalAveragePool, NCHW). */
+int ck_row_mean(ck_stream s, const void *x, void *y, int64_t rows, int64_t inner, int half);
+/* GlobalAveragePool over NHWC: y[n][c] = mean over h, w of x[n][h][w][c]. Two
+ * passes through `scratch` (n * splits * c floats) so that the sum order is
+ * fixed: results never depend on timing. */
+int ck_gap_nhwc(ck_stream s, const void *x, void *y, int64_t n, int64_t hw, int64_t c, int half, float *scratch,
+                int splits);
+/* Number of splits ck_gap_nhwc uses for this shape (scratch size = n * splits * c floats). */
+int ck_gap_nhwc_splits(int64_t n, int64_t hw, int64_t c);
+/* 2-D pooling. is_max; count_include_pad for averages. nc = N*C planes. */
+int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW, int kh,
+              int kw, int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad, int half,
+              int nhwc);
+/* Nearest resize over H, W with per-axis source index tables. */
+int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW,
+                      const int *hidx, const int *widx, int half, int nhwc);
+/* Strided gather for elements of 2, 4 or 8 bytes. */
 int ck_gather(ck_stream s, const void *x, void *y, const ck_gather_desc *g, int elem_size);
 /* Softmax over `len` elements at stride `inner`, for outer*inner rows. */
-int ck_softmax(ck_stream s, const float *x, float *y, int64_t outer, int64_t len, int64_t inner);
-/* LayerNormalization over rows of `inner`; scale/bias have `ns`/`nb` elements (1 or inner; bias may be NULL). */
-int ck_layernorm(ck_stream s, const float *x, float *y, const float *scale, int64_t ns,
-                 const float *bias, int64_t nb, int64_t rows, int64_t inner, float eps);
+int ck_softmax(ck_stream s, const void *x, void *y, int64_t outer, int64_t len, int64_t inner, int half);
+/* LayerNormalization over rows of `inner`; scale/bias (fp32) have `ns`/`nb`
+ * elements (1 or inner; bias may be NULL). */
+int ck_layernorm(ck_stream s, const void *x, void *y, const float *scale, int64_t ns, const float *bias,
+                 int64_t nb, int64_t rows, int64_t inner, float eps, int half);
+/* Concatenation of n_in inputs along an axis: input k is [outer][len[k] * inner]
+ * elements of `elem` bytes, the output [outer][sum(len) * inner]. */
+#define CK_CONCAT_MAX 16
+int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, void *y, int64_t outer,
+              int64_t inner, int elem);
+/* Storage conversion of a tensor of n*c*h*w elements between fp32/fp16 and
+ * NCHW/NHWC (a flat tensor: c = h = 1, w = its size). */
+int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
+               int src_nhwc, int dst_half, int dst_nhwc);
+/* Per row of `len` contiguous elements: index of the first maximum (int64)
+ * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
+int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
+                   int half_out);
+
 /* A fused chain of elementwise ops over one output shape (the CUDA
  * backend's fusion pass): per element, each op combines two operands, each
  * an earlier op's result (a register), an external tensor read through its
  * own broadcast strides, or a scalar constant, then applies its fused
- * activation; the results listed in out_reg are stored. */
+ * activation; the results listed in out_reg are stored. dims are the
+ * output's, collapsed, in its memory order (N, H, W, C for an NHWC output);
+ * every external has strides over those dims. */
 #define CK_CHAIN_OPS 24
 #define CK_CHAIN_EXT 6
 #define CK_CHAIN_OUT 4
-#define CK_CHAIN_DIMS 4
+#define CK_CHAIN_DIMS 6
 #define CK_SCALAR (-100)
 enum { CK_UN_BASE = 16 }; /* op codes >= CK_UN_BASE are unary: CK_UN_BASE + ck_unop */
 
@@ -93,10 +105,14 @@ typedef struct ck_chain {
     int64_t dims[CK_CHAIN_DIMS];
     int64_t stride[CK_CHAIN_EXT][CK_CHAIN_DIMS];
     int8_t out_reg[CK_CHAIN_OUT];
+    uint8_t ext_half[CK_CHAIN_EXT]; /* 1: the external is stored as fp16 */
+    uint8_t out_half[CK_CHAIN_OUT];
     ck_chain_op ops[CK_CHAIN_OPS];
 } ck_chain;
 
-int ck_chain_run(ck_stream s, const ck_chain *c, const float *const *ext, float *const *out);
+/* The interpreter: one kernel for every chain (the fallback when NVRTC is
+ * not available; cuda_nvrtc.c compiles each chain's own kernel). */
+int ck_chain_run(ck_stream s, const ck_chain *c, const void *const *ext, void *const *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /*
  * reduce.c - ReduceMean, ReduceSum, ReduceMax over any set of axes (from
- * the `axes` attribute or input 1), keepdims, noop_with_empty_axes.
+ * the `axes` attribute or input 1), keepdims, noop_with_empty_axes; ArgMax
+ * over one axis.
  */
 #include <math.h>
 #include <string.h>
@@ -94,4 +95,52 @@ lector_status rt_ref_ReduceMax(const rt_node *nd, const lector_tensor *in, lecto
                                const rt_kernel_ctx *ctx)
 {
     return reduce(nd, in, out, ctx, RED_MAX);
+}
+
+/* ArgMax as numpy's argmax (and ONNX's reference): the first maximum, or
+ * the last with select_last_index = 1; NaN is greater than every number
+ * (the first NaN, or the last). keepdims only changes the output shape. */
+lector_status rt_ref_ArgMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                            const rt_kernel_ctx *ctx)
+{
+    const lector_tensor *xt = &in[0];
+    int a = rt_norm_axis(rt_attr_int(nd, "axis", 0), xt->ndim);
+    if (a < 0) return lector__error(ctx->err, LECTOR_ERR_INVALID_MODEL, "node %s: bad axis", nd->name);
+    int last = rt_attr_int(nd, "select_last_index", 0) != 0;
+    int64_t outer = 1, n = xt->dims[a], inner = 1;
+    for (int i = 0; i < a; i++) outer *= xt->dims[i];
+    for (int i = a + 1; i < xt->ndim; i++) inner *= xt->dims[i];
+    int64_t *y = out->data;
+    if (n == 0) { /* inference lets this through only for an empty output */
+        for (int64_t i = 0; i < outer * inner; i++) y[i] = 0;
+        return LECTOR_OK;
+    }
+    /* y[j] holds the best index so far of column j of one outer block; the
+     * block is read row by row (contiguous) */
+#define ARGMAX_LOOP(T)                                                                         \
+    do {                                                                                       \
+        const T *x = xt->data;                                                                 \
+        for (int64_t o = 0; o < outer; o++) {                                                  \
+            const T *xb = x + o * n * inner;                                                   \
+            int64_t *yb = y + o * inner;                                                       \
+            for (int64_t j = 0; j < inner; j++) yb[j] = 0;                                     \
+            for (int64_t k = 1; k < n; k++) {                                                  \
+                const T *row = xb + k * inner;                                                 \
+                for (int64_t j = 0; j < inner; j++) {                                          \
+                    T v = row[j], b = xb[yb[j] * inner + j];                                   \
+                    int take = last ? (b == b && v >= b) || v != v : v > b || (v != v && b == b); \
+                    if (take) yb[j] = k;                                                       \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+    switch (xt->dtype) {
+    case LECTOR_DTYPE_FLOAT32: ARGMAX_LOOP(float); break;
+    case LECTOR_DTYPE_FLOAT64: ARGMAX_LOOP(double); break;
+    case LECTOR_DTYPE_INT64: ARGMAX_LOOP(int64_t); break;
+    case LECTOR_DTYPE_INT32: ARGMAX_LOOP(int32_t); break;
+    default: return rt_ref_bad_dtype(nd, ctx, xt->dtype);
+    }
+#undef ARGMAX_LOOP
+    return LECTOR_OK;
 }

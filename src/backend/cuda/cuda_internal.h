@@ -1,0 +1,199 @@
+/*
+ * cuda_internal.h - what the files of the CUDA backend module share
+ * (liblector-cuda.so: cuda_backend.c, cuda_layout.c, cuda_fuse.c,
+ * cuda_nvrtc.c, cuda_check.c, kernels.cu). Nothing here is seen by the core.
+ *
+ * A plan compiles into steps. Each float activation has a storage: fp32 or
+ * fp16 (cu_plan.vhalf) and, for 4-D tensors, NCHW or NHWC (cu_plan.vnhwc).
+ * The fp32 NCHW plan is the default; a half-precision plan (fp16 = 1) stores
+ * every float activation as fp16 and lays 4-D tensors out NHWC where the
+ * consumers allow it (cuda_layout.c), which is what cuDNN's tensor-core
+ * convolutions want. Graph inputs arrive from the host as fp32 NCHW and
+ * graph outputs leave as fp32 NCHW: conversion steps (S_CONVERT) at both
+ * ends translate.
+ */
+#ifndef LECTOR_CUDA_INTERNAL_H
+#define LECTOR_CUDA_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/cuda/kernels.h"
+#include "rt/backend.h"
+
+extern const rt_host_api *H; /* the core's table (cuda_backend.c) */
+
+#define CU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's part of a worker's workspace, before cuDNN's */
+
+/* ---- workers: what one call borrows ---------------------------------------- */
+
+#define CU_GRAPHS 32
+typedef struct cu_graph {
+    uint64_t plan;
+    const void *arena, *ws;
+    cudaGraphExec_t exec;
+    uint64_t used;
+} cu_graph;
+
+typedef struct cu_worker {
+    cu_graph graphs[CU_GRAPHS];
+    int n_graphs;
+    uint64_t tick;
+    cudaStream_t stream;
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    void *ws;
+    size_t ws_size;
+    void *pin;
+    size_t pin_size;
+    struct cu_worker *next;
+} cu_worker;
+
+/* ---- plans ------------------------------------------------------------------ */
+
+enum {
+    S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
+    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_CHAIN, S_HOST, S_GAP_NHWC, S_ARGMAX, S_CONVERT,
+    S_KIND_COUNT
+};
+/* S_AFFINE, S_BINARY and S_UNARY exist only while compiling: the fusion pass
+ * turns every elementwise step into a chain (S_CHAIN). */
+
+typedef struct cu_step {
+    int kind, node;          /* node: -1 for S_CONVERT */
+    int op, act;
+    float alpha, beta;
+    int64_t n, channels, inner, outer, len;
+    int half, nhwc;          /* storage of the step's float tensors */
+    /* cuDNN */
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    int algo;
+    size_t ws;               /* workspace bytes the step needs */
+    size_t wconv;            /* offset of converted weights (fp16 and/or KRSC) in the constant block, or RT_NO_OFFSET */
+    ck_gather_desc gd;
+    int pool[14];
+    float eps;
+    int64_t ns, nb;
+    /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
+    int m, nn, k, batch;
+    long long sa, sb, sc;
+    size_t aconv;            /* MatMul: converted constant A, or RT_NO_OFFSET */
+    size_t aux, aux2;        /* offsets in the constant block (BN scale/shift, resize tables) */
+    size_t elem;
+    int no_epilogue;         /* Conv/MatMul: bias and activation are done by the chain that follows */
+    /* S_CHAIN */
+    ck_chain *chain;
+    int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
+    size_t ext_cb[CK_CHAIN_EXT];       /* an external held in the constant block (BN tables), or RT_NO_OFFSET */
+    int chain_node[CK_CHAIN_OPS];      /* node of each op; -1: the epilogue of chain_src */
+    int chain_src;                     /* the Conv/MatMul node whose epilogue op 0 is, or -1 */
+    void *kfn;                         /* the chain's compiled kernel (cudaKernel_t), NULL: the interpreter */
+    int kvec;                          /* elements per thread of kfn */
+    /* S_CONVERT: arena offsets and storages */
+    size_t cv_src, cv_dst;
+    int cv_src_half, cv_src_nhwc, cv_dst_half, cv_dst_nhwc;
+    int64_t cv_dims[4];
+    int cv_value;            /* the graph value converted */
+} cu_step;
+
+typedef struct cu_plan {
+    uint64_t id;       /* unique in the process: keys the workers' CUDA graphs */
+    int no_graph;      /* capture failed once: run step by step */
+    int half, nhwc;    /* the plan's mode */
+    cu_step *steps;
+    int n_steps, cap_steps;
+    uint8_t *vhalf;    /* per value: float activation stored as fp16 */
+    uint8_t *vnhwc;    /* per value: 4-D activation stored NHWC */
+    size_t *coff;      /* per value: offset in the constant block, or RT_NO_OFFSET */
+    size_t *in_off;    /* per graph input: offset in the arena of the uploaded (host) tensor */
+    size_t *in_conv;   /* per graph input: offset of its converted storage, or RT_NO_OFFSET */
+    size_t *out_conv;  /* per graph output: offset of its fp32 NCHW copy, or RT_NO_OFFSET */
+    char *cblock;      /* device constants */
+    size_t cblock_size;
+    size_t ws;         /* largest workspace of a step */
+    size_t io_bytes;   /* inputs + outputs, for the pinned staging */
+    int n_host;
+} cu_plan;
+
+/* Host staging of the constant block while compiling. */
+typedef struct cbuf {
+    char *p;
+    size_t n, cap;
+} cbuf;
+
+size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom);
+
+typedef struct compile_ctx {
+    rt_backend *be;
+    const rt_plan *p;
+    const rt_graph *g;
+    cu_plan *cp;
+    cu_worker *w;
+    cbuf cb;
+    int oom;
+    int *need_const; /* per value: a GPU step reads this constant (fp32, as in the graph) */
+    int sm;          /* compute capability major * 10 + minor */
+} compile_ctx;
+
+typedef struct exec_ctx {
+    const rt_plan *p;
+    const cu_plan *cp;
+    cu_worker *w;
+    char *arena;
+    const lector_tensor *inputs;
+} exec_ctx;
+
+/* ---- shared helpers ------------------------------------------------------------ */
+
+static inline const rt_value *val(const rt_graph *g, int v) { return v >= 0 ? &g->values[v] : NULL; }
+
+static inline int64_t numel(const rt_value *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < v->ndim; i++) n *= v->dims[i];
+    return n;
+}
+
+static inline int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
+
+size_t cu_dsize(lector_dtype t);
+/* Bytes per element of value v as the plan stores it. */
+size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v);
+/* Device address of value v. */
+void *cu_dptr(const exec_ctx *x, int v);
+const char *cu_op_name(int op);
+
+/* fp16 <-> fp32 on the host (round to nearest even). */
+uint16_t cu_f2h(float f);
+float cu_h2f(uint16_t h);
+
+/* cuda_layout.c: storages of the plan's values (cp->vhalf, cp->vnhwc). */
+void cu_assign_storage(compile_ctx *cc);
+/* A 4-D tensor of dims (N, C, H, W), fp32 NCHW weights -> `half`/`nhwc`
+ * storage, appended to the constant block; returns its offset. */
+size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc);
+
+/* cuda_fuse.c: every elementwise step into a chain, conv/matmul epilogues
+ * absorbed. 0 on success; -1 when a step cannot be expressed. */
+int cu_fuse_chains(compile_ctx *cc);
+lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *err);
+
+/* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn)
+ * when NVRTC can be loaded; otherwise they run in the interpreter. */
+void cu_compile_chains(compile_ctx *cc);
+/* Launches a compiled chain; returns a cudaError_t as int. */
+int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
+/* "nvrtc 13.0" or why chains run in the interpreter. */
+const char *cu_nvrtc_status(void);
+
+/* cuda_check.c: LECTOR_CUDA_CHECK=1, every step against the reference kernels. */
+int cu_check_enabled(void);
+lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lector_error *err);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * cuda_layout.c - how a plan stores its float activations: fp32 or fp16,
+ * and for 4-D tensors NCHW or NHWC.
+ *
+ * Precision: a half-precision plan stores every float activation as fp16
+ * (weights and per-channel constants stay fp32, except the filters and
+ * matrices cuDNN and cuBLAS read, which are converted once at compile time).
+ *
+ * Layout: NHWC is what cuDNN's tensor-core convolutions read and write.
+ * Convolutions, pools, nearest resizes and concatenations keep their input
+ * and output in one layout (their values are joined in one group with a
+ * union-find); elementwise chains read and write any mix; every other
+ * operator (Reshape, Transpose, MatMul, Softmax, ...) works on NCHW (its
+ * operands force their group to NCHW). A 4-D tensor whose C or H*W is 1 has
+ * the same bytes in both layouts and takes no part.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+uint16_t cu_f2h(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
+    int exp = (int)((x >> 23) & 0xff);
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0)); /* inf, nan */
+    int e = exp - 127 + 15;
+    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u); /* overflow: inf */
+    if (e <= 0) {                                      /* subnormal or zero */
+        if (e < -10) return (uint16_t)sign;
+        mant |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) half++; /* may carry into the exponent: correct */
+    return (uint16_t)half;
+}
+
+float cu_h2f(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
+    if (exp == 0x1f) x = sign | 0x7f800000u | (mant << 13);
+    else if (exp) x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    else if (!mant) x = sign;
+    else { /* subnormal: normalise */
+        int e = -1;
+        do {
+            mant <<= 1;
+            e++;
+        } while (!(mant & 0x400u));
+        x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc)
+{
+    int64_t K = dims[0], C = dims[1], R = dims[2], S = dims[3], n = K * C * R * S;
+    size_t es = half ? 2 : 4;
+    char *buf = malloc((size_t)(n ? n : 1) * es);
+    if (!buf) {
+        cc->oom = 1;
+        return 0;
+    }
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t s = 0; s < S; s++) {
+                    int64_t src = ((k * C + c) * R + r) * S + s;
+                    int64_t dst = nhwc ? ((k * R + r) * S + s) * C + c : src;
+                    if (half) ((uint16_t *)buf)[dst] = cu_f2h(w[src]);
+                    else ((float *)buf)[dst] = w[src];
+                }
+    size_t off = cbuf_add(&cc->cb, buf, (size_t)n * es, &cc->oom);
+    free(buf);
+    return off;
+}
+
+/* ---- layout groups ------------------------------------------------------------ */
+
+static int find(int *parent, int v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+static void join(int *parent, int a, int b)
+{
+    a = find(parent, a);
+    b = find(parent, b);
+    if (a != b) parent[b] = a;
+}
+
+/* A 4-D float activation whose two layouts differ. */
+static int candidate(const rt_graph *g, int v)
+{
+    if (v < 0) return 0;
+    const rt_value *x = &g->values[v];
+    return x->dtype == LECTOR_DTYPE_FLOAT32 && !x->data && x->ndim == 4 && x->dims[1] > 1 &&
+           x->dims[2] * x->dims[3] > 1;
+}
+
+enum { L_SAME, L_ELEMWISE, L_OTHER };
+
+static int layout_class(const rt_graph *g, const rt_node *n)
+{
+    switch (n->op) {
+    case RT_OP_Conv:
+    case RT_OP_ConvTranspose:
+        return val(g, n->in[0])->ndim == 4 ? L_SAME : L_OTHER;
+    case RT_OP_MaxPool:
+    case RT_OP_AveragePool:
+    case RT_OP_GlobalAveragePool:
+    case RT_OP_Concat:
+        return L_SAME;
+    case RT_OP_Resize:
+        return strcmp(H->attr_string(n, "mode", "nearest"), "nearest") ? L_OTHER : L_SAME;
+    case RT_OP_Add: case RT_OP_Sub: case RT_OP_Mul: case RT_OP_Div: case RT_OP_Pow: case RT_OP_Max: case RT_OP_Min:
+    case RT_OP_Relu: case RT_OP_Sigmoid: case RT_OP_Tanh: case RT_OP_Exp: case RT_OP_Log: case RT_OP_Sqrt:
+    case RT_OP_Abs: case RT_OP_Neg: case RT_OP_Erf: case RT_OP_Reciprocal: case RT_OP_Floor: case RT_OP_Ceil:
+    case RT_OP_HardSigmoid: case RT_OP_HardSwish: case RT_OP_LeakyRelu: case RT_OP_Clip:
+    case RT_OP_BatchNormalization:
+        return n->n_out == 1 ? L_ELEMWISE : L_OTHER;
+    default:
+        return L_OTHER;
+    }
+}
+
+void cu_assign_storage(compile_ctx *cc)
+{
+    const rt_graph *g = cc->g;
+    const rt_plan *p = cc->p;
+    cu_plan *cp = cc->cp;
+    for (int v = 0; v < g->n_values; v++) {
+        const rt_value *x = &g->values[v];
+        cp->vhalf[v] = cp->half && x->dtype == LECTOR_DTYPE_FLOAT32 && !x->data;
+        cp->vnhwc[v] = 0;
+    }
+    if (!cp->nhwc) return;
+    int *parent = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    uint8_t *forced = calloc((size_t)g->n_values + 1, 1);
+    if (!parent || !forced) { /* stays NCHW: correct, slower */
+        free(parent);
+        free(forced);
+        return;
+    }
+    for (int v = 0; v < g->n_values; v++) parent[v] = v;
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        int cls = layout_class(g, n);
+        if (cls == L_SAME) {
+            int first = -1;
+            int n_data = n->op == RT_OP_Concat ? n->n_in : 1;
+            for (int k = 0; k < n_data; k++)
+                if (candidate(g, n->in[k])) {
+                    if (first < 0) first = n->in[k];
+                    else join(parent, first, n->in[k]);
+                }
+            if (candidate(g, n->out[0])) {
+                if (first < 0) first = n->out[0];
+                else join(parent, first, n->out[0]);
+            }
+        } else if (cls == L_OTHER) {
+            for (int k = 0; k < n->n_in; k++)
+                if (candidate(g, n->in[k])) forced[n->in[k]] = 1;
+            for (int k = 0; k < n->n_out; k++)
+                if (candidate(g, n->out[k])) forced[n->out[k]] = 1;
+        }
+    }
+    for (int v = 0; v < g->n_values; v++)
+        if (candidate(g, v) && forced[v]) forced[find(parent, v)] = 1;
+    int nhwc = 0, nchw = 0;
+    for (int v = 0; v < g->n_values; v++) {
+        if (!candidate(g, v)) continue;
+        cp->vnhwc[v] = !forced[find(parent, v)];
+        if (cp->vnhwc[v]) nhwc++;
+        else nchw++;
+    }
+    H->log(3, "cuda: %s: %d 4-D activations NHWC, %d NCHW", g->name, nhwc, nchw);
+    free(parent);
+    free(forced);
+}

@@ -1,0 +1,272 @@
+/*
+ * lector_model_options.output_argmax: each float output of rank >= 2 is
+ * replaced by its argmax (int64, the first maximum, NaN the greatest, as
+ * np.argmax) and its max over the last axis. Checked against the same
+ * model loaded without the option, bit for bit: tiny one-node models
+ * (opsets 11, 13: ReduceMax axes as an attribute; 18: as an input), an
+ * output without a declared rank (left as it is), the recogniser on the
+ * "ref" and "cpu" backends over several shapes with a plan cache of one (every
+ * plan rebuilt from a clone of the base graph), and allocation failures.
+ *
+ *   test_output_argmax MODELS_DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lector_rt.h"
+#include "model_builder.h"
+#include "onnx.pb-c.h"
+#include "util/util.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fprintf(stderr, "\n");                                                             \
+            failures++;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+static uint32_t rng = 12345;
+static float frand(void) /* [-1, 1) */
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (float)(rng >> 8) / (float)(1u << 23) - 1.f;
+}
+
+static lector_model *load(const void *bytes, size_t len, const char *path, const char *backend,
+                          int argmax, int cache)
+{
+    lector_model_options o = {.backend = backend, .threads = 2, .plan_cache_size = cache,
+                              .output_argmax = argmax};
+    lector_model *m = NULL;
+    lector_error err = {0};
+    lector_status st = path ? lector_model_load_file(path, &o, &m, &err)
+                            : lector_model_load_memory(bytes, len, "built.onnx", &o, &m, &err);
+    CHECK(st == LECTOR_OK, "load: %s", err.message);
+    return m;
+}
+
+/* np.argmax / np.max of each last-axis row of `p` against (idx, mx). */
+static void check_rows(const lector_tensor *p, const lector_tensor *idx, const lector_tensor *mx,
+                       const char *what)
+{
+    CHECK(p->dtype == LECTOR_DTYPE_FLOAT32 && idx->dtype == LECTOR_DTYPE_INT64 &&
+              mx->dtype == LECTOR_DTYPE_FLOAT32, "%s: dtypes", what);
+    CHECK(idx->ndim == p->ndim - 1 && mx->ndim == p->ndim - 1, "%s: ranks %d %d of %d", what,
+          idx->ndim, mx->ndim, p->ndim);
+    for (int d = 0; d + 1 < p->ndim; d++)
+        CHECK(idx->dims[d] == p->dims[d] && mx->dims[d] == p->dims[d], "%s: dim %d", what, d);
+    int64_t C = p->dims[p->ndim - 1], rows = lector_tensor_numel(p) / C;
+    const float *x = p->data, *m = mx->data;
+    const int64_t *ix = idx->data;
+    int bad = 0;
+    for (int64_t r = 0; r < rows && bad < 5; r++) {
+        const float *row = x + r * C;
+        int64_t b = 0;
+        for (int64_t c = 1; c < C; c++)
+            if (!isnan(row[b]) && (row[c] > row[b] || isnan(row[c]))) b = c;
+        /* the max bit for bit; a NaN as a NaN (which NaN of the row is not specified) */
+        int same = isnan(row[b]) ? isnan(m[r]) : !memcmp(&m[r], &row[b], sizeof(float));
+        if (ix[r] != b || !same) {
+            fprintf(stderr, "%s: row %lld: argmax %lld max %g, expected %lld %g\n", what, (long long)r,
+                    (long long)ix[r], (double)m[r], (long long)b, (double)row[b]);
+            bad++;
+        }
+    }
+    failures += bad;
+    printf("%-24s %lld rows of %lld: %s\n", what, (long long)rows, (long long)C, bad ? "FAIL" : "ok");
+}
+
+/* Runs `plain` and `am` on one input and compares. */
+static void compare(lector_model *plain, lector_model *am, const lector_tensor *in, const char *what)
+{
+    lector_tensor *po = NULL, *ao = NULL;
+    size_t pn = 0, an = 0;
+    lector_error err = {0};
+    lector_status st = lector_model_run(plain, in, 1, &po, &pn, &err);
+    CHECK(st == LECTOR_OK, "%s: plain run: %s", what, err.message);
+    st = lector_model_run(am, in, 1, &ao, &an, &err);
+    CHECK(st == LECTOR_OK, "%s: argmax run: %s", what, err.message);
+    if (po && ao) {
+        CHECK(an == 2 * pn, "%s: %zu outputs, expected %zu", what, an, 2 * pn);
+        if (an == 2 * pn) check_rows(&po[0], &ao[0], &ao[1], what);
+    }
+    lector_tensors_free(po, pn);
+    lector_tensors_free(ao, an);
+}
+
+static void check_info(lector_model *m, const char *orig, int rank)
+{
+    char want[256];
+    CHECK(lector_model_num_outputs(m) == 2, "%zu outputs", lector_model_num_outputs(m));
+    const lector_value_info *a = lector_model_output(m, 0), *b = lector_model_output(m, 1);
+    if (!a || !b) return;
+    snprintf(want, sizeof want, "%s_argmax", orig);
+    CHECK(!strcmp(a->name, want), "name %s", a->name);
+    snprintf(want, sizeof want, "%s_max", orig);
+    CHECK(!strcmp(b->name, want), "name %s", b->name);
+    CHECK(a->dtype == LECTOR_DTYPE_INT64 && b->dtype == LECTOR_DTYPE_FLOAT32, "dtypes %d %d", a->dtype, b->dtype);
+    CHECK(a->ndim == rank - 1 && b->ndim == rank - 1, "ranks %d %d", a->ndim, b->ndim);
+}
+
+static void tiny_models(void)
+{
+    const int64_t dims[4] = {2, 3, 4, 5};
+    float x[120];
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {2, 3, 4, 5}, x};
+    const char *ops[] = {"Softmax", "Identity"};
+    const int64_t opsets[] = {11, 13, 18};
+    const char *backends[] = {"ref", "cpu"};
+    for (int oi = 0; oi < 2; oi++)
+        for (int si = 0; si < 3; si++)
+            for (int bi = 0; bi < 2; bi++) {
+                size_t len;
+                uint8_t *b = build_unary_model(ops[oi], "", opsets[si], dims, &len);
+                lector_model *plain = load(b, len, NULL, backends[bi], 0, 0);
+                lector_model *am = load(b, len, NULL, backends[bi], 1, 0);
+                free(b);
+                if (!plain || !am) {
+                    lector_model_free(plain);
+                    lector_model_free(am);
+                    continue;
+                }
+                CHECK(lector_model_num_outputs(plain) == 1, "plain outputs");
+                check_info(am, "y", 4);
+                char what[96];
+                snprintf(what, sizeof what, "%s-%lld on %s", ops[oi], (long long)opsets[si], backends[bi]);
+                for (int i = 0; i < 120; i++) x[i] = frand();
+                compare(plain, am, &in, what);
+                /* ties (the first wins), -0 against +0, infinities, NaN (the first
+                 * NaN wins; Softmax turns a NaN row into NaNs) */
+                for (int i = 0; i < 120; i++) x[i] = (float)(int)(frand() * 2.f);
+                x[0] = -0.f, x[1] = 0.f, x[2] = -0.f, x[3] = -0.f, x[4] = -1.f;
+                x[5] = -INFINITY, x[6] = -INFINITY, x[7] = -INFINITY, x[8] = -INFINITY, x[9] = -INFINITY;
+                x[10] = 1.f, x[11] = NAN, x[12] = 2.f, x[13] = NAN, x[14] = INFINITY;
+                x[15] = INFINITY, x[16] = 1.f, x[17] = INFINITY, x[18] = 0.f, x[19] = 0.f;
+                compare(plain, am, &in, what);
+                lector_model_free(plain);
+                lector_model_free(am);
+            }
+}
+
+/* An output whose rank the model does not declare stays as it is. */
+static void undeclared_rank(void)
+{
+    const int64_t dims[4] = {1, 3, 4, 4};
+    size_t len;
+    uint8_t *b = build_unary_model("Softmax", "", 13, dims, &len);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, b);
+    free(b);
+    CHECK(mp != NULL, "unpack");
+    if (!mp) return;
+    Onnx__TypeProto__Tensor *tt = mp->graph->output[0]->type->tensor_type;
+    Onnx__TensorShapeProto *shape = tt->shape;
+    tt->shape = NULL;
+    len = onnx__model_proto__get_packed_size(mp);
+    b = malloc(len);
+    onnx__model_proto__pack(mp, b);
+    tt->shape = shape;
+    onnx__model_proto__free_unpacked(mp, NULL);
+    lector_model *m = load(b, len, NULL, "ref", 1, 0);
+    free(b);
+    if (!m) return;
+    CHECK(lector_model_num_outputs(m) == 1 && !strcmp(lector_model_output(m, 0)->name, "y"),
+          "an undeclared output was replaced");
+    float x[48] = {0};
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
+    lector_tensor *out = NULL;
+    size_t n = 0;
+    lector_error err = {0};
+    CHECK(lector_model_run(m, &in, 1, &out, &n, &err) == LECTOR_OK, "%s", err.message);
+    CHECK(n == 1 && out[0].dtype == LECTOR_DTYPE_FLOAT32 && out[0].ndim == 4, "output");
+    lector_tensors_free(out, n);
+    lector_model_free(m);
+}
+
+/* The recogniser, several widths and batch sizes; plan cache of one. */
+static void recogniser(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ch_PP-OCRv4_rec_infer.onnx", dir);
+    const char *backends[] = {"ref", "cpu"};
+    const int shapes[][2] = {{1, 80}, {2, 160}, {1, 80}, {3, 48}};
+    for (int bi = 0; bi < 2; bi++) {
+        lector_model *plain = load(NULL, 0, path, backends[bi], 0, 1);
+        lector_model *am = load(NULL, 0, path, backends[bi], 1, 1);
+        if (plain && am) {
+            check_info(am, "softmax_11.tmp_0", 3);
+            for (int s = 0; s < 4; s++) {
+                int nb = shapes[s][0], w = shapes[s][1];
+                size_t n = (size_t)nb * 3 * 48 * w;
+                float *x = malloc(n * sizeof *x);
+                for (size_t i = 0; i < n; i++) x[i] = frand();
+                lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {nb, 3, 48, w}, x};
+                char what[96];
+                snprintf(what, sizeof what, "rec %dx%d on %s", nb, w, backends[bi]);
+                compare(plain, am, &in, what);
+                free(x);
+            }
+        }
+        lector_model_free(plain);
+        lector_model_free(am);
+    }
+}
+
+/* Every allocation failing in turn while loading with output_argmax and
+ * running: OK or OUT_OF_MEMORY, never a crash (LSan checks leaks). */
+static void allocation_failures(void)
+{
+    const int64_t dims[4] = {1, 3, 4, 4};
+    const int64_t opsets[] = {13, 18};
+    float x[48] = {0};
+    for (int si = 0; si < 2; si++) {
+        size_t len;
+        uint8_t *b = build_unary_model("Softmax", "", opsets[si], dims, &len);
+        int oks = 0;
+        for (long n = 1; n < 600; n++) {
+            lector__fail_alloc_after(n);
+            lector_model *m = NULL;
+            lector_error err = {0};
+            lector_model_options o = {.backend = "ref", .output_argmax = 1};
+            lector_status st = lector_model_load_memory(b, len, "softmax.onnx", &o, &m, &err);
+            if (st == LECTOR_OK) {
+                lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
+                lector_tensor *out = NULL;
+                size_t n_out = 0;
+                st = lector_model_run(m, &in, 1, &out, &n_out, &err);
+                if (st == LECTOR_OK) oks++;
+                lector_tensors_free(out, n_out);
+                lector_model_free(m);
+            }
+            lector__fail_alloc_after(0);
+            CHECK(st == LECTOR_OK || st == LECTOR_ERR_OUT_OF_MEMORY, "n=%ld: %s %s", n,
+                  lector_status_str(st), err.message);
+        }
+        CHECK(oks > 0, "never succeeded");
+        free(b);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_output_argmax MODELS_DIR\n");
+        return 2;
+    }
+    tiny_models();
+    undeclared_rank();
+    recogniser(argv[1]);
+    allocation_failures();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    printf("output_argmax: ok\n");
+    return 0;
+}
