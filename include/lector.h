@@ -117,12 +117,18 @@ typedef struct lector_params {
 
     /* GPU (device cuda/auto). */
     size_t gpu_mem_limit;        /* bytes of GPU memory for the process; 0 = no cap */
-    int gpu_fp16;                /* 1: half precision where supported; 0 (default): fp32 */
+    int gpu_fp16;                /* 1: the recogniser and the classifier in half precision (tensor
+                                    cores); 0 (default): fp32 */
 
     /* lector_read_batch(): pages whose detection input has the same size run
      * through the det model together, up to this many at a time. 1 (default):
      * one page per run, as PaddleOCR does. */
     int det_batch_num;
+
+    /* With gpu_fp16: 1 runs detection in half precision too. 0 (default):
+     * detection stays fp32, because its probability map meets a hard
+     * threshold and fp16 moves boxes (docs/GPU.md has the measurements). */
+    int gpu_fp16_det;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py). */

@@ -57,7 +57,7 @@ for step in "$@"; do
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        for f in "" --fp16; do
+        for f in "" --fp16 --fp16-det; do
         $L --device cuda $f --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$f.tsv" 2>"$out/e2e_$s.cuda$f.err"
         python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda$f.tsv" "$s${f:+ fp16}" <<'PY'
 import sys
@@ -101,21 +101,23 @@ PY
       python3 bench/gpu/report.py "$out/bench_lector2.jsonl" "$out/bench_peer.jsonl" | tail -n +3
       tail -n 3 "$out/bench_peer.err" "$out/bench_lector.err"
       ;;
-    pipeline)
+    pipeline)  # PIPE="workers batch flags;..." overrides the configurations
       images icdar2015_test >/tmp/list.txt
-      for w in 1 4 16 32; do
-        $L bench pipeline --models "$B/models" --device cuda --workers $w --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
-      done
-      for wb in "4 8" "8 8" "16 4"; do read -r nw nb <<<"$wb"   # workers, files per lector_read_batch (det batched too)
-        $L bench pipeline --models "$B/models" --device cuda --workers $nw --batch $nb --rounds ${ROUNDS:-3} --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
+      IFS=';' read -ra cfgs <<<"${PIPE:-1 1 ;16 1 ;16 1 --fp16;32 1 --fp16;8 8 --fp16;16 4 --fp16;16 8 --fp16-det}"
+      for cfg in "${cfgs[@]}"; do read -r nw nb fl <<<"$cfg"   # workers, files per lector_read_batch (det batched too)
+        $L bench pipeline --models "$B/models" --device cuda --workers $nw --batch $nb $fl --rounds ${ROUNDS:-3} --json \
+            $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       done
       $L bench pipeline --models "$B/models" --device cpu --workers 16 --threads 1 --rounds 1 --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       ;;
     profile)   # where the time goes, per operator (eager, events around each step), fp16 at batch 32
-      LECTOR_CUDA_PROFILE=1 $L bench gpu --fp16 --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -40
-      LECTOR_CUDA_FUSE=0 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
-      LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
-      LECTOR_CUDA_TF32=1 LECTOR_CUDA_CONV_SEARCH=1 $L bench gpu --models "$B/models" --runs 10 2>&1 | tail -10
+      for m in det rec; do
+        LECTOR_CUDA_PROFILE=1 $L bench gpu --fp16 --only $m --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -24
+      done
+      for e in ${PROFILE_ENVS:-LECTOR_CUDA_DW=0 LECTOR_CUDA_CONV_SEARCH=1}; do
+        echo "--- fp16 with $e"; env $e $L bench gpu --fp16 --models "$B/models" --batches 1,32 --runs 10 2>&1 | tail -6
+      done
+      echo "--- fp32 NHWC"; LECTOR_CUDA_NHWC=1 $L bench gpu --models "$B/models" --batches 1,32 --runs 10 2>&1 | tail -6
       ;;
     asan)      # the pipeline under AddressSanitizer (.device/asan: lector + module built with -fsanitize=address)
       images icdar2015_test >/tmp/list.txt

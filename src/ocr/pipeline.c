@@ -69,8 +69,10 @@ lector_read_options lector_default_read_options(void)
     return o;
 }
 
+/* is_det: detection's half precision is its own switch (gpu_fp16_det): its
+ * probability map meets a hard threshold, and fp16 moves boxes. */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override,
-                              const char *file, int argmax, lector_model **out, lector_error *err)
+                              const char *file, int argmax, int is_det, lector_model **out, lector_error *err)
 {
     char path[4096];
     if (override) snprintf(path, sizeof path, "%s", override);
@@ -78,7 +80,8 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) ? p->gpu_fp16 : 0,
+                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 &&
+                                       (!is_det || p->gpu_fp16_det),
                                /* the recogniser's argmax and max per step, not its probabilities */
                                .output_argmax = argmax};
     return lector_model_load_file(path, &mo, out, err);
@@ -89,10 +92,10 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, &e->rec, err)) ||
+    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, &e->rec, err)) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->cls);
@@ -162,7 +165,8 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         return st;
     }
     if (e->on_gpu) {
-        snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id, params->gpu_fp16 ? " (fp16)" : "");
+        snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
+                 !params->gpu_fp16 ? "" : params->gpu_fp16_det ? " (fp16)" : " (fp16 rec/cls)");
     } else {
         snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)", lector_model_backend(e->rec),
                  params->threads > 0 ? params->threads : lector__physical_cores());

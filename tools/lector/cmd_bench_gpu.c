@@ -3,7 +3,7 @@
  * `lector bench pipeline` (end to end, any device).
  *
  *   lector bench gpu [--device cuda[:N]] [--models DIR] [--batches 1,8,32]
- *                    [--runs N] [--fp16] [--json]
+ *                    [--only det|rec|cls] [--runs N] [--fp16] [--json]
  *     The shapes of ../shared/peers/torch_onnx.py (det 1x3x960x960, rec
  *     6x3x48x320, cls 6x3x48x192) times each batch multiple. Two figures per
  *     row, medians over N runs after 3 warm-ups: `device_ms`, the model on
@@ -57,7 +57,7 @@ static double pct(double *v, int n, double p)
 
 static int bench_gpu(int argc, char **argv)
 {
-    const char *models = "models", *device = "cuda";
+    const char *models = "models", *device = "cuda", *only = NULL;
     int runs = 20, json = 0, fp16 = 0, batches[8] = {1, 8, 32}, nb = 3;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
@@ -65,6 +65,7 @@ static int bench_gpu(int argc, char **argv)
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
         else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
             nb = 0;
             for (char *s = argv[++i]; *s && nb < 8;) {
@@ -91,6 +92,7 @@ static int bench_gpu(int argc, char **argv)
                "device_ms", "host_ms", "items/s", runs, device);
     int rc = 0;
     for (size_t m = 0; m < sizeof base / sizeof *base; m++) {
+        if (only && strcmp(only, base[m].name)) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", models, base[m].file);
         lector_model_options o = {.backend = device, .fp16 = fp16};
@@ -225,6 +227,7 @@ static int bench_pipeline(int argc, char **argv)
         else if (!strcmp(a, "--threads") && i + 1 < argc) p.threads = atoi(argv[++i]);
         else if (!strcmp(a, "--models") && i + 1 < argc) p.models_dir = argv[++i];
         else if (!strcmp(a, "--fp16")) p.gpu_fp16 = 1;
+        else if (!strcmp(a, "--fp16-det")) p.gpu_fp16 = p.gpu_fp16_det = 1;
         else if (!strcmp(a, "--device") && i + 1 < argc) {
             const char *v = argv[++i];
             if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
@@ -245,7 +248,7 @@ static int bench_pipeline(int argc, char **argv)
     }
     if (!n || workers < 1 || rounds < 1 || batch < 1 || batch > 64) {
         fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--batch B (1..64)] [--threads T] "
-                        "[--rounds R] [--fp16] [--json] IMAGE...\n");
+                        "[--rounds R] [--fp16] [--fp16-det] [--json] IMAGE...\n");
         free(images);
         return 2;
     }

@@ -34,6 +34,8 @@ static void usage(FILE *f)
 "  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
 "                                   cuda: the GPU or an error saying why not\n"
 "  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
+"  --fp16                           recognition and classifier in half precision (GPU)\n"
+"  --fp16-det                       detection in half precision too (moves some boxes)\n"
 "  --threads N                      threads per inference (default: physical cores)\n"
 "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
 "detection (PaddleOCR defaults):\n"
@@ -228,6 +230,7 @@ int cmd_ocr(int argc, char **argv)
         if (!strcmp(a, "--no-space-char")) { p.use_space_char = 0; continue; }
         if (!strcmp(a, "--no-det")) { p.use_det = 0; continue; }
         if (!strcmp(a, "--fp16")) { p.gpu_fp16 = 1; continue; }
+        if (!strcmp(a, "--fp16-det")) { p.gpu_fp16 = p.gpu_fp16_det = 1; continue; }
         if (!(v = NEXT())) goto bad;
         int iv = 0;
         float fv = 0;

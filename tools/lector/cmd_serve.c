@@ -24,6 +24,7 @@ static void usage(FILE *f)
 "  --device auto|cpu|cuda[:N]  primary engine's device (default cpu); GPU errors open the\n"
 "                          breaker and the CPU engine answers\n"
 "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
+"  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
 "  --models DIR            models directory (default: models)\n"
 "  --threads N             threads per inference (default 1)\n"
 "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
@@ -109,6 +110,8 @@ int cmd_serve(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { c.verbose = 1; continue; }
         if (!strcmp(a, "--use-angle-cls")) { c.use_angle_cls = 1; continue; }
+        if (!strcmp(a, "--fp16")) { c.params.gpu_fp16 = 1; continue; }
+        if (!strcmp(a, "--fp16-det")) { c.params.gpu_fp16 = c.params.gpu_fp16_det = 1; continue; }
         if (i + 1 >= argc) {
             fprintf(stderr, "lector serve: %s: unknown option or missing value (see --help)\n", a);
             goto bad;

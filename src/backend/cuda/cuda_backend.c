@@ -400,6 +400,12 @@ static int all_f32(const rt_graph *g, const rt_node *n)
     return 1;
 }
 
+static int env_flag(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? strcmp(e, "0") != 0 : dflt;
+}
+
 /* Storage flags of value v (0 for constants: they stay fp32). */
 static int vh(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vhalf[v]; }
 static int vn(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vnhwc[v]; }
@@ -453,10 +459,9 @@ static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhw
 }
 
 /* ---- convolution algorithms ----
- * cuDNN's heuristic (cheap), or with LECTOR_CUDA_CONV_SEARCH=1 a timed
- * search over its algorithms (cudnnFind*: each algorithm once, bounded),
- * cached per convolution signature (shapes, parameters, storage) for the
- * life of the process. */
+ * cuDNN's heuristic (cheap), or a timed search over its algorithms
+ * (cudnnFind*: each algorithm once, bounded), cached per convolution
+ * signature (shapes, parameters, storage) for the life of the process. */
 
 typedef struct algo_key {
     int64_t v[20];
@@ -472,12 +477,16 @@ static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
 static algo_entry *algos;
 static int n_algos, cap_algos;
 
+/* LECTOR_CUDA_CONV_SEARCH=1: the timed search. Off by default: on the H200
+ * cuDNN's heuristic gave the faster plans in half precision (det batch 32:
+ * 17.3 ms against 20.7 with the search; docs/BENCHMARKS.md), and fp32 plans keep
+ * the algorithms whose results were checked against the CPU's to the text. */
 static int conv_search(void)
 {
-    static int on = -1;
-    if (on < 0) {
+    static int on = -2;
+    if (on == -2) {
         const char *e = getenv("LECTOR_CUDA_CONV_SEARCH");
-        on = e && !strcmp(e, "1");
+        on = e && *e ? strcmp(e, "0") != 0 : -1;
     }
     return on;
 }
@@ -503,7 +512,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
             return 0;
         }
     pthread_mutex_unlock(&algo_lock);
-    int found = 0, search = conv_search();
+    int found = 0, search = conv_search() > 0;
     if (!transposed) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         cudnnStatus_t r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
@@ -575,6 +584,49 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     s->half = vh(cc, n->in[0]);
     s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
     if (s->half != vh(cc, n->out[0])) return 1;
+    s->n = numel(y);
+    s->channels = y->dims[1];
+    s->inner = s->n / (y->dims[0] * y->dims[1]);
+    s->op = wv->dims[1] == 1 && group > 1 ? 2 : kh == 1 && kw == 1 ? 1 : 0; /* depthwise, pointwise, dense: for the profile */
+    /* our own kernels where cuDNN is slow: depthwise over NHWC, and a ConvTranspose whose
+     * kernel equals its stride (DB's upsampling head) */
+    int64_t cin = x->dims[1];
+    int *q = s->pool;
+    if (!transposed && r == 2 && s->nhwc && group == cin && wv->dims[0] == cin && wv->dims[1] == 1 &&
+        env_flag("LECTOR_CUDA_DW", 1)) {
+        float *t = malloc(sizeof(float) * (size_t)(cin * kh * kw));
+        if (!t) return -1;
+        const float *w = wv->data;
+        for (int64_t c = 0; c < cin; c++) /* [C][kh][kw] -> [kh][kw][C] */
+            for (int k = 0; k < kh * kw; k++) t[(int64_t)k * cin + c] = w[c * kh * kw + k];
+        s->wconv = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)(cin * kh * kw), &cc->oom);
+        free(t);
+        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[2] = (int)y->dims[2], q[3] = (int)y->dims[3];
+        q[4] = kh, q[5] = kw, q[6] = sh, q[7] = sw, q[8] = ph, q[9] = pw, q[10] = dh, q[11] = dw;
+        s->outer = x->dims[0];
+        s->kind = S_DWCONV;
+        return 0;
+    }
+    if (transposed && group == 1 && kh == sh && kw == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
+        y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw && env_flag("LECTOR_CUDA_DECONV", 1)) {
+        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[4] = kh, q[5] = kw;
+        s->outer = x->dims[0];
+        s->k = (int)cin;
+        s->wconv = RT_NO_OFFSET; /* NCHW: the fp32 filter as the graph has it */
+        if (s->nhwc) {           /* NHWC: [cin][cout][kh][kw] -> [cin][kh][kw][cout], output channels innermost */
+            int64_t cout = wv->dims[1], nw = cin * cout * kh * kw;
+            float *t = malloc(sizeof(float) * (size_t)(nw ? nw : 1));
+            if (!t) return -1;
+            const float *w = wv->data;
+            for (int64_t ci = 0; ci < cin; ci++)
+                for (int64_t co = 0; co < cout; co++)
+                    for (int k = 0; k < kh * kw; k++) t[((ci * kh * kw) + k) * cout + co] = w[(ci * cout + co) * kh * kw + k];
+            s->wconv = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)nw, &cc->oom);
+            free(t);
+        }
+        s->kind = S_DECONV_KS;
+        return 0;
+    }
     if (cudnnCreateTensorDescriptor(&s->xd) || cudnnCreateTensorDescriptor(&s->yd) ||
         cudnnCreateFilterDescriptor(&s->wd) || cudnnCreateConvolutionDescriptor(&s->cd))
         return -1;
@@ -602,9 +654,6 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, s->nhwc);
     }
     s->kind = transposed ? S_DECONV : S_CONV;
-    s->n = numel(y);
-    s->channels = y->dims[1];
-    s->inner = s->n / (y->dims[0] * y->dims[1]);
     return 0;
 }
 
@@ -820,7 +869,7 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
                     s->channels = x->dims[1];
                     s->half = vh(cc, n->in[0]);
                     s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
-                    res = 0;
+                    res = s->half != vh(cc, n->out[0]);
                 }
                 free(tab);
             }
@@ -869,9 +918,13 @@ static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     s->nn = (int)nn;
     s->kind = S_MATMUL;
     s->n = numel(y);
-    s->half = vh(cc, n->out[0]);
+    /* fp16 operands (then constants are converted too) with an fp16 or fp32 result, or all fp32 */
+    int ah = a->data ? -1 : vh(cc, n->in[0]), bh = b->data ? -1 : vh(cc, n->in[1]);
+    s->half = ah == 1 || bh == 1;
+    s->c_half = vh(cc, n->out[0]);
+    if ((s->half && (ah == 0 || bh == 0)) || (!s->half && s->c_half)) return 1;
     s->wconv = s->aconv = RT_NO_OFFSET;
-    if (s->half) { /* constant operands in half precision too; the activations already are */
+    if (s->half) {
         if (b->data) s->wconv = cu_convert_weights(cc, b->data, (int64_t[]){1, 1, 1, numel(b)}, 1, 0);
         if (a->data) s->aconv = cu_convert_weights(cc, a->data, (int64_t[]){1, 1, 1, numel(a)}, 1, 0);
     }
@@ -946,6 +999,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         const rt_value *x = val(g, n->in[0]);
         if (!all_f32(g, n) || x->ndim < 3) break;
         s->half = vh(cc, n->in[0]);
+        if (s->half != vh(cc, n->out[0])) break;
         if (x->ndim == 4 && vn(cc, n->in[0])) {
             s->kind = S_GAP_NHWC;
             s->outer = x->dims[0];
@@ -983,6 +1037,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->outer = x->dims[0];
         s->channels = x->dims[1];
         s->half = vh(cc, n->in[0]);
+        if (s->half != vh(cc, n->out[0])) break;
         s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
         r = 0;
         break;
@@ -1052,6 +1107,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         }
         s->kind = S_SOFTMAX;
         s->half = vh(cc, n->in[0]);
+        if (s->half != vh(cc, n->out[0])) break;
         r = 0;
         break;
     }
@@ -1069,6 +1125,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->nb = bv ? numel(bv) : 0;
         if ((s->ns != inner && s->ns != 1) || (bv && s->nb != inner && s->nb != 1)) break;
         s->half = vh(cc, n->in[0]);
+        if (s->half != vh(cc, n->out[0])) break;
         if (s->half && (!sv->data || (bv && !bv->data))) break; /* scale and bias are read as fp32 */
         s->kind = S_LAYERNORM;
         s->outer = outer;
@@ -1107,8 +1164,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     if (r == 0) /* a GPU step reads its constant operands from the device (fp32, as in the graph) */
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] >= 0 && val(g, n->in[k])->data) {
-                int converted = (k == 1 && (s->kind == S_CONV || s->kind == S_DECONV || s->kind == S_MATMUL) &&
-                                 s->wconv != RT_NO_OFFSET) ||
+                int converted = (k == 1 && CU_HAS_RAW_OUTPUT(s->kind) && s->wconv != RT_NO_OFFSET) ||
                                 (k == 0 && s->kind == S_MATMUL && s->aconv != RT_NO_OFFSET);
                 if (!converted) cc->need_const[n->in[k]] = 1;
             }
@@ -1349,12 +1405,6 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     return LECTOR_OK;
 }
 
-static int env_flag(const char *name, int dflt)
-{
-    const char *e = getenv(name);
-    return e && *e ? strcmp(e, "0") != 0 : dflt;
-}
-
 static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
     int half = be->fp16, nhwc = env_flag("LECTOR_CUDA_NHWC", half), unsupported = 0;
@@ -1475,6 +1525,20 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
                         "cudnn: node %s: %s", n->name, cudnnGetErrorString(ds));
         break; /* bias and activation: the chain that follows */
     }
+    case S_DWCONV: {
+        const int *q = s->pool;
+        rc = ck_dwconv_nhwc(sm, X, (const float *)(x->cp->cblock + s->wconv), Y, s->outer, s->channels, q[0], q[1],
+                            q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half);
+        break;
+    }
+    case S_DECONV_KS:
+        if (s->nhwc)
+            rc = ck_deconv_ks_nhwc(sm, X, (const float *)(x->cp->cblock + s->wconv), Y, s->outer, s->k, s->channels,
+                                   s->pool[0], s->pool[1], s->pool[4], s->pool[5], s->half);
+        else
+            rc = ck_deconv_ks(sm, X, dptr(x, n->in[1]), Y, s->outer, s->k, s->channels, s->pool[0], s->pool[1],
+                              s->pool[4], s->pool[5], s->half, 0);
+        break;
     case S_ROWMEAN: rc = ck_row_mean(sm, X, Y, s->outer, s->inner, s->half); break;
     case S_GAP_NHWC: rc = ck_gap_nhwc(sm, X, Y, s->outer, s->inner, s->channels, s->half, ws, s->k); break;
     case S_POOL: {
@@ -1514,8 +1578,8 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
             cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
             bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one, B,
                                             CUDA_R_16F, s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &zero, Y,
-                                            CUDA_R_16F, s->nn, s->sc, s->batch, CUBLAS_COMPUTE_32F,
-                                            CUBLAS_GEMM_DEFAULT);
+                                            s->c_half ? CUDA_R_16F : CUDA_R_32F, s->nn, s->sc, s->batch,
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
         } else {
             bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one,
@@ -1567,20 +1631,23 @@ static int profiling(void)
 }
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static double prof_ms[RT_OP_COUNT + 1][S_KIND_COUNT];
-static long prof_n[RT_OP_COUNT + 1][S_KIND_COUNT];
+/* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */
+#define PROF_KINDS (S_KIND_COUNT + 3)
+static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS];
+static long prof_n[RT_OP_COUNT + 1][PROF_KINDS];
 
 static void prof_report(void)
 {
-    static const char *const kinds[S_KIND_COUNT] = {
+    static const char *const kinds[PROF_KINDS] = {
         "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
-        "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert"};
+        "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert", "own-dwconv",
+        "own-deconv", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
     double total = 0;
     for (int o = 0; o <= RT_OP_COUNT; o++)
-        for (int k = 0; k < S_KIND_COUNT; k++) total += prof_ms[o][k];
+        for (int k = 0; k < PROF_KINDS; k++) total += prof_ms[o][k];
     fprintf(stderr, "cuda profile: %.1f ms in steps\n", total);
     for (int o = 0; o <= RT_OP_COUNT; o++)
-        for (int k = 0; k < S_KIND_COUNT; k++)
+        for (int k = 0; k < PROF_KINDS; k++)
             if (prof_n[o][k])
                 fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", o < RT_OP_COUNT ? H->ops[o].name : "-",
                         kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
@@ -1612,8 +1679,9 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
             pthread_mutex_lock(&prof_lock);
             static int registered;
             if (!registered++) atexit(prof_report);
-            prof_ms[op][sp->kind] += ms;
-            prof_n[op][sp->kind]++;
+            int pk = sp->kind == S_CONV ? S_KIND_COUNT + sp->op : sp->kind;
+            prof_ms[op][pk] += ms;
+            prof_n[op][pk]++;
             pthread_mutex_unlock(&prof_lock);
         }
         cudaEventDestroy(a);

@@ -280,7 +280,7 @@ lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lect
             if (ref) st = report(x, s, index, s->out_v[k], ref, err);
         }
     } else {
-        int drop = (s->kind == S_CONV || s->kind == S_DECONV || s->kind == S_MATMUL) && s->no_epilogue;
+        int drop = CU_HAS_RAW_OUTPUT(s->kind) && s->no_epilogue;
         st = ref_node(x, n, drop, &loc, err);
         for (int k = 0; k < n->n_out && !st; k++) {
             if (n->out[k] < 0) continue;

@@ -165,7 +165,7 @@ static int chain_add(const compile_ctx *cc, chain_build *b, const cu_step *s)
 /* Does step s (Conv, ConvTranspose, MatMul) leave a bias or an activation to apply? */
 static int has_epilogue(const compile_ctx *cc, const cu_step *s)
 {
-    if (s->kind != S_CONV && s->kind != S_DECONV && s->kind != S_MATMUL) return 0;
+    if (!CU_HAS_RAW_OUTPUT(s->kind)) return 0;
     const rt_node *n = &cc->g->nodes[s->node];
     if (!is_f32(&cc->g->values[n->out[0]])) return 0;
     int bias = s->kind != S_MATMUL && n->n_in > 2 && n->in[2] >= 0;

@@ -137,6 +137,66 @@ static int layout_class(const rt_graph *g, const rt_node *n)
     }
 }
 
+/* A Softmax whose probabilities leave the plan (a graph output, or read only
+ * by ArgMax / ReduceMax: the recogniser's CTC output) keeps fp32 storage, and
+ * so do its input and the elementwise ops between it and the MatMul or Conv
+ * that makes the logits: fp16 logits are quantised to 1/64 at 16 and moved
+ * argmaxes of the recogniser that fp32 logits keep. */
+static void keep_classifier_fp32(compile_ctx *cc)
+{
+    const rt_graph *g = cc->g;
+    const rt_plan *p = cc->p;
+    cu_plan *cp = cc->cp;
+    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons), *prod = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    if (!cons || !prod) {
+        free(cons);
+        free(prod);
+        return;
+    }
+    for (int v = 0; v < g->n_values; v++) prod[v] = -1;
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) cons[n->in[k]]++;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0) prod[n->out[k]] = p->order[s];
+    }
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        if (n->op != RT_OP_Softmax) continue;
+        int y = n->out[0], leaves = g->values[y].is_output, others = 0;
+        for (int t = 0; t < p->n_order; t++) {
+            const rt_node *m = &g->nodes[p->order[t]];
+            for (int k = 0; k < m->n_in; k++)
+                if (m->in[k] == y) {
+                    if (m->op == RT_OP_ArgMax || m->op == RT_OP_ReduceMax) leaves = 1;
+                    else others = 1;
+                }
+        }
+        if (!leaves || others) continue;
+        cp->vhalf[y] = 0;
+        for (int t = 0; t < p->n_order; t++) { /* the maxima too: they are the line scores */
+            const rt_node *m = &g->nodes[p->order[t]];
+            if (m->op == RT_OP_ReduceMax && m->in[0] == y) cp->vhalf[m->out[0]] = 0;
+        }
+        /* back to the logits' producer through single-consumer elementwise ops */
+        int v = n->in[0];
+        for (int depth = 0; v >= 0 && depth < 8; depth++) {
+            cp->vhalf[v] = 0;
+            int pn = prod[v];
+            if (pn < 0 || cons[v] != 1) break;
+            const rt_node *m = &g->nodes[pn];
+            if (m->op != RT_OP_Add && m->op != RT_OP_Mul && m->op != RT_OP_Sub && m->op != RT_OP_Div) break;
+            int next = -1;
+            for (int k = 0; k < m->n_in; k++)
+                if (m->in[k] >= 0 && !g->values[m->in[k]].data) next = next < 0 ? m->in[k] : -2;
+            v = next;
+        }
+    }
+    free(cons);
+    free(prod);
+}
+
 void cu_assign_storage(compile_ctx *cc)
 {
     const rt_graph *g = cc->g;
@@ -147,6 +207,7 @@ void cu_assign_storage(compile_ctx *cc)
         cp->vhalf[v] = cp->half && x->dtype == LECTOR_DTYPE_FLOAT32 && !x->data;
         cp->vnhwc[v] = 0;
     }
+    if (cp->half) keep_classifier_fp32(cc);
     if (!cp->nhwc) return;
     int *parent = malloc(sizeof(int) * (size_t)(g->n_values + 1));
     uint8_t *forced = calloc((size_t)g->n_values + 1, 1);

@@ -243,26 +243,33 @@ extern "C" int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t
     return last_error();
 }
 
-template <typename T>
-__global__ void k_resize_nearest(const T *x, T *y, int64_t nb, int64_t c, int H, int W, int OH, int OW,
-                                 const int *hidx, const int *widx, int nhwc)
+/* Nearest resize copies whole units: an element (NCHW), or a pixel's channel
+ * vector in 16-, 4- or 2-byte pieces (NHWC). 32-bit indices when they fit. */
+template <typename U, typename I>
+__global__ void k_resize_units(const U *x, U *y, I planes, int H, int W, int OH, int OW, I upp, const int *hidx,
+                               const int *widx)
 {
-    int64_t n = nb * c * OH * OW;
-    GRID_LOOP(i, n)
-    {
-        if (nhwc) {
-            int64_t ch = i % c, r = i / c;
-            int ow = (int)(r % OW);
-            r /= OW;
-            int oh = (int)(r % OH);
-            int64_t b = r / OH;
-            y[i] = x[((b * H + hidx[oh]) * W + widx[ow]) * c + ch];
-        } else {
-            int ow = (int)(i % OW), oh = (int)((i / OW) % OH);
-            int64_t p = i / ((int64_t)OH * OW);
-            y[i] = x[(p * H + hidx[oh]) * W + widx[ow]];
-        }
+    I tot = planes * (I)OH * (I)OW * upp;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (I)gridDim.x * blockDim.x) {
+        I u = i % upp, r = i / upp;
+        I ow = r % (I)OW;
+        r /= (I)OW;
+        I oh = r % (I)OH, p = r / (I)OH;
+        y[i] = x[((p * (I)H + (I)hidx[oh]) * (I)W + (I)widx[ow]) * upp + u];
     }
+}
+
+template <typename U>
+static void resize_units(cudaStream_t st, const void *x, void *y, int64_t planes, int H, int W, int OH, int OW,
+                         int64_t upp, const int *hidx, const int *widx)
+{
+    int64_t tot = planes * OH * OW * upp;
+    if (tot < ((int64_t)1 << 31) && planes * H * W * upp < ((int64_t)1 << 31))
+        k_resize_units<U, unsigned><<<blocks_for(tot), THREADS, 0, st>>>((const U *)x, (U *)y, (unsigned)planes, H, W,
+                                                                          OH, OW, (unsigned)upp, hidx, widx);
+    else
+        k_resize_units<U, long long><<<blocks_for(tot), THREADS, 0, st>>>((const U *)x, (U *)y, planes, H, W, OH, OW,
+                                                                           upp, hidx, widx);
 }
 
 extern "C" int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH,
@@ -270,8 +277,11 @@ extern "C" int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n,
 {
     int64_t tot = n * c * OH * OW;
     if (tot == 0) return 0;
-    LAUNCH_T(half, k_resize_nearest, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, n, c, H, W,
-             OH, OW, hidx, widx, nhwc);
+    cudaStream_t st_ = (cudaStream_t)s;
+    int64_t es = half ? 2 : 4, bytes = nhwc ? c * es : es, planes = nhwc ? n : n * c;
+    if (bytes % 16 == 0) resize_units<uint4>(st_, x, y, planes, H, W, OH, OW, bytes / 16, hidx, widx);
+    else if (bytes % 4 == 0) resize_units<unsigned>(st_, x, y, planes, H, W, OH, OW, bytes / 4, hidx, widx);
+    else resize_units<unsigned short>(st_, x, y, planes, H, W, OH, OW, bytes / 2, hidx, widx);
     return last_error();
 }
 
@@ -309,54 +319,64 @@ extern "C" int ck_gather(ck_stream s, const void *x, void *y, const ck_gather_de
 
 struct concat_args {
     const void *in[CK_CONCAT_MAX];
-    int64_t start[CK_CONCAT_MAX + 1]; /* prefix sums of len * inner */
+    int64_t start[CK_CONCAT_MAX + 1]; /* prefix sums of each input's units per row */
     int n_in;
 };
 
-template <typename T> __global__ void k_concat(concat_args a, T *y, int64_t outer, int64_t row)
+template <typename U, typename I> __global__ void k_concat(concat_args a, U *y, I outer, I row)
 {
-    GRID_LOOP(i, outer * row)
-    {
-        int64_t o = i / row, r = i - o * row;
+    I tot = outer * row;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (I)gridDim.x * blockDim.x) {
+        I o = i / row, r = i - o * row;
         int k = 0;
-        while (k + 1 < a.n_in && r >= a.start[k + 1]) k++;
-        int64_t w = a.start[k + 1] - a.start[k];
-        y[i] = ((const T *)a.in[k])[o * w + (r - a.start[k])];
+        while (k + 1 < a.n_in && r >= (I)a.start[k + 1]) k++;
+        I w = (I)(a.start[k + 1] - a.start[k]);
+        y[i] = ((const U *)a.in[k])[o * w + (r - (I)a.start[k])];
     }
 }
 
+template <typename U> static void concat_units(cudaStream_t st, const concat_args &a, void *y, int64_t outer)
+{
+    int64_t row = a.start[a.n_in], tot = outer * row;
+    if (tot < ((int64_t)1 << 31))
+        k_concat<U, unsigned><<<blocks_for(tot), THREADS, 0, st>>>(a, (U *)y, (unsigned)outer, (unsigned)row);
+    else
+        k_concat<U, long long><<<blocks_for(tot), THREADS, 0, st>>>(a, (U *)y, outer, row);
+}
+
+/* Copies in the widest unit (16, 4, 2 or 1 bytes) every input's row divides into. */
 extern "C" int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, void *y, int64_t outer,
                          int64_t inner, int elem)
 {
-    if (n_in < 1 || n_in > CK_CONCAT_MAX) return (int)cudaErrorInvalidValue;
+    if (n_in < 1 || n_in > CK_CONCAT_MAX || elem < 1) return (int)cudaErrorInvalidValue;
+    int64_t unit = 16;
+    for (int k = 0; k < n_in; k++)
+        while (unit > 1 && (len[k] * inner * elem) % unit) unit /= 2;
     concat_args a;
     a.n_in = n_in;
     a.start[0] = 0;
     for (int k = 0; k < n_in; k++) {
         a.in[k] = in[k];
-        a.start[k + 1] = a.start[k] + len[k] * inner;
+        a.start[k + 1] = a.start[k] + len[k] * inner * elem / unit;
     }
-    int64_t row = a.start[n_in];
-    if (outer * row == 0) return 0;
+    if (outer * a.start[n_in] == 0) return 0;
     cudaStream_t st_ = (cudaStream_t)s;
-    if (elem == 8) k_concat<long long><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (long long *)y, outer, row);
-    else if (elem == 2)
-        k_concat<unsigned short><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (unsigned short *)y, outer, row);
-    else if (elem == 4) k_concat<float><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (float *)y, outer, row);
-    else if (elem == 1)
-        k_concat<unsigned char><<<blocks_for(outer * row), THREADS, 0, st_>>>(a, (unsigned char *)y, outer, row);
-    else return (int)cudaErrorInvalidValue;
+    if (unit == 16) concat_units<uint4>(st_, a, y, outer);
+    else if (unit == 8) concat_units<unsigned long long>(st_, a, y, outer);
+    else if (unit == 4) concat_units<unsigned>(st_, a, y, outer);
+    else if (unit == 2) concat_units<unsigned short>(st_, a, y, outer);
+    else concat_units<unsigned char>(st_, a, y, outer);
     return last_error();
 }
 
 /* Thread per output element, in the output's memory order. */
-__global__ void k_convert(const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
-                          int src_nhwc, int dst_half, int dst_nhwc)
+template <typename I>
+__global__ void k_convert(const void *x, void *y, I n, I c, I h, I w, int src_half, int src_nhwc, int dst_half,
+                          int dst_nhwc)
 {
-    int64_t tot = n * c * h * w;
-    GRID_LOOP(i, tot)
-    {
-        int64_t b, ch, hh, ww, r = i;
+    I tot = n * c * h * w;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (I)gridDim.x * blockDim.x) {
+        I b, ch, hh, ww, r = i;
         if (dst_nhwc) {
             ch = r % c, r /= c;
             ww = r % w, r /= w;
@@ -366,7 +386,7 @@ __global__ void k_convert(const void *x, void *y, int64_t n, int64_t c, int64_t 
             hh = r % h, r /= h;
             ch = r % c, b = r / c;
         }
-        int64_t so = src_nhwc ? ((b * h + hh) * w + ww) * c + ch : ((b * c + ch) * h + hh) * w + ww;
+        I so = src_nhwc ? ((b * h + hh) * w + ww) * c + ch : ((b * c + ch) * h + hh) * w + ww;
         sth(y, i, ldh(x, so, src_half), dst_half);
     }
 }
@@ -376,8 +396,12 @@ extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_
 {
     int64_t tot = n * c * h * w;
     if (tot == 0) return 0;
-    k_convert<<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(x, y, n, c, h, w, src_half, src_nhwc, dst_half,
-                                                                 dst_nhwc);
+    if (tot < ((int64_t)1 << 31))
+        k_convert<unsigned><<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(
+            x, y, (unsigned)n, (unsigned)c, (unsigned)h, (unsigned)w, src_half, src_nhwc, dst_half, dst_nhwc);
+    else
+        k_convert<long long><<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(x, y, n, c, h, w, src_half, src_nhwc,
+                                                                                dst_half, dst_nhwc);
     return last_error();
 }
 
@@ -504,6 +528,236 @@ extern "C" int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ym
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
     LAUNCH_T(half_in, k_argmax_rows, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, idx, ymax, rows,
              len, half_out);
+    return last_error();
+}
+
+/* ---- convolutions cuDNN does poorly -------------------------------------------- */
+
+/* V contiguous values as floats: 16-byte loads where the width allows. */
+template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, float *o)
+{
+#pragma unroll
+    for (int j = 0; j < V; j++) o[j] = ld(p, j);
+}
+template <> __device__ __forceinline__ void ldv<__half, 8>(const __half *p, float *o)
+{
+    uint4 u = *(const uint4 *)p;
+    const __half2 *h = (const __half2 *)&u;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float2 f = __half22float2(h[k]);
+        o[2 * k] = f.x;
+        o[2 * k + 1] = f.y;
+    }
+}
+template <> __device__ __forceinline__ void ldv<float, 4>(const float *p, float *o)
+{
+    float4 f = *(const float4 *)p;
+    o[0] = f.x, o[1] = f.y, o[2] = f.z, o[3] = f.w;
+}
+template <> __device__ __forceinline__ void ldv<float, 8>(const float *p, float *o)
+{
+    ldv<float, 4>(p, o);
+    ldv<float, 4>(p + 4, o + 4);
+}
+
+/* V channels of TW neighbouring output pixels (along W) per thread: with
+ * stride and dilation 1 along W, each input column of a row is loaded once
+ * for all the outputs it touches (kw + TW - 1 loads instead of kw * TW).
+ * Weights fp32 [kh * kw][C]; fp32 accumulation. */
+template <typename T, int V, int TW>
+__global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int kh,
+                              int kw, int sh, int sw, int ph, int pw, int dh, int dw)
+{
+    int cg = c / V, owt = (OW + TW - 1) / TW;
+    long long tot = (long long)n * OH * owt * cg;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+        int c0 = (int)(i % cg) * V;
+        long long r = i / cg;
+        int ow0 = (int)(r % owt) * TW;
+        r /= owt;
+        int oh = (int)(r % OH), b = (int)(r / OH);
+        float acc[TW][V];
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[t][j] = 0.f;
+        for (int a = 0; a < kh; a++) {
+            int h = oh * sh - ph + a * dh;
+            if (h < 0 || h >= H) continue;
+            const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
+            const float *wrow = w + (long long)a * kw * c + c0;
+            if (TW > 1) { /* sw == dw == 1 */
+                for (int col = 0; col < kw + TW - 1; col++) {
+                    int ww = ow0 - pw + col;
+                    if (ww < 0 || ww >= W) continue;
+                    float xv[V];
+                    ldv<T, V>(xrow + (long long)ww * c, xv);
+#pragma unroll
+                    for (int t = 0; t < TW; t++) {
+                        int q = col - t;
+                        if (q < 0 || q >= kw) continue;
+                        float wv[V];
+                        ldv<float, V>(wrow + (long long)q * c, wv);
+#pragma unroll
+                        for (int j = 0; j < V; j++) acc[t][j] += xv[j] * wv[j];
+                    }
+                }
+            } else {
+                for (int q = 0; q < kw; q++) {
+                    int ww = ow0 * sw - pw + q * dw;
+                    if (ww < 0 || ww >= W) continue;
+                    float xv[V], wv[V];
+                    ldv<T, V>(xrow + (long long)ww * c, xv);
+                    ldv<float, V>(wrow + (long long)q * c, wv);
+#pragma unroll
+                    for (int j = 0; j < V; j++) acc[0][j] += xv[j] * wv[j];
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TW; t++) {
+            if (ow0 + t >= OW) break;
+            T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
+#pragma unroll
+            for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
+        }
+    }
+}
+
+template <typename T, int V>
+static void dwconv(cudaStream_t st, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W, int OH,
+                   int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw)
+{
+    if (sw == 1 && dw == 1) {
+        int64_t tot = n * OH * ((OW + 3) / 4) * (c / V);
+        k_dwconv_nhwc<T, V, 4><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
+                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+    } else {
+        int64_t tot = n * OH * OW * (c / V);
+        k_dwconv_nhwc<T, V, 1><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
+                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+    }
+}
+
+extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
+                              int OH, int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half)
+{
+    cudaStream_t st_ = (cudaStream_t)s;
+    if (n * OH * OW * c == 0) return 0;
+    if (n * H * W * c >= ((int64_t)1 << 31) || n * OH * OW * c >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
+    int v = c % 8 == 0 ? 8 : c % 4 == 0 ? 4 : c % 2 == 0 ? 2 : 1;
+#define DW(V)                                                                                              \
+    do {                                                                                                   \
+        if (half) dwconv<__half, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);     \
+        else dwconv<float, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);           \
+    } while (0)
+    if (v == 8) DW(8);
+    else if (v == 4) DW(4);
+    else if (v == 2) DW(2);
+    else DW(1);
+#undef DW
+    return last_error();
+}
+
+template <typename T>
+__global__ void k_deconv_ks(const T *x, const float *w, T *y, int64_t n, int64_t cin, int64_t cout, int H, int W, int kh,
+                            int kw, int nhwc)
+{
+    int OH = H * kh, OW = W * kw;
+    int64_t tot = n * cout * OH * OW;
+    GRID_LOOP(i, tot)
+    {
+        int64_t co, b, r = i;
+        int oh, ow;
+        if (nhwc) {
+            co = r % cout, r /= cout;
+            ow = (int)(r % OW), r /= OW;
+            oh = (int)(r % OH), b = r / OH;
+        } else {
+            ow = (int)(r % OW), r /= OW;
+            oh = (int)(r % OH), r /= OH;
+            co = r % cout, b = r / cout;
+        }
+        int h = oh / kh, a = oh - h * kh, ww = ow / kw, q = ow - ww * kw;
+        const float *wp = w + (co * kh + a) * kw + q; /* w[ci][co][a][q]: stride cout*kh*kw over ci */
+        int64_t wstep = cout * kh * kw;
+        float acc = 0.f;
+        if (nhwc) {
+            const T *xp = x + ((b * H + h) * W + ww) * cin;
+            for (int64_t ci = 0; ci < cin; ci++) acc += ld(xp, ci) * wp[ci * wstep];
+        } else {
+            const T *xp = x + (b * cin * H + h) * W + ww;
+            int64_t plane = (int64_t)H * W;
+            for (int64_t ci = 0; ci < cin; ci++) acc += ld(xp, ci * plane) * wp[ci * wstep];
+        }
+        st(y, i, acc);
+    }
+}
+
+/* NHWC: one input pixel and V output channels per thread, for every
+ * position of its kh x kw block. wt fp32 [cin][kh][kw][cout]. */
+template <typename T, int V>
+__global__ void k_deconv_ks_nhwc(const T *x, const float *wt, T *y, int n, int cin, int cout, int H, int W, int kh,
+                                 int kw)
+{
+    int cg = cout / V;
+    long long tot = (long long)n * H * W * cg;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+        int co0 = (int)(i % cg) * V;
+        long long pix = i / cg; /* (b, h, w) */
+        int ww = (int)(pix % W), h = (int)((pix / W) % H), b = (int)(pix / ((long long)W * H));
+        const T *xp = x + pix * cin;
+        for (int a = 0; a < kh; a++)
+            for (int q = 0; q < kw; q++) {
+                float acc[V];
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] = 0.f;
+                for (int ci = 0; ci < cin; ci++) {
+                    float xv = ld(xp, ci), wv[V];
+                    ldv<float, V>(wt + ((long long)(ci * kh + a) * kw + q) * cout + co0, wv);
+#pragma unroll
+                    for (int j = 0; j < V; j++) acc[j] += xv * wv[j];
+                }
+                T *yp = y + ((long long)(b * H * kh + h * kh + a) * (W * kw) + ww * kw + q) * cout + co0;
+#pragma unroll
+                for (int j = 0; j < V; j++) st(yp, j, acc[j]);
+            }
+    }
+}
+
+extern "C" int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, void *y, int64_t n, int64_t cin,
+                                 int64_t cout, int H, int W, int kh, int kw, int half)
+{
+    int64_t tot = n * H * W * cout;
+    if (tot == 0) return 0;
+    if (tot * kh * kw >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
+    cudaStream_t st_ = (cudaStream_t)s;
+    int v = cout % 8 == 0 ? 8 : cout % 4 == 0 ? 4 : 1;
+    unsigned g = blocks_for(tot / v);
+#define DC(V)                                                                                                     \
+    do {                                                                                                          \
+        if (half)                                                                                                 \
+            k_deconv_ks_nhwc<__half, V><<<g, THREADS, 0, st_>>>((const __half *)x, wt, (__half *)y, (int)n,       \
+                                                                (int)cin, (int)cout, H, W, kh, kw);               \
+        else                                                                                                      \
+            k_deconv_ks_nhwc<float, V><<<g, THREADS, 0, st_>>>((const float *)x, wt, (float *)y, (int)n, (int)cin, \
+                                                               (int)cout, H, W, kh, kw);                          \
+    } while (0)
+    if (v == 8) DC(8);
+    else if (v == 4) DC(4);
+    else DC(1);
+#undef DC
+    return last_error();
+}
+
+extern "C" int ck_deconv_ks(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t cin, int64_t cout,
+                            int H, int W, int kh, int kw, int half, int nhwc)
+{
+    int64_t tot = n * cout * (int64_t)H * kh * W * kw;
+    if (tot == 0) return 0;
+    LAUNCH_T(half, k_deconv_ks, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, w, (T_ *)y, n, cin, cout, H,
+             W, kh, kw, nhwc);
     return last_error();
 }
 

@@ -79,6 +79,20 @@ int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
                    int half_out);
 
+/* Depthwise convolution over NHWC (group = C = K): w is fp32 [kh * kw][C]
+ * (tap-major, so that neighbouring channels are neighbouring weights); the
+ * raw sum (no bias: the epilogue chain adds it). */
+int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W, int OH,
+                   int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half);
+/* ConvTranspose whose kernel equals its stride, no padding, one group (each
+ * input pixel paints its own kh x kw block): w fp32 [cin][cout][kh][kw]; the
+ * raw sum. NCHW or NHWC. */
+int ck_deconv_ks(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t cin, int64_t cout, int H,
+                 int W, int kh, int kw, int half, int nhwc);
+/* The same over NHWC, faster: wt fp32 [cin][kh][kw][cout]. */
+int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, void *y, int64_t n, int64_t cin, int64_t cout, int H,
+                      int W, int kh, int kw, int half);
+
 /* A fused chain of elementwise ops over one output shape (the CUDA
  * backend's fusion pass): per element, each op combines two operands, each
  * an earlier op's result (a register), an external tensor read through its
