@@ -82,6 +82,7 @@ PY
       imgs="samples/sample.jpg $(images icdar2015_test | head -3) $(images sroie_subset | head -1)"
       T="$dev/bin/test_cuda_engine"
       for m in same threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
+      $T threads --fp16 --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       $T memory --reads "${READS:-10000}" --models "$B/models" samples/sample.jpg 2>&1 | tail -4

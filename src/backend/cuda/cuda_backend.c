@@ -607,6 +607,19 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         s->kind = S_DWCONV;
         return 0;
     }
+    /* a pointwise convolution over NHWC is one matrix product, Y[pixels][K] = X[pixels][C] W^T:
+     * cuBLAS runs these tall, skinny products closer to the memory's speed than cuDNN */
+    if (!transposed && r == 2 && s->nhwc && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 &&
+        pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] && env_flag("LECTOR_CUDA_GEMM1X1", 1) &&
+        x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
+        int64_t d4[4] = {wv->dims[0], wv->dims[1], 1, 1};
+        s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, 0); /* [K][C] */
+        s->m = (int)(x->dims[0] * x->dims[2] * x->dims[3]);
+        s->k = (int)cin;
+        s->nn = (int)wv->dims[0];
+        s->kind = S_CONV_GEMM;
+        return 0;
+    }
     if (transposed && group == 1 && kh == sh && kw == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
         y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw && env_flag("LECTOR_CUDA_DECONV", 1)) {
         q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[4] = kh, q[5] = kw;
@@ -1531,6 +1544,24 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
                             q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half);
         break;
     }
+    case S_CONV_GEMM: {
+        /* row-major Y[m][nn] = X[m][k] W[nn][k]^T, i.e. column-major Y^T = W^T-as-stored^T X^T */
+        const void *W = x->cp->cblock + s->wconv;
+        cublasStatus_t bs;
+        if (s->half) {
+            cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
+            bs = cublasGemmEx(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &one, W, CUDA_R_16F, s->k, X,
+                              CUDA_R_16F, s->k, &zero, Y, CUDA_R_16F, s->nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
+        } else {
+            bs = cublasSgemm(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &one, W, s->k, X, s->k, &zero, Y,
+                             s->nn);
+        }
+        if (bs != CUBLAS_STATUS_SUCCESS)
+            return fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                        "cublas: node %s: %s", n->name, cublasGetStatusString(bs));
+        break; /* bias and activation: the chain that follows */
+    }
     case S_DECONV_KS:
         if (s->nhwc)
             rc = ck_deconv_ks_nhwc(sm, X, (const float *)(x->cp->cblock + s->wconv), Y, s->outer, s->k, s->channels,
@@ -1641,7 +1672,7 @@ static void prof_report(void)
     static const char *const kinds[PROF_KINDS] = {
         "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
         "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert", "own-dwconv",
-        "own-deconv", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
+        "own-deconv", "cublas-1x1", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
     double total = 0;
     for (int o = 0; o <= RT_OP_COUNT; o++)
         for (int k = 0; k < PROF_KINDS; k++) total += prof_ms[o][k];

@@ -58,11 +58,12 @@ typedef struct cu_worker {
 enum {
     S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
     S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_CHAIN, S_HOST, S_GAP_NHWC, S_ARGMAX, S_CONVERT, S_DWCONV,
-    S_DECONV_KS, S_KIND_COUNT
+    S_DECONV_KS, S_CONV_GEMM, S_KIND_COUNT
 };
 /* Steps whose bias and activation an epilogue chain applies. */
-#define CU_HAS_RAW_OUTPUT(k) \
-    ((k) == S_CONV || (k) == S_DECONV || (k) == S_MATMUL || (k) == S_DWCONV || (k) == S_DECONV_KS)
+#define CU_HAS_RAW_OUTPUT(k)                                                                                  \
+    ((k) == S_CONV || (k) == S_DECONV || (k) == S_MATMUL || (k) == S_DWCONV || (k) == S_DECONV_KS ||            \
+     (k) == S_CONV_GEMM)
 /* S_AFFINE, S_BINARY and S_UNARY exist only while compiling: the fusion pass
  * turns every elementwise step into a chain (S_CHAIN). */
 
