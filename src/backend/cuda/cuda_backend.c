@@ -620,8 +620,12 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         s->kind = S_CONV_GEMM;
         return 0;
     }
+    /* NHWC has a fast kernel for 2 x 2 and 4 x 4 blocks whose filter fits in shared memory */
+    int deconv_nhwc_ok = ((kh == 2 && kw == 2) || (kh == 4 && kw == 4)) &&
+                         cin * wv->dims[1] * kh * kw * (int64_t)sizeof(float) <= 48 * 1024;
     if (transposed && group == 1 && kh == sh && kw == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
-        y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw && env_flag("LECTOR_CUDA_DECONV", 1)) {
+        (!s->nhwc || deconv_nhwc_ok) && y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw &&
+        env_flag("LECTOR_CUDA_DECONV", 1)) {
         q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[4] = kh, q[5] = kw;
         s->outer = x->dims[0];
         s->k = (int)cin;

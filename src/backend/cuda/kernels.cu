@@ -391,11 +391,28 @@ __global__ void k_convert(const void *x, void *y, I n, I c, I h, I w, int src_ha
     }
 }
 
+/* NCHW -> NHWC with few channels (a model's input): one pixel per thread, its
+ * channels read from their planes (coalesced across threads) and written together. */
+__global__ void k_convert_to_nhwc(const void *x, void *y, unsigned pixels, unsigned hw, int c, int src_half,
+                                  int dst_half)
+{
+    for (unsigned p = blockIdx.x * blockDim.x + threadIdx.x; p < pixels; p += gridDim.x * blockDim.x) {
+        unsigned b = p / hw, q = p - b * hw;
+        for (int ch = 0; ch < c; ch++)
+            sth(y, (long long)p * c + ch, ldh(x, ((long long)b * c + ch) * hw + q, src_half), dst_half);
+    }
+}
+
 extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w,
                           int src_half, int src_nhwc, int dst_half, int dst_nhwc)
 {
     int64_t tot = n * c * h * w;
     if (tot == 0) return 0;
+    if (dst_nhwc && !src_nhwc && c <= 8 && tot < ((int64_t)1 << 31)) {
+        k_convert_to_nhwc<<<blocks_for(n * h * w), THREADS, 0, (cudaStream_t)s>>>(
+            x, y, (unsigned)(n * h * w), (unsigned)(h * w), (int)c, src_half, dst_half);
+        return last_error();
+    }
     if (tot < ((int64_t)1 << 31))
         k_convert<unsigned><<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(
             x, y, (unsigned)n, (unsigned)c, (unsigned)h, (unsigned)w, src_half, src_nhwc, dst_half, dst_nhwc);
@@ -695,12 +712,17 @@ __global__ void k_deconv_ks(const T *x, const float *w, T *y, int64_t n, int64_t
     }
 }
 
-/* NHWC: one input pixel and V output channels per thread, for every
- * position of its kh x kw block. wt fp32 [cin][kh][kw][cout]. */
-template <typename T, int V>
+/* NHWC: one input pixel and V output channels per thread. Each input value
+ * is loaded once and spread over the KHW positions of its block; the
+ * filter, fp32 [cin][kh][kw][cout], is staged in shared memory. */
+template <typename T, int V, int KHW>
 __global__ void k_deconv_ks_nhwc(const T *x, const float *wt, T *y, int n, int cin, int cout, int H, int W, int kh,
                                  int kw)
 {
+    extern __shared__ float sw_[];
+    int nw = cin * KHW * cout;
+    for (int k = threadIdx.x; k < nw; k += blockDim.x) sw_[k] = wt[k];
+    __syncthreads();
     int cg = cout / V;
     long long tot = (long long)n * H * W * cg;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
@@ -708,22 +730,43 @@ __global__ void k_deconv_ks_nhwc(const T *x, const float *wt, T *y, int n, int c
         long long pix = i / cg; /* (b, h, w) */
         int ww = (int)(pix % W), h = (int)((pix / W) % H), b = (int)(pix / ((long long)W * H));
         const T *xp = x + pix * cin;
-        for (int a = 0; a < kh; a++)
-            for (int q = 0; q < kw; q++) {
-                float acc[V];
+        float acc[KHW][V];
 #pragma unroll
-                for (int j = 0; j < V; j++) acc[j] = 0.f;
-                for (int ci = 0; ci < cin; ci++) {
-                    float xv = ld(xp, ci), wv[V];
-                    ldv<float, V>(wt + ((long long)(ci * kh + a) * kw + q) * cout + co0, wv);
+        for (int ab = 0; ab < KHW; ab++)
 #pragma unroll
-                    for (int j = 0; j < V; j++) acc[j] += xv * wv[j];
-                }
-                T *yp = y + ((long long)(b * H * kh + h * kh + a) * (W * kw) + ww * kw + q) * cout + co0;
+            for (int j = 0; j < V; j++) acc[ab][j] = 0.f;
+        for (int ci = 0; ci < cin; ci++) {
+            float xv = ld(xp, ci);
+            const float *wp = sw_ + (ci * KHW) * cout + co0;
 #pragma unroll
-                for (int j = 0; j < V; j++) st(yp, j, acc[j]);
-            }
+            for (int ab = 0; ab < KHW; ab++)
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[ab][j] += xv * wp[ab * cout + j];
+        }
+#pragma unroll
+        for (int ab = 0; ab < KHW; ab++) {
+            int a = ab / kw, q = ab - a * kw;
+            T *yp = y + ((long long)(b * H * kh + h * kh + a) * (W * kw) + ww * kw + q) * cout + co0;
+#pragma unroll
+            for (int j = 0; j < V; j++) st(yp, j, acc[ab][j]);
+        }
     }
+}
+
+template <typename T, int KHW>
+static void deconv_nhwc(cudaStream_t st, const void *x, const float *wt, void *y, int64_t n, int64_t cin, int64_t cout,
+                        int H, int W, int kh, int kw, size_t smem)
+{
+    int64_t tot = n * H * W * cout;
+    if (cout % 8 == 0)
+        k_deconv_ks_nhwc<T, 8, KHW><<<blocks_for(tot / 8), THREADS, smem, st>>>(
+            (const T *)x, wt, (T *)y, (int)n, (int)cin, (int)cout, H, W, kh, kw);
+    else if (cout % 4 == 0)
+        k_deconv_ks_nhwc<T, 4, KHW><<<blocks_for(tot / 4), THREADS, smem, st>>>(
+            (const T *)x, wt, (T *)y, (int)n, (int)cin, (int)cout, H, W, kh, kw);
+    else
+        k_deconv_ks_nhwc<T, 1, KHW><<<blocks_for(tot), THREADS, smem, st>>>((const T *)x, wt, (T *)y, (int)n, (int)cin,
+                                                                            (int)cout, H, W, kh, kw);
 }
 
 extern "C" int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, void *y, int64_t n, int64_t cin,
@@ -731,23 +774,18 @@ extern "C" int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, vo
 {
     int64_t tot = n * H * W * cout;
     if (tot == 0) return 0;
-    if (tot * kh * kw >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
+    size_t smem = sizeof(float) * (size_t)(cin * kh * kw * cout);
+    /* the fast path: 2 x 2 or 4 x 4 blocks, a filter that fits in 48 KiB of shared memory */
+    if (tot * kh * kw >= ((int64_t)1 << 31) || smem > 48 * 1024 || !((kh == 2 && kw == 2) || (kh == 4 && kw == 4)))
+        return (int)cudaErrorNotSupported;
     cudaStream_t st_ = (cudaStream_t)s;
-    int v = cout % 8 == 0 ? 8 : cout % 4 == 0 ? 4 : 1;
-    unsigned g = blocks_for(tot / v);
-#define DC(V)                                                                                                     \
-    do {                                                                                                          \
-        if (half)                                                                                                 \
-            k_deconv_ks_nhwc<__half, V><<<g, THREADS, 0, st_>>>((const __half *)x, wt, (__half *)y, (int)n,       \
-                                                                (int)cin, (int)cout, H, W, kh, kw);               \
-        else                                                                                                      \
-            k_deconv_ks_nhwc<float, V><<<g, THREADS, 0, st_>>>((const float *)x, wt, (float *)y, (int)n, (int)cin, \
-                                                               (int)cout, H, W, kh, kw);                          \
-    } while (0)
-    if (v == 8) DC(8);
-    else if (v == 4) DC(4);
-    else DC(1);
-#undef DC
+    if (kh == 2) {
+        if (half) deconv_nhwc<__half, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        else deconv_nhwc<float, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+    } else {
+        if (half) deconv_nhwc<__half, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        else deconv_nhwc<float, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+    }
     return last_error();
 }
 
