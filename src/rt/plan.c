@@ -235,8 +235,8 @@ int rt_input_bound_by_value(const lector_tensor *t)
     return 0;
 }
 
-lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
-                          lector_error *err)
+/* An arena from the plan's pool, or a new one. */
+static lector_status arena_take(rt_plan *p, void **out, lector_error *err)
 {
     rt_backend *be = p->backend;
     void *arena = NULL;
@@ -250,7 +250,14 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
                                  "%s: cannot allocate %zu bytes of activation memory", p->g->name,
                                  p->arena_size);
     }
-    lector_status st = be->iface->plan_execute(be, p, arena, inputs, outputs, err);
+    *out = arena;
+    return LECTOR_OK;
+}
+
+/* Back to the pool, or freed when the pool is full. */
+static void arena_give(rt_plan *p, void *arena)
+{
+    rt_backend *be = p->backend;
     pthread_mutex_lock(&p->pool_lock);
     if (p->n_pool < RT_ARENA_POOL) {
         p->pool[p->n_pool++] = arena;
@@ -258,6 +265,17 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
     }
     pthread_mutex_unlock(&p->pool_lock);
     if (arena) be->iface->buffer_free(be, arena);
+}
+
+lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
+                          lector_error *err)
+{
+    rt_backend *be = p->backend;
+    void *arena = NULL;
+    lector_status st = arena_take(p, &arena, err);
+    if (st) return st;
+    st = be->iface->plan_execute(be, p, arena, inputs, outputs, err);
+    arena_give(p, arena);
     return st;
 }
 
@@ -266,16 +284,8 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
 {
     rt_backend *be = p->backend;
     void *arena = NULL;
-    pthread_mutex_lock(&p->pool_lock);
-    if (p->n_pool > 0) arena = p->pool[--p->n_pool];
-    pthread_mutex_unlock(&p->pool_lock);
-    if (!arena) {
-        arena = be->iface->buffer_alloc(be, p->arena_size ? p->arena_size : RT_ARENA_ALIGN);
-        if (!arena)
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY,
-                                 "%s: cannot allocate %zu bytes of activation memory", p->g->name,
-                                 p->arena_size);
-    }
+    lector_status st = arena_take(p, &arena, err);
+    if (st) return st;
     lector_status (*timer)(rt_backend *, const rt_plan *, void *, const lector_tensor *, int, double *,
                            lector_error *) = NULL;
     const char *(*plan_mode)(const rt_plan *) = NULL;
@@ -284,7 +294,6 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
         *(void **)&plan_mode = be->iface->get_proc_address("plan_mode");
     }
     if (mode && mode_len) snprintf(mode, mode_len, "%s", plan_mode ? plan_mode(p) : be->iface->name);
-    lector_status st = LECTOR_OK;
     if (timer) {
         st = timer(be, p, arena, inputs, runs, ms, err);
     } else { /* host backends: each run is a whole execution */
@@ -298,13 +307,7 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
         }
         lector__free(outs);
     }
-    pthread_mutex_lock(&p->pool_lock);
-    if (p->n_pool < RT_ARENA_POOL) {
-        p->pool[p->n_pool++] = arena;
-        arena = NULL;
-    }
-    pthread_mutex_unlock(&p->pool_lock);
-    if (arena) be->iface->buffer_free(be, arena);
+    arena_give(p, arena);
     return st;
 }
 

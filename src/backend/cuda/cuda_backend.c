@@ -1240,6 +1240,28 @@ static void convert_dims(const rt_value *v, int64_t *d)
     }
 }
 
+/* A float graph input or output stored other than fp32 NCHW. */
+static int needs_convert(const rt_graph *g, const cu_plan *cp, int v)
+{
+    return !g->values[v].data && is_f32(&g->values[v]) && (cp->vhalf[v] || cp->vnhwc[v]);
+}
+
+/* A conversion step of value v: from fp32 NCHW to its storage (an input,
+ * `in` = 1) or from its storage to fp32 NCHW (an output); the arena offsets
+ * are set once the arena is laid out. */
+static lector_status push_convert(cu_plan *cp, const rt_graph *g, int v, int in, lector_error *err)
+{
+    cu_step *s = push_step(cp);
+    if (!s) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    s->kind = S_CONVERT;
+    s->node = -1;
+    s->cv_value = v;
+    if (in) s->cv_dst_half = cp->vhalf[v], s->cv_dst_nhwc = cp->vnhwc[v];
+    else s->cv_src_half = cp->vhalf[v], s->cv_src_nhwc = cp->vnhwc[v];
+    convert_dims(&g->values[v], s->cv_dims);
+    return LECTOR_OK;
+}
+
 /* Compiles plan p in one mode. *unsupported = 1 when it failed only because
  * that mode (fp16, NHWC) cannot express something. */
 static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc, int *unsupported,
@@ -1279,21 +1301,8 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         return st;
     }
     /* inputs arrive as fp32 NCHW: convert those stored otherwise */
-    for (int i = 0; i < g->n_inputs && !st; i++) {
-        int v = g->inputs[i];
-        if (g->values[v].data || !is_f32(&g->values[v]) || (!cp->vhalf[v] && !cp->vnhwc[v])) continue;
-        cu_step *s = push_step(cp);
-        if (!s) {
-            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
-            break;
-        }
-        s->kind = S_CONVERT;
-        s->node = -1;
-        s->cv_value = v;
-        s->cv_dst_half = cp->vhalf[v];
-        s->cv_dst_nhwc = cp->vnhwc[v];
-        convert_dims(&g->values[v], s->cv_dims);
-    }
+    for (int i = 0; i < g->n_inputs && !st; i++)
+        if (needs_convert(g, cp, g->inputs[i])) st = push_convert(cp, g, g->inputs[i], 1, err);
     /* one compile at a time in the process: cuDNN's heuristics and searches keep
      * process-wide state, and compiles are rare next to runs */
     static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1342,24 +1351,13 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     /* outputs leave as fp32 NCHW */
     for (int i = 0; i < g->n_outputs && !st; i++) {
         int v = g->outputs[i];
-        if (g->values[v].data || !is_f32(&g->values[v]) || (!cp->vhalf[v] && !cp->vnhwc[v])) continue;
+        if (!needs_convert(g, cp, v)) continue;
         if (p->offset[v] == RT_NO_OFFSET) {
             *unsupported = 1;
             st = fail(err, LECTOR_ERR_UNSUPPORTED_OP, "output %s is not in the arena", g->values[v].name);
             break;
         }
-        cu_step *s = push_step(cp);
-        if (!s) {
-            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
-            break;
-        }
-        s->kind = S_CONVERT;
-        s->node = -1;
-        s->cv_value = v;
-        s->cv_src = p->offset[v];
-        s->cv_src_half = cp->vhalf[v];
-        s->cv_src_nhwc = cp->vnhwc[v];
-        convert_dims(&g->values[v], s->cv_dims);
+        if (!(st = push_convert(cp, g, v, 0, err))) cp->steps[cp->n_steps - 1].cv_src = p->offset[v];
     }
     /* constants the GPU steps read */
     for (int v = 0; v < g->n_values; v++) {
@@ -1826,6 +1824,18 @@ static void name_prefix(lector_error *err, const char *name)
     memcpy(err->message, msg, sizeof msg);
 }
 
+/* A worker with the workspace and pinned staging plan cp needs. */
+static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, cu_worker **out, lector_error *err)
+{
+    lector_status st = worker_get(c, out, err);
+    if (st) return st;
+    if ((st = worker_ws(c, *out, cp->ws, err)) || (st = worker_pin(*out, cp->io_bytes, err))) {
+        worker_put(c, *out);
+        *out = NULL;
+    }
+    return st;
+}
+
 static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                      lector_tensor *outputs, lector_error *err)
 {
@@ -1833,12 +1843,8 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
     const cu_plan *cp = p->be_plan;
     const rt_graph *g = p->g;
     cu_worker *w;
-    lector_status st = worker_get(c, &w, err);
+    lector_status st = worker_for_plan(c, cp, &w, err);
     if (st) return st;
-    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, cp->io_bytes, err))) {
-        worker_put(c, w);
-        return st;
-    }
     exec_ctx x = {p, cp, w, arena, inputs};
     cudaError_t e = cudaSuccess;
     char *pin = NULL;
@@ -1887,12 +1893,8 @@ static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena,
     cu_ctx *c = be->ctx;
     const cu_plan *cp = p->be_plan;
     cu_worker *w;
-    lector_status st = worker_get(c, &w, err);
+    lector_status st = worker_for_plan(c, cp, &w, err);
     if (st) return st;
-    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, cp->io_bytes, err))) {
-        worker_put(c, w);
-        return st;
-    }
     exec_ctx x = {p, cp, w, arena, inputs};
     char *pin = NULL;
     cudaEvent_t ev[2] = {0};
