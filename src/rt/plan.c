@@ -110,7 +110,21 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
             if (v < 0 || g->values[v].data) continue;
-            p->offset[v] = fl_alloc(&fl, align_up(rt_value_nbytes(&g->values[v])));
+            /* every dimension known and the size representable: a model whose shapes
+             * inference could not settle (a dimension it declares as dynamic, say)
+             * is refused here, not given an absurd arena */
+            const rt_value *val = &g->values[v];
+            int64_t cnt = 1;
+            for (int d = 0; d < val->ndim && !st; d++) {
+                if (val->dims[d] < 0 || (val->dims[d] && cnt > INT64_MAX / 16 / val->dims[d])) {
+                    char buf[96];
+                    st = lector__error(err, LECTOR_ERR_SHAPE, "%s: node '%s': output '%s' has no valid shape (%s)",
+                                       g->name, n->name, val->name, rt_dims_str(val->ndim, val->dims, buf, sizeof buf));
+                }
+                cnt *= val->dims[d];
+            }
+            if (st) break;
+            p->offset[v] = fl_alloc(&fl, align_up(rt_value_nbytes(val)));
             if (last[v] < 0) last[v] = s; /* unused output: free right after */
         }
         /* release values whose last reader is this node (and unused outputs) */
