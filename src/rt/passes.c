@@ -77,6 +77,16 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
 lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector_error *err)
 {
     char a[96], b[96];
+    /* What a graph output declares of itself (the loader keeps it for
+     * lector_model_output) is no fact about this run: only inference sets the
+     * shapes a plan uses. An output no node infers stays unknown, as a model
+     * that names one output twice leaves it. */
+    for (int i = 0; i < g->n_outputs; i++) {
+        rt_value *v = &g->values[g->outputs[i]];
+        if (v->data || v->is_input) continue;
+        v->dtype = LECTOR_DTYPE_UNDEFINED;
+        v->ndim = -1;
+    }
     for (int i = 0; i < g->n_inputs; i++) {
         rt_value *v = &g->values[g->inputs[i]];
         const lector_tensor *t = &inputs[i];
