@@ -400,10 +400,23 @@ static int all_f32(const rt_graph *g, const rt_node *n)
     return 1;
 }
 
-static int env_flag(const char *name, int dflt)
+int cu_env_flag(const char *name, int dflt)
 {
     const char *e = getenv(name);
     return e && *e ? strcmp(e, "0") != 0 : dflt;
+}
+
+int *cu_consumer_counts(const rt_plan *p)
+{
+    const rt_graph *g = p->g;
+    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons);
+    if (!cons) return NULL;
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) cons[n->in[k]]++;
+    }
+    return cons;
 }
 
 /* Storage flags of value v (0 for constants: they stay fp32). */
@@ -481,15 +494,7 @@ static int n_algos, cap_algos;
  * cuDNN's heuristic gave the faster plans in half precision (det batch 32:
  * 17.3 ms against 20.7 with the search; docs/BENCHMARKS.md), and fp32 plans keep
  * the algorithms whose results were checked against the CPU's to the text. */
-static int conv_search(void)
-{
-    static int on = -2;
-    if (on == -2) {
-        const char *e = getenv("LECTOR_CUDA_CONV_SEARCH");
-        on = e && *e ? strcmp(e, "0") != 0 : -1;
-    }
-    return on;
-}
+CU_ENV_SWITCH(conv_search, "LECTOR_CUDA_CONV_SEARCH", 0)
 
 static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
                        const rt_value *y, const int *conv)
@@ -512,7 +517,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
             return 0;
         }
     pthread_mutex_unlock(&algo_lock);
-    int found = 0, search = conv_search() > 0;
+    int found = 0, search = conv_search();
     if (!transposed) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         cudnnStatus_t r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
@@ -593,7 +598,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     int64_t cin = x->dims[1];
     int *q = s->pool;
     if (!transposed && r == 2 && s->nhwc && group == cin && wv->dims[0] == cin && wv->dims[1] == 1 &&
-        env_flag("LECTOR_CUDA_DW", 1)) {
+        cu_env_flag("LECTOR_CUDA_DW", 1)) {
         float *t = malloc(sizeof(float) * (size_t)(cin * kh * kw));
         if (!t) return -1;
         const float *w = wv->data;
@@ -610,7 +615,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     /* a pointwise convolution over NHWC is one matrix product, Y[pixels][K] = X[pixels][C] W^T:
      * cuBLAS runs these tall, skinny products closer to the memory's speed than cuDNN */
     if (!transposed && r == 2 && s->nhwc && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 &&
-        pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] && env_flag("LECTOR_CUDA_GEMM1X1", 1) &&
+        pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] && cu_env_flag("LECTOR_CUDA_GEMM1X1", 1) &&
         x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
         int64_t d4[4] = {wv->dims[0], wv->dims[1], 1, 1};
         s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, 0); /* [K][C] */
@@ -625,7 +630,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                          cin * wv->dims[1] * kh * kw * (int64_t)sizeof(float) <= 48 * 1024;
     if (transposed && group == 1 && kh == sh && kw == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
         (!s->nhwc || deconv_nhwc_ok) && y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw &&
-        env_flag("LECTOR_CUDA_DECONV", 1)) {
+        cu_env_flag("LECTOR_CUDA_DECONV", 1)) {
         q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[4] = kh, q[5] = kw;
         s->outer = x->dims[0];
         s->k = (int)cin;
@@ -652,7 +657,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                                    s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, (int)wv->dims[0],
                                    (int)wv->dims[1], kh, kw))
         return 1;
-    cudnnMathType_t math = s->half ? CUDNN_TENSOR_OP_MATH : getenv("LECTOR_CUDA_TF32") ? CUDNN_DEFAULT_MATH
+    cudnnMathType_t math = s->half ? CUDNN_TENSOR_OP_MATH : cu_env_flag("LECTOR_CUDA_TF32", 0) ? CUDNN_DEFAULT_MATH
                                                                                        : CUDNN_FMA_MATH;
     /* fp16 data, fp32 accumulation (cuDNN's PSEUDO_HALF_CONFIG) */
     if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
@@ -1151,25 +1156,20 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         r = 0;
         break;
     }
-    case RT_OP_ArgMax: {
+    case RT_OP_ArgMax:
+    case RT_OP_ReduceMax: { /* over the last axis only: one row kernel, the index (op 0) or the maximum (op 1) */
         const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
-        if (!is_f32(x) || y->dtype != LECTOR_DTYPE_INT64 || x->ndim < 1 || numel(x) == 0) break;
-        int64_t axis = H->attr_int(n, "axis", 0);
-        if (axis < 0) axis += x->ndim;
-        if (axis != x->ndim - 1 || H->attr_int(n, "select_last_index", 0)) break;
+        if (!is_f32(x) || x->ndim < 1 || numel(x) == 0) break;
+        if (n->op == RT_OP_ArgMax) {
+            int64_t axis = H->attr_int(n, "axis", 0);
+            if (axis < 0) axis += x->ndim;
+            if (y->dtype != LECTOR_DTYPE_INT64 || axis != x->ndim - 1 || H->attr_int(n, "select_last_index", 0))
+                break;
+        } else if (!is_f32(y) || reduce_last_axis(cc, n) < 0) {
+            break;
+        }
         s->kind = S_ARGMAX;
-        s->op = 0;
-        s->len = x->dims[x->ndim - 1];
-        s->outer = numel(x) / s->len;
-        s->half = vh(cc, n->in[0]);
-        r = 0;
-        break;
-    }
-    case RT_OP_ReduceMax: {
-        const rt_value *x = val(g, n->in[0]);
-        if (!all_f32(g, n) || numel(x) == 0 || reduce_last_axis(cc, n) < 0) break;
-        s->kind = S_ARGMAX;
-        s->op = 1;
+        s->op = n->op == RT_OP_ReduceMax;
         s->len = x->dims[x->ndim - 1];
         s->outer = numel(x) / s->len;
         s->half = vh(cc, n->in[0]);
@@ -1229,17 +1229,6 @@ static cu_step *push_step(cu_plan *cp)
     return s;
 }
 
-/* A storage conversion of value v (4-D: its N, C, H, W; else flat). */
-static void convert_dims(const rt_value *v, int64_t *d)
-{
-    if (v->ndim == 4) {
-        for (int k = 0; k < 4; k++) d[k] = v->dims[k];
-    } else {
-        d[0] = d[1] = d[2] = 1;
-        d[3] = numel(v);
-    }
-}
-
 /* A float graph input or output stored other than fp32 NCHW. */
 static int needs_convert(const rt_graph *g, const cu_plan *cp, int v)
 {
@@ -1258,7 +1247,7 @@ static lector_status push_convert(cu_plan *cp, const rt_graph *g, int v, int in,
     s->cv_value = v;
     if (in) s->cv_dst_half = cp->vhalf[v], s->cv_dst_nhwc = cp->vnhwc[v];
     else s->cv_src_half = cp->vhalf[v], s->cv_src_nhwc = cp->vnhwc[v];
-    convert_dims(&g->values[v], s->cv_dims);
+    cu_dims4(&g->values[v], s->cv_dims);
     return LECTOR_OK;
 }
 
@@ -1422,7 +1411,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
 
 static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
-    int half = be->fp16, nhwc = env_flag("LECTOR_CUDA_NHWC", half), unsupported = 0;
+    int half = be->fp16, nhwc = cu_env_flag("LECTOR_CUDA_NHWC", half), unsupported = 0;
     size_t arena = p->arena_size;
     if (half || nhwc) {
         lector_error e2 = {0};
@@ -1644,24 +1633,11 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     return LECTOR_OK;
 }
 
-static int graphs_enabled(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("LECTOR_CUDA_GRAPHS");
-        on = !(e && !strcmp(e, "0"));
-    }
-    return on;
-}
+CU_ENV_SWITCH(graphs_enabled, "LECTOR_CUDA_GRAPHS", 1)
 
 /* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
  * per operator (with its step kind: cudnn/own kernel/host) is printed at exit. */
-static int profiling(void)
-{
-    static int on = -1;
-    if (on < 0) on = getenv("LECTOR_CUDA_PROFILE") != NULL;
-    return on;
-}
+CU_ENV_SWITCH(profiling, "LECTOR_CUDA_PROFILE", 0)
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */

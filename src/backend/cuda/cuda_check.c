@@ -22,15 +22,9 @@
 
 #include "backend/cuda/cuda_internal.h"
 
-int cu_check_enabled(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("LECTOR_CUDA_CHECK");
-        on = e && !strcmp(e, "1");
-    }
-    return on;
-}
+CU_ENV_SWITCH(check_switch, "LECTOR_CUDA_CHECK", 0)
+
+int cu_check_enabled(void) { return check_switch(); }
 
 /* Host copy of n*c*h*w elements stored at device address p as fp32 NCHW floats. */
 static float *fetch_float(const void *p, int64_t n, int64_t c, int64_t h, int64_t w, int half, int nhwc)
@@ -57,16 +51,6 @@ static float *fetch_float(const void *p, int64_t n, int64_t c, int64_t h, int64_
     return out;
 }
 
-static void dims4(const rt_value *v, int64_t *d)
-{
-    if (v->ndim == 4) {
-        for (int k = 0; k < 4; k++) d[k] = v->dims[k];
-    } else {
-        d[0] = d[1] = d[2] = 1;
-        d[3] = numel(v);
-    }
-}
-
 /* Host copy of value v as the reference kernels want it (floats as fp32 NCHW, others raw). */
 static void *fetch_value(const exec_ctx *x, int v)
 {
@@ -76,7 +60,7 @@ static void *fetch_value(const exec_ctx *x, int v)
     if (!p) return NULL;
     if (is_f32(val_)) {
         int64_t d[4];
-        dims4(val_, d);
+        cu_dims4(val_, d);
         return fetch_float(p, d[0], d[1], d[2], d[3], x->cp->vhalf[v], val_->ndim == 4 && x->cp->vnhwc[v]);
     }
     size_t nb = (size_t)numel(val_) * cu_dsize(val_->dtype);

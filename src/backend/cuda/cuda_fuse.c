@@ -312,33 +312,19 @@ static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, 
     return 0;
 }
 
-static int fusion_enabled(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("LECTOR_CUDA_FUSE");
-        on = !(e && !strcmp(e, "0"));
-    }
-    return on;
-}
+CU_ENV_SWITCH(fusion_enabled, "LECTOR_CUDA_FUSE", 1)
 
 int cu_fuse_chains(compile_ctx *cc)
 {
     cu_plan *cp = cc->cp;
     const rt_graph *g = cc->g;
-    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons);
+    int *cons = cu_consumer_counts(cc->p);
     /* at most two steps out per step in */
     cu_step *ns = calloc((size_t)(2 * cp->n_steps + 1), sizeof *ns);
     if (!cons || !ns) {
         free(cons);
         free(ns);
         return -1;
-    }
-    for (int i = 0; i < cp->n_steps; i++) {
-        if (cp->steps[i].node < 0) continue;
-        const rt_node *n = &g->nodes[cp->steps[i].node];
-        for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0) cons[n->in[k]]++;
     }
     int fuse = fusion_enabled(), nn = 0, chains = 0, ops = 0, rc = 0;
     for (int i = 0; i < cp->n_steps && !rc;) {

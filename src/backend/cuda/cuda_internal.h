@@ -167,6 +167,31 @@ static inline int64_t numel(const rt_value *v)
 
 static inline int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
 
+/* An environment switch: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
+int cu_env_flag(const char *name, int dflt);
+/* fn(): the switch `name`, read once (for the paths every run takes). */
+#define CU_ENV_SWITCH(fn, name, dflt)               \
+    static int fn(void)                             \
+    {                                               \
+        static int on = -1;                         \
+        if (on < 0) on = cu_env_flag(name, dflt);   \
+        return on;                                  \
+    }
+
+/* N, C, H, W of a 4-D value; a flat value as 1, 1, 1, its size (storage conversions). */
+static inline void cu_dims4(const rt_value *v, int64_t *d)
+{
+    if (v->ndim == 4) {
+        for (int k = 0; k < 4; k++) d[k] = v->dims[k];
+    } else {
+        d[0] = d[1] = d[2] = 1;
+        d[3] = numel(v);
+    }
+}
+
+/* Live consumers of each value in the plan's order (calloc'd, n_values + 1; NULL: out of memory). */
+int *cu_consumer_counts(const rt_plan *p);
+
 size_t cu_dsize(lector_dtype t);
 /* Bytes per element of value v as the plan stores it. */
 size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v);

@@ -147,7 +147,7 @@ static void keep_classifier_fp32(compile_ctx *cc)
     const rt_graph *g = cc->g;
     const rt_plan *p = cc->p;
     cu_plan *cp = cc->cp;
-    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons), *prod = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    int *cons = cu_consumer_counts(p), *prod = malloc(sizeof(int) * ((size_t)g->n_values + 1));
     if (!cons || !prod) {
         free(cons);
         free(prod);
@@ -156,8 +156,6 @@ static void keep_classifier_fp32(compile_ctx *cc)
     for (int v = 0; v < g->n_values; v++) prod[v] = -1;
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
-        for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] >= 0) cons[n->in[k]]++;
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) prod[n->out[k]] = p->order[s];
     }

@@ -53,8 +53,7 @@ static char nv_status[256] = "not loaded";
 
 static void nv_load(void)
 {
-    const char *e = getenv("LECTOR_CUDA_NVRTC");
-    if (e && !strcmp(e, "0")) {
+    if (!cu_env_flag("LECTOR_CUDA_NVRTC", 1)) {
         snprintf(nv_status, sizeof nv_status, "off (LECTOR_CUDA_NVRTC=0): chains run in the interpreter");
         return;
     }
