@@ -10,18 +10,7 @@
 
 #include "ocr/ctc.h"
 #include "util/util.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../soft_check.h"
 
 static uint32_t rng = 7;
 static uint32_t next(void)
@@ -78,10 +67,5 @@ int main(void)
     CHECK(strstr(err.message, "wrong dictionary for this model?") != NULL &&
               strstr(err.message, "at least 8 classes but the dictionary has 7 (dictionary + blank + space)") != NULL,
           "%s", err.message);
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("ctc: ok\n");
-    return 0;
+    return soft_check_exit("ctc");
 }

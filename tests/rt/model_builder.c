@@ -1,8 +1,10 @@
 #include "model_builder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "onnx.pb-c.h"
+#include "util/util.h"
 
 static Onnx__ValueInfoProto *value_info(const char *name, const int64_t dims[4],
                                         Onnx__TypeProto *tp, Onnx__TypeProto__Tensor *tt,
@@ -84,4 +86,31 @@ uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opse
     uint8_t *buf = malloc(*len);
     if (buf) onnx__model_proto__pack(&m, buf);
     return buf;
+}
+
+int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o,
+                        const lector_tensor *in, long max_n, int *oks)
+{
+    int bad = 0;
+    *oks = 0;
+    for (long n = 1; n < max_n; n++) {
+        lector__fail_alloc_after(n);
+        lector_model *m = NULL;
+        lector_error err = {0};
+        lector_status st = lector_model_load_memory(model, len, name, o, &m, &err);
+        if (st == LECTOR_OK) {
+            lector_tensor *out = NULL;
+            size_t n_out = 0;
+            st = lector_model_run(m, in, 1, &out, &n_out, &err);
+            if (st == LECTOR_OK) (*oks)++;
+            lector_tensors_free(out, n_out);
+            lector_model_free(m);
+        }
+        lector__fail_alloc_after(0);
+        if (st != LECTOR_OK && st != LECTOR_ERR_OUT_OF_MEMORY) {
+            fprintf(stderr, "%s: allocation %ld failing: %s %s\n", name, n, lector_status_str(st), err.message);
+            bad++;
+        }
+    }
+    return bad;
 }

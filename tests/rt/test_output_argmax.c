@@ -19,18 +19,7 @@
 #include "model_builder.h"
 #include "onnx.pb-c.h"
 #include "util/util.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../soft_check.h"
 
 static uint32_t rng = 12345;
 static float frand(void) /* [-1, 1) */
@@ -79,7 +68,7 @@ static void check_rows(const lector_tensor *p, const lector_tensor *idx, const l
             bad++;
         }
     }
-    failures += bad;
+    soft_check_failures += bad;
     printf("%-24s %lld rows of %lld: %s\n", what, (long long)rows, (long long)C, bad ? "FAIL" : "ok");
 }
 
@@ -228,26 +217,11 @@ static void allocation_failures(void)
     for (int si = 0; si < 2; si++) {
         size_t len;
         uint8_t *b = build_unary_model("Softmax", "", opsets[si], dims, &len);
+        lector_model_options o = {.backend = "ref", .output_argmax = 1};
+        lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
         int oks = 0;
-        for (long n = 1; n < 600; n++) {
-            lector__fail_alloc_after(n);
-            lector_model *m = NULL;
-            lector_error err = {0};
-            lector_model_options o = {.backend = "ref", .output_argmax = 1};
-            lector_status st = lector_model_load_memory(b, len, "softmax.onnx", &o, &m, &err);
-            if (st == LECTOR_OK) {
-                lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
-                lector_tensor *out = NULL;
-                size_t n_out = 0;
-                st = lector_model_run(m, &in, 1, &out, &n_out, &err);
-                if (st == LECTOR_OK) oks++;
-                lector_tensors_free(out, n_out);
-                lector_model_free(m);
-            }
-            lector__fail_alloc_after(0);
-            CHECK(st == LECTOR_OK || st == LECTOR_ERR_OUT_OF_MEMORY, "n=%ld: %s %s", n,
-                  lector_status_str(st), err.message);
-        }
+        CHECK(alloc_failure_sweep(b, len, "softmax.onnx", &o, &in, 600, &oks) == 0, "opset %lld",
+              (long long)opsets[si]);
         CHECK(oks > 0, "never succeeded");
         free(b);
     }
@@ -263,10 +237,5 @@ int main(int argc, char **argv)
     undeclared_rank();
     recogniser(argv[1]);
     allocation_failures();
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("output_argmax: ok\n");
-    return 0;
+    return soft_check_exit("output_argmax");
 }
