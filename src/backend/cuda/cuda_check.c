@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "util/half.h"
 
 CU_ENV_SWITCH(check_switch, "LECTOR_CUDA_CHECK", 0)
 
@@ -45,7 +46,7 @@ static float *fetch_float(const void *p, int64_t n, int64_t c, int64_t h, int64_
                 for (int64_t x = 0; x < w; x++) {
                     int64_t src = nhwc ? ((b * h + y) * w + x) * c + ch : ((b * c + ch) * h + y) * w + x;
                     int64_t dst = ((b * c + ch) * h + y) * w + x;
-                    out[dst] = half ? cu_h2f(((const uint16_t *)raw)[src]) : ((const float *)raw)[src];
+                    out[dst] = half ? lector__half_to_float(((const uint16_t *)raw)[src]) : ((const float *)raw)[src];
                 }
     free(raw);
     return out;

@@ -199,9 +199,6 @@ size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v);
 void *cu_dptr(const exec_ctx *x, int v);
 const char *cu_op_name(int op);
 
-/* fp16 <-> fp32 on the host (round to nearest even). */
-uint16_t cu_f2h(float f);
-float cu_h2f(uint16_t h);
 
 /* cuda_layout.c: storages of the plan's values (cp->vhalf, cp->vnhwc). */
 void cu_assign_storage(compile_ctx *cc);

@@ -19,47 +19,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-
-uint16_t cu_f2h(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
-    int exp = (int)((x >> 23) & 0xff);
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0)); /* inf, nan */
-    int e = exp - 127 + 15;
-    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u); /* overflow: inf */
-    if (e <= 0) {                                      /* subnormal or zero */
-        if (e < -10) return (uint16_t)sign;
-        mant |= 0x800000u;
-        int shift = 14 - e;
-        uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1))) half++;
-        return (uint16_t)(sign | half);
-    }
-    uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) half++; /* may carry into the exponent: correct */
-    return (uint16_t)half;
-}
-
-float cu_h2f(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
-    if (exp == 0x1f) x = sign | 0x7f800000u | (mant << 13);
-    else if (exp) x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    else if (!mant) x = sign;
-    else { /* subnormal: normalise */
-        int e = -1;
-        do {
-            mant <<= 1;
-            e++;
-        } while (!(mant & 0x400u));
-        x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
+#include "util/half.h"
 
 size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc)
 {
@@ -76,7 +36,7 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
                 for (int64_t s = 0; s < S; s++) {
                     int64_t src = ((k * C + c) * R + r) * S + s;
                     int64_t dst = nhwc ? ((k * R + r) * S + s) * C + c : src;
-                    if (half) ((uint16_t *)buf)[dst] = cu_f2h(w[src]);
+                    if (half) ((uint16_t *)buf)[dst] = lector__float_to_half(w[src]);
                     else ((float *)buf)[dst] = w[src];
                 }
     size_t off = cbuf_add(&cc->cb, buf, (size_t)n * es, &cc->oom);

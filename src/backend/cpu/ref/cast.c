@@ -7,47 +7,11 @@
 #include <string.h>
 
 #include "backend/cpu/ref/ref.h"
-
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0) {
-        float f = ldexpf((float)man, -24);
-        return sign ? -f : f;
-    }
-    if (exp == 31) bits = sign | 0x7f800000u | (man << 13);
-    else bits = sign | ((exp + 112) << 23) | (man << 13);
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static uint16_t float_to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t man = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-    if (exp <= 0) {
-        if (exp < -10) return (uint16_t)sign;
-        man |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - exp);
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-    uint32_t rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-    return (uint16_t)h;
-}
+#include "util/half.h"
 
 static double load(lector_dtype dt, const void *p, int64_t i)
 {
-    if (dt == LECTOR_DTYPE_FLOAT16) return half_to_float(((const uint16_t *)p)[i]);
+    if (dt == LECTOR_DTYPE_FLOAT16) return lector__half_to_float(((const uint16_t *)p)[i]);
     return rt_f64_at(dt, p, i);
 }
 
@@ -102,7 +66,7 @@ lector_status rt_ref_Cast(const rt_node *nd, const lector_tensor *in, lector_ten
         switch (to) {
         case LECTOR_DTYPE_FLOAT32: ((float *)out->data)[i] = (float)v; break;
         case LECTOR_DTYPE_FLOAT64: ((double *)out->data)[i] = v; break;
-        case LECTOR_DTYPE_FLOAT16: ((uint16_t *)out->data)[i] = float_to_half((float)v); break;
+        case LECTOR_DTYPE_FLOAT16: ((uint16_t *)out->data)[i] = lector__float_to_half((float)v); break;
         case LECTOR_DTYPE_INT64:
             ((int64_t *)out->data)[i] = sat(v, -9223372036854775808.0, 9223372036854774784.0);
             break;
