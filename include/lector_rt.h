@@ -176,6 +176,17 @@ void lector_model_trim(lector_model *model);
  * cap; both 0 for CPU backends. */
 void lector_model_gpu_memory(const lector_model *model, size_t *used, size_t *limit);
 
+/* Bytes this process may still allocate on the model's GPU: the device's
+ * free memory, bounded by what the cap (gpu_mem_limit) leaves; 0 for CPU
+ * backends. A snapshot: other threads and processes allocate too. */
+size_t lector_model_gpu_available(const lector_model *model);
+
+/* Bytes of the activation arena one run needs for inputs of these shapes
+ * (their data is not read and may be NULL), compiling and caching the plan
+ * as a run would. Thread-safe. */
+lector_status lector_model_arena_bytes(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
+                                       size_t *bytes, lector_error *err);
+
 /* Runs the model. `inputs` are given in the order of the model's inputs
  * (lector_model_input(m, i)). On success *outputs is a new array of
  * *n_outputs tensors in the order of the model's outputs. Thread-safe. */

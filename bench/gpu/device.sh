@@ -57,9 +57,11 @@ for step in "$@"; do
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        for f in "" --fp16 --fp16-det; do
-        $L --device cuda $f --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$f.tsv" 2>"$out/e2e_$s.cuda$f.err"
-        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda$f.tsv" "$s${f:+ $f}" <<'PY'
+        IFS=';' read -ra cfgs <<<"${E2E:-;--fp16;--fp16-det}"   # [ENV=VALUE ...] [flags], ';' between them
+        for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9=-' '_')
+        envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
+        env LECTOR_X=1 $envs $L --device cuda $flags --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$tag.tsv" 2>"$out/e2e_$s.cuda$tag.err"
+        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda$tag.tsv" "$s${f:+ $f}" <<'PY'
 import collections, sys
 def pages(p):   # per page: the multiset of line texts (a moved box reorders lines, it does not change them)
     r = []
@@ -136,14 +138,21 @@ PY
       gmem() { curl -s "localhost:$port/metrics" | awk '/^lector_serve_engine_gpu_memory_bytes/ {print $2}'; }
       post() { curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @samples/sample.jpg \
                "localhost:$port/v1/ocr"; }
+      rss() { awk '/^VmRSS/ {print $2}' /proc/$spid/status; }
+      burst() { seq "$1" | xargs -P 8 -I{} sh -c "curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: image/jpeg' \
+          --data-binary @samples/sample.jpg localhost:$port/v1/ocr"; }
       for i in $(seq 20); do post; done >"$out/codes1.txt"
-      m0=$(gmem)
-      n=${SERVE_N:-2000}
-      seq "$n" | xargs -P 8 -I{} sh -c "curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: image/jpeg' \
-          --data-binary @samples/sample.jpg localhost:$port/v1/ocr" >"$out/codes2.txt"
-      m1=$(gmem)
-      echo "responses: $(sort "$out/codes1.txt" "$out/codes2.txt" | uniq -c | tr '\n' ' ')"
-      echo "GPU memory through the engine: $m0 bytes after 20 requests, $m1 after $n more"
+      g0=$(gmem)
+      burst "${SERVE_WARM:-2000}" >"$out/codes2.txt"      # warm: the micro-batches' shapes get their plans
+      m0=$(gmem); r0=$(rss); t0=$(date +%s.%N)
+      n=${SERVE_N:-10000}
+      burst "$n" >"$out/codes3.txt"
+      m1=$(gmem); r1=$(rss); t1=$(date +%s.%N)
+      echo "responses: $(sort "$out/codes1.txt" "$out/codes2.txt" "$out/codes3.txt" | uniq -c | tr '\n' ' ')"
+      echo "GPU memory through the engine: $g0 bytes after 20 requests, $m0 after ${SERVE_WARM:-2000} more, $m1 after $n more"
+      python3 -c "import sys; m0,m1,r0,r1,t0,t1=map(float,sys.argv[1:]); t=t1-t0; print('soak: %d requests in %.1f s (%.0f/s); GPU memory %+.2f%%, RSS %d -> %d KiB (%+.2f%%)' % ($n, t, $n/t, 100*(m1-m0)/m0, r0, r1, 100*(r1-r0)/r0))" \
+          "$m0" "$m1" "$r0" "$r1" "$t0" "$t1"
+      nvidia-smi --query-compute-apps=pid,used_memory --format=csv
       curl -s "localhost:$port/metrics" | grep -E "^lector_serve_(breaker|device_info)|fallback|primary_errors"
       grep -c "reading on the CPU engine" "$out/serve.log"
       kill -TERM $spid; wait $spid; echo "serve exit $?"

@@ -25,6 +25,11 @@ struct lector_engine {
     char device[128];
     char fallback[560]; /* device auto on the CPU: why */
     int on_gpu;
+    /* On a GPU, from its free memory at load (gpu_batch_limits): rows of a
+     * cls batch, and rows of a rec batch at the base width rec_image_width
+     * (scaled down for wider batches); 0 on the CPU, where PaddleOCR's
+     * cls_batch_num / rec_batch_num hold. */
+    int gpu_cls_rows, gpu_rec_rows;
 };
 
 lector_params lector_default_params(void)
@@ -130,6 +135,36 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     return LECTOR_OK;
 }
 
+#define GPU_MAX_ROWS 64 /* the largest batch a run gets (as rec_batch_num's bound) */
+
+/* Rows a batch of `per_row` bytes per row may take out of `avail`: a batch
+ * takes at most 1/16 of the GPU's free memory (other workers and plans need
+ * theirs), at least `floor` rows (PaddleOCR's batch), at most GPU_MAX_ROWS. */
+static int rows_from_memory(size_t avail, size_t per_row, int floor)
+{
+    size_t rows = per_row ? avail / 16 / per_row : 0;
+    if (rows > GPU_MAX_ROWS) rows = GPU_MAX_ROWS;
+    return rows < (size_t)floor ? floor : (int)rows;
+}
+
+/* Batch sizes on a GPU, from its free memory and what one row of each model
+ * needs (the activation arena of a one-row plan, which this compiles). A cls
+ * batch always has the width cls_image_width, and the crops of a rec batch
+ * keep the batch width PaddleOCR's batches of rec_batch_num give them
+ * (recognise), so larger batches give every crop the same input row. */
+static void gpu_batch_limits(lector_engine *e)
+{
+    size_t avail = lector_model_gpu_available(e->rec), cls_row = 0, rec_row = 0;
+    lector_tensor cin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.cls_image_height, e->p.cls_image_width}, NULL};
+    lector_tensor rin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.rec_image_height, e->p.rec_image_width}, NULL};
+    if (e->p.use_angle_cls && lector_model_arena_bytes(e->cls, &cin, 1, &cls_row, NULL)) cls_row = 0;
+    if (lector_model_arena_bytes(e->rec, &rin, 1, &rec_row, NULL)) rec_row = 0;
+    e->gpu_cls_rows = rows_from_memory(avail, cls_row, e->p.cls_batch_num);
+    e->gpu_rec_rows = rows_from_memory(avail, rec_row, e->p.rec_batch_num);
+    lector__log(LECTOR_LOG_DEBUG, "gpu: %zu MiB free; a row needs %zu KiB (cls), %zu KiB (rec): batches of %d (cls), %d (rec)",
+                avail >> 20, cls_row >> 10, rec_row >> 10, e->gpu_cls_rows, e->gpu_rec_rows);
+}
+
 lector_status lector_engine_create(const lector_params *params, lector_engine **out,
                                    lector_error *err)
 {
@@ -165,6 +200,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         return st;
     }
     if (e->on_gpu) {
+        gpu_batch_limits(e);
         snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
                  !params->gpu_fp16 ? "" : params->gpu_fp16_det ? " (fp16)" : " (fp16 rec/cls)");
     } else {
@@ -308,7 +344,8 @@ static int cmp_bw_ratio_seq(const void *a, const void *b)
 static lector_status classify(lector_engine *e, crop **order, int n,
                               int (*cmp)(const void *, const void *), lector_error *err)
 {
-    int ih = e->p.cls_image_height, iw = e->p.cls_image_width, bs = e->p.cls_batch_num;
+    int ih = e->p.cls_image_height, iw = e->p.cls_image_width;
+    int bs = e->gpu_cls_rows > e->p.cls_batch_num ? e->gpu_cls_rows : e->p.cls_batch_num;
     float *batch = lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
     lector_status st = LECTOR_OK;
     if (!batch) {
@@ -364,21 +401,49 @@ static void page_batch_widths(lector_engine *e, crop **order, int n)
     }
 }
 
+/* by page-alone batch width, then ratio, then position (one page) */
+static int cmp_bw_ratio(const void *a, const void *b)
+{
+    const crop *const *x = a, *const *y = b;
+    if ((*x)->bw != (*y)->bw) return (*x)->bw < (*y)->bw ? -1 : 1;
+    return cmp_ratio(a, b);
+}
+
+/* Rows of a rec batch of width bw. */
+static int rec_rows(const lector_engine *e, int bw)
+{
+    int bs = e->p.rec_batch_num;
+    if (e->gpu_rec_rows > bs) { /* a GPU: as many rows as its memory takes at this width */
+        int64_t r = (int64_t)e->gpu_rec_rows * e->p.rec_image_width / (bw > 0 ? bw : 1);
+        if (r > bs) bs = r > GPU_MAX_ROWS ? GPU_MAX_ROWS : (int)r;
+    }
+    return bs;
+}
+
 /* `order`: n crops, sorted here. by_bw = 0: PaddleOCR's batches (one page).
  * by_bw = 1 (lector_read_batch): crops sorted by crop->bw then ratio, a batch
  * never mixes two widths and has crop->bw as its width, so every crop gets
- * exactly the input tensor row it gets when its page is read alone. */
+ * exactly the input tensor row it gets when its page is read alone. On a GPU
+ * a page read alone goes the same way (its crop->bw from PaddleOCR's
+ * batches), so that its batches can be larger than rec_batch_num. */
 static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw, lector_error *err)
 {
-    int ih = e->p.rec_image_height, iw = e->p.rec_image_width, bs = e->p.rec_batch_num;
+    int ih = e->p.rec_image_height, iw = e->p.rec_image_width;
     lector_status st = LECTOR_OK;
-    qsort(order, (size_t)n, sizeof *order, by_bw ? cmp_bw_ratio_seq : cmp_ratio);
+    int (*cmp)(const void *, const void *) = by_bw ? cmp_bw_ratio_seq : cmp_ratio;
+    if (!by_bw && e->gpu_rec_rows > e->p.rec_batch_num) {
+        page_batch_widths(e, order, n);
+        by_bw = 1;
+        cmp = cmp_bw_ratio;
+    }
+    qsort(order, (size_t)n, sizeof *order, cmp);
     for (int b0 = 0, nb = 0; b0 < n && !st; b0 += nb) {
+        int bs = by_bw ? rec_rows(e, order[b0]->bw) : e->p.rec_batch_num;
         nb = n - b0 < bs ? n - b0 : bs;
         if (by_bw)
             for (int k = 1; k < nb; k++)
                 if (order[b0 + k]->bw != order[b0]->bw) { nb = k; break; }
-        int ws[64], hs[64];
+        int ws[GPU_MAX_ROWS], hs[GPU_MAX_ROWS];
         for (int k = 0; k < nb; k++) {
             ws[k] = order[b0 + k]->img.width;
             hs[k] = order[b0 + k]->img.height;

@@ -267,6 +267,14 @@ void lector_model_gpu_memory(const lector_model *m, size_t *used, size_t *limit)
     if (usage) usage(m->be->device, used, limit);
 }
 
+size_t lector_model_gpu_available(const lector_model *m)
+{
+    if (!m || !m->be->iface->get_proc_address) return 0;
+    size_t (*avail)(int) = NULL;
+    *(void **)&avail = m->be->iface->get_proc_address("memory_available");
+    return avail ? avail(m->be->device) : 0;
+}
+
 /* ---- plan cache ------------------------------------------------------------- */
 
 /* Finds a plan for these shapes and takes a reference; NULL if absent. */
@@ -387,6 +395,34 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
     }
     *outputs = outs;
     *n_outputs = (size_t)m->g->n_outputs;
+    return LECTOR_OK;
+}
+
+lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
+                                       size_t *bytes, lector_error *err)
+{
+    lector_model *m = (lector_model *)cm;
+    if (!m || !bytes || (n_inputs && !inputs))
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_arena_bytes: NULL argument");
+    *bytes = 0;
+    if (n_inputs != (size_t)m->g->n_inputs)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
+                             m->g->name, m->g->n_inputs, n_inputs);
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS)
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d", m->g->name,
+                                 m->inputs[i].name, inputs[i].ndim);
+        lector_tensor with_data = inputs[i];
+        with_data.data = &with_data; /* would it be bound by value if it had data? */
+        if (!inputs[i].data && rt_input_bound_by_value(&with_data)) /* a shape operand: its values key the plan */
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' is a shape and needs its data",
+                                 m->g->name, m->inputs[i].name);
+    }
+    rt_plan *p;
+    lector_status st = acquire_plan(m, inputs, &p, err);
+    if (st) return st;
+    *bytes = p->arena_size;
+    cache_release(m, p);
     return LECTOR_OK;
 }
 

@@ -351,6 +351,26 @@ static lector_status cu_buffer_copy(rt_backend *be, void *dst, const void *src, 
 
 size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
 {
+    if (n >= CU_SHARE_MIN) { /* a weight: shared with the other plans at upload */
+        if (b->n_big == b->cap_big) {
+            int cap = b->cap_big ? 2 * b->cap_big : 32;
+            struct cbuf_chunk *nb = realloc(b->big, sizeof *nb * (size_t)cap);
+            if (!nb) {
+                *oom = 1;
+                return 0;
+            }
+            b->big = nb;
+            b->cap_big = cap;
+        }
+        void *copy = data ? malloc(n) : calloc(1, n);
+        if (!copy) {
+            *oom = 1;
+            return 0;
+        }
+        if (data) memcpy(copy, data, n);
+        b->big[b->n_big] = (struct cbuf_chunk){copy, n};
+        return CU_SHARED | (size_t)b->n_big++;
+    }
     size_t off = (b->n + 255) & ~(size_t)255;
     if (off + n > b->cap) {
         size_t cap = b->cap ? b->cap : 1 << 16;
@@ -367,6 +387,115 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
     else memset(b->p + off, 0, n);
     b->n = off + n;
     return off;
+}
+
+static void cbuf_free(cbuf *b)
+{
+    for (int i = 0; i < b->n_big; i++) free(b->big[i].p);
+    free(b->big);
+    free(b->p);
+    *b = (cbuf){0};
+}
+
+/* ---- shared weights (see CU_SHARED) ------------------------------------------------ */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static cu_shared *shared_list;
+
+static uint64_t bytes_hash(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A reference to the device copy of these bytes, uploading them if no plan
+ * on this device holds them yet. Takes ownership of `host`. */
+static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, lector_error *err)
+{
+    uint64_t h = bytes_hash(host, n);
+    *out = NULL;
+    pthread_mutex_lock(&shared_lock);
+    for (cu_shared *s = shared_list; s; s = s->next)
+        if (s->device == dev && s->hash == h && s->n == n && !memcmp(s->host, host, n)) {
+            s->refs++;
+            pthread_mutex_unlock(&shared_lock);
+            free(host);
+            *out = s;
+            return LECTOR_OK;
+        }
+    cu_shared *s = calloc(1, sizeof *s);
+    char *d = NULL;
+    lector_status st = s ? dev_alloc(dev, n, (void **)&d, "the model's weights", err)
+                         : fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!st) {
+        cudaError_t e = cudaMemcpy(d, host, n, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            st = cuda_fail(err, e, "uploading the weights");
+            dev_free(d);
+        }
+    }
+    if (st) {
+        pthread_mutex_unlock(&shared_lock);
+        free(s);
+        free(host);
+        return st;
+    }
+    *s = (cu_shared){shared_list, h, n, host, d, dev, 1};
+    shared_list = s;
+    pthread_mutex_unlock(&shared_lock);
+    *out = s;
+    return LECTOR_OK;
+}
+
+static void shared_put(cu_shared *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&shared_lock);
+    int last = --s->refs == 0;
+    if (last)
+        for (cu_shared **pp = &shared_list; *pp; pp = &(*pp)->next)
+            if (*pp == s) {
+                *pp = s->next;
+                break;
+            }
+    pthread_mutex_unlock(&shared_lock);
+    if (!last) return;
+    dev_free(s->dev);
+    free(s->host);
+    free(s);
+}
+
+/* Uploads the staged constants: the plan's own block and its shared chunks. */
+static lector_status upload_constants(int device, cu_plan *cp, cbuf *cb, lector_error *err)
+{
+    lector_status st = LECTOR_OK;
+    if (cb->n_big) {
+        cp->shared = calloc((size_t)cb->n_big, sizeof *cp->shared);
+        if (!cp->shared) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int i = 0; i < cb->n_big && !st; i++) {
+        st = shared_get(device, cb->big[i].p, cb->big[i].n, &cp->shared[i], err);
+        cb->big[i].p = NULL; /* the store's now, or freed */
+        if (!st) cp->n_shared = i + 1;
+    }
+    if (!st && cb->n) {
+        st = dev_alloc(device, cb->n, (void **)&cp->cblock, "the model's constants", err);
+        if (!st) {
+            cudaError_t e = cudaMemcpy(cp->cblock, cb->p, cb->n, cudaMemcpyHostToDevice);
+            if (e != cudaSuccess) st = cuda_fail(err, e, "uploading the constants");
+        }
+        cp->cblock_size = cb->n;
+    }
+    return st;
 }
 
 size_t cu_dsize(lector_dtype t)
@@ -1188,6 +1317,24 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     return r;
 }
 
+/* Steps other than chains and MatMul read and write one storage precision:
+ * a plan whose storages mix at such a step is refused (and compiled in fp32). */
+static int storage_uniform(const compile_ctx *cc, const rt_node *n, const cu_step *s)
+{
+    switch (s->kind) {
+    case S_AFFINE: case S_BINARY: case S_UNARY: case S_CHAIN: case S_MATMUL: case S_ARGMAX: case S_CONVERT:
+    case S_HOST:
+        return 1;
+    default: break;
+    }
+    const rt_graph *g = cc->g;
+    for (int k = 0; k < n->n_in + n->n_out; k++) {
+        int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (v >= 0 && is_f32(&g->values[v]) && !g->values[v].data && cc->cp->vhalf[v] != s->half) return 0;
+    }
+    return 1;
+}
+
 static void cu_plan_free(rt_backend *be, rt_plan *p)
 {
     cu_plan *cp = p->be_plan;
@@ -1201,6 +1348,8 @@ static void cu_plan_free(rt_backend *be, rt_plan *p)
         free(s->chain);
     }
     dev_free(cp->cblock);
+    for (int i = 0; i < cp->n_shared; i++) shared_put(cp->shared[i]);
+    free(cp->shared);
     free(cp->steps);
     free(cp->coff);
     free(cp->in_off);
@@ -1309,6 +1458,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         step->alpha = n->act_alpha;
         step->beta = n->act_beta;
         int r = build_step(&cc, n, step);
+        if (r == 0 && !storage_uniform(&cc, n, step)) r = 1;
         if (r < 0) {
             st = fail(err, LECTOR_ERR_BACKEND, "%s: cannot prepare node %s (%s) for the GPU", g->name, n->name,
                       cu_op_name(n->op));
@@ -1358,15 +1508,10 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     }
     free(cc.need_const);
     if (!st && cc.oom) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
-    if (!st && cc.cb.n) {
-        st = dev_alloc(c->device, cc.cb.n, (void **)&cp->cblock, "the model's weights", err);
-        if (!st) {
-            cudaError_t e = cudaMemcpy(cp->cblock, cc.cb.p, cc.cb.n, cudaMemcpyHostToDevice);
-            if (e != cudaSuccess) st = cuda_fail(err, e, "uploading the weights");
-        }
-        cp->cblock_size = cc.cb.n;
-    }
-    free(cc.cb.p);
+    if (!st) st = upload_constants(c->device, cp, &cc.cb, err);
+    size_t shared_bytes = 0;
+    for (int i = 0; i < cp->n_shared; i++) shared_bytes += cp->shared[i]->n;
+    cbuf_free(&cc.cb);
     if (st) {
         cu_plan_free(be, p);
         return st;
@@ -1400,9 +1545,11 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         cp->io_bytes += (size_t)numel(v) * (cu_dsize(v->dtype) ? cu_dsize(v->dtype) : 8) + 256;
     }
     p->arena_size = top;
-    H->log(3, "cuda: %s: %d steps (%d on the host), %s %s, weights %zu KiB, arena %zu KiB, workspace %zu KiB",
-           g->name, cp->n_steps, cp->n_host, half ? "fp16" : "fp32", nhwc ? "NHWC" : "NCHW", cp->cblock_size >> 10,
-           p->arena_size >> 10, cp->ws >> 10);
+    H->log(3,
+           "cuda: %s: %d steps (%d on the host), %s %s, weights %zu KiB (shared by the plans), constants %zu KiB, "
+           "arena %zu KiB, workspace %zu KiB",
+           g->name, cp->n_steps, cp->n_host, half ? "fp16" : "fp32", nhwc ? "NHWC" : "NCHW", shared_bytes >> 10,
+           cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10);
     if (cp->n_host)
         H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
                cp->n_steps);
@@ -1433,7 +1580,7 @@ void *cu_dptr(const exec_ctx *x, int v)
 {
     if (v < 0) return NULL;
     const rt_graph *g = x->p->g;
-    if (g->values[v].data) return x->cp->coff[v] != RT_NO_OFFSET ? x->cp->cblock + x->cp->coff[v] : NULL;
+    if (g->values[v].data) return x->cp->coff[v] != RT_NO_OFFSET ? cu_const(x->cp, x->cp->coff[v]) : NULL;
     if (x->p->offset[v] != RT_NO_OFFSET) return x->arena + x->p->offset[v];
     for (int i = 0; i < g->n_inputs; i++)
         if (g->inputs[i] == v) return x->arena + (x->cp->in_conv[i] != RT_NO_OFFSET ? x->cp->in_conv[i] : x->cp->in_off[i]);
@@ -1517,7 +1664,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     case S_CONV:
     case S_DECONV: {
         cudnnStatus_t ds;
-        const void *W = s->wconv != RT_NO_OFFSET ? x->cp->cblock + s->wconv : dptr(x, n->in[1]);
+        const void *W = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : dptr(x, n->in[1]);
         if (s->kind == S_CONV)
             ds = cudnnConvolutionForward(x->w->dnn, &one, s->xd, X, s->wd, W, s->cd, (cudnnConvolutionFwdAlgo_t)s->algo,
                                          ws, s->ws, &zero, s->yd, Y);
@@ -1531,13 +1678,13 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     }
     case S_DWCONV: {
         const int *q = s->pool;
-        rc = ck_dwconv_nhwc(sm, X, (const float *)(x->cp->cblock + s->wconv), Y, s->outer, s->channels, q[0], q[1],
+        rc = ck_dwconv_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->channels, q[0], q[1],
                             q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half);
         break;
     }
     case S_CONV_GEMM: {
         /* row-major Y[m][nn] = X[m][k] W[nn][k]^T, i.e. column-major Y^T = W^T-as-stored^T X^T */
-        const void *W = x->cp->cblock + s->wconv;
+        const void *W = cu_const(x->cp, s->wconv);
         cublasStatus_t bs;
         if (s->half) {
             cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
@@ -1555,7 +1702,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     }
     case S_DECONV_KS:
         if (s->nhwc)
-            rc = ck_deconv_ks_nhwc(sm, X, (const float *)(x->cp->cblock + s->wconv), Y, s->outer, s->k, s->channels,
+            rc = ck_deconv_ks_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->k, s->channels,
                                    s->pool[0], s->pool[1], s->pool[4], s->pool[5], s->half);
         else
             rc = ck_deconv_ks(sm, X, dptr(x, n->in[1]), Y, s->outer, s->k, s->channels, s->pool[0], s->pool[1],
@@ -1571,7 +1718,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     }
     case S_RESIZE: {
         const rt_value *xv = &g->values[n->in[0]], *yv = &g->values[n->out[0]];
-        const int *tab = (const int *)(x->cp->cblock + s->aux);
+        const int *tab = (const int *)(cu_const(x->cp, s->aux));
         int OH = (int)yv->dims[2];
         rc = ck_resize_nearest(sm, X, Y, s->outer, s->channels, (int)xv->dims[2], (int)xv->dims[3], OH,
                                (int)yv->dims[3], tab, tab + OH, s->half, s->nhwc);
@@ -1595,8 +1742,8 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         /* row-major C = A B is column-major C^T = B^T A^T */
         cublasStatus_t bs;
         if (s->half) {
-            const void *A = s->aconv != RT_NO_OFFSET ? x->cp->cblock + s->aconv : X;
-            const void *B = s->wconv != RT_NO_OFFSET ? x->cp->cblock + s->wconv : dptr(x, n->in[1]);
+            const void *A = s->aconv != RT_NO_OFFSET ? cu_const(x->cp, s->aconv) : X;
+            const void *B = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : dptr(x, n->in[1]);
             cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
             bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &one, B,
                                             CUDA_R_16F, s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &zero, Y,
@@ -1907,6 +2054,26 @@ static void cu_memory_usage(int dev, size_t *used, size_t *limit)
     pthread_mutex_unlock(&mem_lock);
 }
 
+/* What this process may still allocate on the device: its free memory,
+ * bounded by the cap. */
+static size_t cu_memory_available(int dev)
+{
+    if (dev < 0 || dev >= CU_MAX_DEV) return 0;
+    size_t free_b = 0, total = 0;
+    cudaSetDevice(dev);
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    pthread_mutex_lock(&mem_lock);
+    if (mem_limit[dev]) {
+        size_t left = mem_limit[dev] > mem_used[dev] ? mem_limit[dev] - mem_used[dev] : 0;
+        if (left < free_b) free_b = left;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return free_b;
+}
+
 /* Frees idle workers' workspaces and staging (the core trims plan arenas). */
 static void cu_trim(rt_backend *be)
 {
@@ -1941,6 +2108,7 @@ static const char *cu_plan_mode(const rt_plan *p)
 static void *cu_proc(const char *name)
 {
     if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
+    if (!strcmp(name, "memory_available")) return (void *)cu_memory_available;
     if (!strcmp(name, "trim")) return (void *)cu_trim;
     if (!strcmp(name, "device_name")) return (void *)cu_device_name;
     if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;

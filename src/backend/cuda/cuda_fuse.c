@@ -392,7 +392,7 @@ lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *er
     const void *ext[CK_CHAIN_EXT];
     void *outs[CK_CHAIN_OUT];
     for (int e = 0; e < s->chain->n_ext; e++)
-        ext[e] = s->ext_cb[e] != RT_NO_OFFSET ? (const void *)(x->cp->cblock + s->ext_cb[e]) : cu_dptr(x, s->ext_v[e]);
+        ext[e] = s->ext_cb[e] != RT_NO_OFFSET ? (const void *)cu_const(x->cp, s->ext_cb[e]) : cu_dptr(x, s->ext_v[e]);
     for (int k = 0; k < s->chain->n_out; k++) outs[k] = cu_dptr(x, s->out_v[k]);
     int rc = s->kfn ? cu_launch_compiled_chain(x->w->stream, s, ext, outs)
                     : ck_chain_run(x->w->stream, s->chain, ext, outs);

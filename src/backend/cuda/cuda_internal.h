@@ -121,18 +121,49 @@ typedef struct cu_plan {
     size_t *out_conv;  /* per graph output: offset of its fp32 NCHW copy, or RT_NO_OFFSET */
     char *cblock;      /* device constants */
     size_t cblock_size;
+    struct cu_shared **shared; /* the plan's references to shared weights (CU_SHARED offsets) */
+    int n_shared;
     size_t ws;         /* largest workspace of a step */
     size_t io_bytes;   /* inputs + outputs, for the pinned staging */
     int n_host;
 } cu_plan;
 
+/* Weights are shared by every plan of the process on one device that holds
+ * the same bytes: a model compiles one plan per input shape, and its weights
+ * are the same in all of them, so they are uploaded once. A constant of at
+ * least CU_SHARE_MIN bytes becomes a shared chunk, counted by reference; its
+ * offset carries the CU_SHARED bit and indexes cu_plan.shared. Smaller
+ * constants (resize tables, BN pairs, shapes) stay in the plan's own block. */
+#define CU_SHARED ((size_t)1 << 62)
+#define CU_SHARE_MIN ((size_t)16 << 10)
+
+typedef struct cu_shared {
+    struct cu_shared *next;
+    uint64_t hash;
+    size_t n;
+    void *host; /* the bytes, compared on a hash match */
+    char *dev;
+    int device, refs;
+} cu_shared;
+
 /* Host staging of the constant block while compiling. */
 typedef struct cbuf {
     char *p;
     size_t n, cap;
+    struct cbuf_chunk {
+        void *p;
+        size_t n;
+    } *big; /* chunks to share, in CU_SHARED index order */
+    int n_big, cap_big;
 } cbuf;
 
 size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom);
+
+/* Device address of a constant-block offset (cbuf_add's result). */
+static inline char *cu_const(const cu_plan *cp, size_t off)
+{
+    return off & CU_SHARED ? cp->shared[off & ~CU_SHARED]->dev : cp->cblock + off;
+}
 
 typedef struct compile_ctx {
     rt_backend *be;
