@@ -6,6 +6,8 @@
  * allocates its own buffers, so reads run concurrently on one engine.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +27,13 @@ struct lector_engine {
     char device[128];
     char fallback[560]; /* device auto on the CPU: why */
     int on_gpu;
-    /* On a GPU, from its free memory at load (gpu_batch_limits): rows of a
-     * cls batch, and rows of a rec batch at the base width rec_image_width
-     * (scaled down for wider batches); 0 on the CPU, where PaddleOCR's
-     * cls_batch_num / rec_batch_num hold. */
+    /* On a GPU, from its free memory at the first recognition
+     * (gpu_batch_limits): rows of a cls batch, and rows of a rec batch at the
+     * base width rec_image_width (scaled down for wider batches); 0 on the
+     * CPU, where PaddleOCR's cls_batch_num / rec_batch_num hold. */
     int gpu_cls_rows, gpu_rec_rows;
+    atomic_int limits_known;
+    pthread_mutex_t limits_lock;
 };
 
 lector_params lector_default_params(void)
@@ -147,22 +151,49 @@ static int rows_from_memory(size_t avail, size_t per_row, int floor)
     return rows < (size_t)floor ? floor : (int)rows;
 }
 
-/* Batch sizes on a GPU, from its free memory and what one row of each model
- * needs (the activation arena of a one-row plan, which this compiles). A cls
- * batch always has the width cls_image_width, and the crops of a rec batch
- * keep the batch width PaddleOCR's batches of rec_batch_num give them
- * (recognise), so larger batches give every crop the same input row. */
-static void gpu_batch_limits(lector_engine *e)
+/* Rows a GPU batch of nb crops runs with: nb up to PaddleOCR's batch size
+ * `floor`, above it the next power of two (at most `max`), the extra rows
+ * zeros whose results are not read. Every row count is a plan (an arena,
+ * CUDA graphs) per input width: a few counts keep the service's memory flat
+ * where every count from 1 to 64 would keep compiling new plans. */
+static int gpu_rows_bucket(int nb, int floor, int max)
 {
-    size_t avail = lector_model_gpu_available(e->rec), cls_row = 0, rec_row = 0;
-    lector_tensor cin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.cls_image_height, e->p.cls_image_width}, NULL};
-    lector_tensor rin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.rec_image_height, e->p.rec_image_width}, NULL};
-    if (e->p.use_angle_cls && lector_model_arena_bytes(e->cls, &cin, 1, &cls_row, NULL)) cls_row = 0;
-    if (lector_model_arena_bytes(e->rec, &rin, 1, &rec_row, NULL)) rec_row = 0;
-    e->gpu_cls_rows = rows_from_memory(avail, cls_row, e->p.cls_batch_num);
-    e->gpu_rec_rows = rows_from_memory(avail, rec_row, e->p.rec_batch_num);
-    lector__log(LECTOR_LOG_DEBUG, "gpu: %zu MiB free; a row needs %zu KiB (cls), %zu KiB (rec): batches of %d (cls), %d (rec)",
-                avail >> 20, cls_row >> 10, rec_row >> 10, e->gpu_cls_rows, e->gpu_rec_rows);
+    if (nb <= floor) return nb;
+    int r = 1;
+    while (r < nb) r *= 2;
+    return r > max ? (max > nb ? max : nb) : r;
+}
+
+/* Batch sizes on a GPU, from its free memory and what one row of each model
+ * needs (the activation arena of a one-row plan, which this compiles), found
+ * once, by the first read that recognises text; a failure (the GPU out of
+ * memory) is that read's and the next read tries again. A cls batch always
+ * has the width cls_image_width, and the crops of a rec batch keep the batch
+ * width PaddleOCR's batches of rec_batch_num give them (recognise), so larger
+ * batches give every crop the same input row. */
+static lector_status gpu_batch_limits(lector_engine *e, lector_error *err)
+{
+    if (!e->on_gpu || atomic_load_explicit(&e->limits_known, memory_order_acquire)) return LECTOR_OK;
+    pthread_mutex_lock(&e->limits_lock);
+    lector_status st = LECTOR_OK;
+    if (!atomic_load_explicit(&e->limits_known, memory_order_relaxed)) {
+        size_t avail = lector_model_gpu_available(e->rec), cls_row = 0, rec_row = 0;
+        lector_tensor cin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.cls_image_height, e->p.cls_image_width}, NULL};
+        lector_tensor rin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.rec_image_height, e->p.rec_image_width}, NULL};
+        if (e->p.use_angle_cls) st = lector_model_arena_bytes(e->cls, &cin, 1, &cls_row, err);
+        if (!st) st = lector_model_arena_bytes(e->rec, &rin, 1, &rec_row, err);
+        if (!st) {
+            e->gpu_cls_rows = rows_from_memory(avail, cls_row, e->p.cls_batch_num);
+            e->gpu_rec_rows = rows_from_memory(avail, rec_row, e->p.rec_batch_num);
+            lector__log(LECTOR_LOG_DEBUG,
+                        "gpu: %zu MiB free; a row needs %zu KiB (cls), %zu KiB (rec): batches of up to %d (cls), "
+                        "%d (rec)",
+                        avail >> 20, cls_row >> 10, rec_row >> 10, e->gpu_cls_rows, e->gpu_rec_rows);
+            atomic_store_explicit(&e->limits_known, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&e->limits_lock);
+    return st;
 }
 
 lector_status lector_engine_create(const lector_params *params, lector_engine **out,
@@ -174,6 +205,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (st) return st;
     lector_engine *e = lector__calloc(1, sizeof *e);
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&e->limits_lock, NULL);
     e->p = *params;
     if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
         char gpu[32];
@@ -182,6 +214,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         if (!st) {
             e->on_gpu = 1;
         } else if (params->device == LECTOR_DEVICE_CUDA) {
+            pthread_mutex_destroy(&e->limits_lock);
             lector__free(e);
             return st;
         } else {
@@ -200,7 +233,6 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         return st;
     }
     if (e->on_gpu) {
-        gpu_batch_limits(e);
         snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
                  !params->gpu_fp16 ? "" : params->gpu_fp16_det ? " (fp16)" : " (fp16 rec/cls)");
     } else {
@@ -219,6 +251,7 @@ void lector_engine_free(lector_engine *e)
     lector_model_free(e->cls);
     lector_model_free(e->rec);
     ocr_dict_free(&e->dict);
+    pthread_mutex_destroy(&e->limits_lock);
     lector__free(e);
 }
 
@@ -344,23 +377,25 @@ static int cmp_bw_ratio_seq(const void *a, const void *b)
 static lector_status classify(lector_engine *e, crop **order, int n,
                               int (*cmp)(const void *, const void *), lector_error *err)
 {
+    lector_status st = gpu_batch_limits(e, err);
+    if (st) return st;
     int ih = e->p.cls_image_height, iw = e->p.cls_image_width;
     int bs = e->gpu_cls_rows > e->p.cls_batch_num ? e->gpu_cls_rows : e->p.cls_batch_num;
     float *batch = lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
-    lector_status st = LECTOR_OK;
     if (!batch) {
         st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (cls batch)");
         goto done;
     }
     qsort(order, (size_t)n, sizeof *order, cmp ? cmp : cmp_ratio);
     for (int b0 = 0; b0 < n && !st; b0 += bs) {
-        int nb = n - b0 < bs ? n - b0 : bs;
+        int nb = n - b0 < bs ? n - b0 : bs, rows = gpu_rows_bucket(nb, e->p.cls_batch_num, bs);
         for (int k = 0; k < nb && !st; k++)
             st = lector__cls_preprocess(&order[b0 + k]->img, ih, iw,
                                         batch + (size_t)k * 3 * ih * iw, err);
         if (st) break;
+        if (rows > nb) memset(batch + (size_t)nb * 3 * ih * iw, 0, sizeof(float) * (size_t)(rows - nb) * 3 * ih * iw);
         lector_tensor *out = NULL;
-        if ((st = run_model1(e->cls, batch, nb, 3, ih, iw, &out, NULL, err))) break;
+        if ((st = run_model1(e->cls, batch, rows, 3, ih, iw, &out, NULL, err))) break;
         int64_t nc = out[0].dims[out[0].ndim - 1];
         const float *pr = out[0].data;
         for (int k = 0; k < nb; k++) {
@@ -428,8 +463,9 @@ static int rec_rows(const lector_engine *e, int bw)
  * batches), so that its batches can be larger than rec_batch_num. */
 static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw, lector_error *err)
 {
+    lector_status st = gpu_batch_limits(e, err);
+    if (st) return st;
     int ih = e->p.rec_image_height, iw = e->p.rec_image_width;
-    lector_status st = LECTOR_OK;
     int (*cmp)(const void *, const void *) = by_bw ? cmp_bw_ratio_seq : cmp_ratio;
     if (!by_bw && e->gpu_rec_rows > e->p.rec_batch_num) {
         page_batch_widths(e, order, n);
@@ -450,7 +486,8 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
         }
         int bw = by_bw ? order[b0]->bw : lector__rec_batch_width(ws, hs, nb, ih, iw);
         size_t per = (size_t)3 * ih * bw;
-        float *batch = lector__calloc((size_t)nb * per, sizeof(float));
+        int rows = by_bw ? gpu_rows_bucket(nb, e->p.rec_batch_num, bs) : nb; /* the extra rows stay zeros */
+        float *batch = lector__calloc((size_t)rows * per, sizeof(float));
         if (!batch) {
             st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
             break;
@@ -459,7 +496,7 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
             st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
         lector_tensor *out = NULL;
         size_t n_out = 0;
-        if (!st) st = run_model1(e->rec, batch, nb, 3, ih, bw, &out, &n_out, err);
+        if (!st) st = run_model1(e->rec, batch, rows, 3, ih, bw, &out, &n_out, err);
         lector__free(batch);
         if (st) break;
         /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,

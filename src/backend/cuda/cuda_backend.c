@@ -1317,7 +1317,8 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     return r;
 }
 
-/* Steps other than chains and MatMul read and write one storage precision:
+/* Steps other than chains and MatMul read and write one storage precision
+ * (the float activations of the node all fp16 or all fp32):
  * a plan whose storages mix at such a step is refused (and compiled in fp32). */
 static int storage_uniform(const compile_ctx *cc, const rt_node *n, const cu_step *s)
 {
@@ -1328,9 +1329,12 @@ static int storage_uniform(const compile_ctx *cc, const rt_node *n, const cu_ste
     default: break;
     }
     const rt_graph *g = cc->g;
+    int storage = -1;
     for (int k = 0; k < n->n_in + n->n_out; k++) {
         int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
-        if (v >= 0 && is_f32(&g->values[v]) && !g->values[v].data && cc->cp->vhalf[v] != s->half) return 0;
+        if (v < 0 || !is_f32(&g->values[v]) || g->values[v].data) continue;
+        if (storage < 0) storage = cc->cp->vhalf[v];
+        else if (cc->cp->vhalf[v] != storage) return 0;
     }
     return 1;
 }
