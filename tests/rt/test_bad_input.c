@@ -233,6 +233,29 @@ static void test_wrong_inputs(void **state)
     lector_model_free(m);
 }
 
+/* lector_model_arena_bytes: shapes only (no data), a larger batch needs more,
+ * bad arguments get their status; lector_model_gpu_available is 0 off a GPU. */
+static void test_arena_bytes(void **state)
+{
+    lector_model *m = NULL;
+    lector_error err = {0};
+    assert_int_equal(lector_model_load_file(cls_path, NULL, &m, &err), LECTOR_OK);
+    size_t one = 0, eight = 0;
+    lector_tensor t1 = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 48, 192}, NULL};
+    lector_tensor t8 = {LECTOR_DTYPE_FLOAT32, 4, {8, 3, 48, 192}, NULL};
+    assert_int_equal(lector_model_arena_bytes(m, &t1, 1, &one, &err), LECTOR_OK);
+    assert_int_equal(lector_model_arena_bytes(m, &t8, 1, &eight, &err), LECTOR_OK);
+    assert_true(one >= sizeof(float) * 2); /* at least the output [1, 2] */
+    assert_true(eight > one);
+    assert_int_equal(lector_model_arena_bytes(m, &t1, 0, &one, &err), LECTOR_ERR_INVALID_ARGUMENT);
+    assert_int_equal(lector_model_arena_bytes(m, &t1, 1, NULL, &err), LECTOR_ERR_INVALID_ARGUMENT);
+    lector_tensor bad = {LECTOR_DTYPE_FLOAT32, 4, {1, 4, 48, 192}, NULL};
+    assert_int_equal(lector_model_arena_bytes(m, &bad, 1, &one, &err), LECTOR_ERR_SHAPE);
+    assert_int_equal(lector_model_gpu_available(m), 0);
+    assert_int_equal(lector_model_gpu_available(NULL), 0);
+    lector_model_free(m);
+}
+
 static void test_null_arguments(void **state)
 {
     lector_error err = {0};
@@ -278,6 +301,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_corrupted),        cmocka_unit_test(test_unsupported_op),
         cmocka_unit_test(test_valid_small_model), cmocka_unit_test(test_wrong_inputs),
         cmocka_unit_test(test_null_arguments),   cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_arena_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[4300];

@@ -155,37 +155,6 @@ static void keep_classifier_fp32(compile_ctx *cc)
     free(prod);
 }
 
-/* LECTOR_CUDA_FP16_SEQ32=1 (an experiment): the sequence part of a
- * recogniser, from the pooling that leaves H = 1 (the SVTR neck, the CTC
- * head) and the activation that pooling reads, stays in fp32. A step that
- * cannot read or write the mix makes the plan fall back to fp32 NCHW (logged). */
-static void keep_sequence_fp32(compile_ctx *cc)
-{
-    const rt_graph *g = cc->g;
-    const rt_plan *p = cc->p;
-    cu_plan *cp = cc->cp;
-    int s0 = -1;
-    for (int s = 0; s < p->n_order && s0 < 0; s++) {
-        const rt_node *n = &g->nodes[p->order[s]];
-        const rt_value *y = val(g, n->out[0]), *x = val(g, n->in[0]);
-        if ((n->op == RT_OP_AveragePool || n->op == RT_OP_MaxPool) && y && x && y->ndim == 4 && y->dims[2] == 1 &&
-            y->dims[3] > 1 && x->dims[2] > 1)
-            s0 = s;
-    }
-    if (s0 < 0) return;
-    cp->vhalf[g->nodes[p->order[s0]].in[0]] = 0;
-    int n32 = 0;
-    for (int s = s0; s < p->n_order; s++) {
-        const rt_node *n = &g->nodes[p->order[s]];
-        for (int k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0 && cp->vhalf[n->out[k]]) {
-                cp->vhalf[n->out[k]] = 0;
-                n32++;
-            }
-    }
-    H->log(3, "cuda: %s: %d sequence activations kept in fp32 (LECTOR_CUDA_FP16_SEQ32)", g->name, n32);
-}
-
 void cu_assign_storage(compile_ctx *cc)
 {
     const rt_graph *g = cc->g;
@@ -197,7 +166,6 @@ void cu_assign_storage(compile_ctx *cc)
         cp->vnhwc[v] = 0;
     }
     if (cp->half) keep_classifier_fp32(cc);
-    if (cp->half && cu_env_flag("LECTOR_CUDA_FP16_SEQ32", 0)) keep_sequence_fp32(cc);
     if (!cp->nhwc) return;
     int *parent = malloc(sizeof(int) * (size_t)(g->n_values + 1));
     uint8_t *forced = calloc((size_t)g->n_values + 1, 1);
