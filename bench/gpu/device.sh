@@ -124,10 +124,15 @@ PY
       done
       echo "--- fp32 NHWC"; LECTOR_CUDA_NHWC=1 $L bench gpu --models "$B/models" --batches 1,32 --runs 10 2>&1 | tail -6
       ;;
-    asan)      # the pipeline under AddressSanitizer (.device/asan: lector + module built with -fsanitize=address)
+    asan)      # the pipeline under AddressSanitizer: .device/asan.tar.xz (lector + module built with
+               # -fsanitize=address, libasan; bench/gpu/stage.sh --asan DIR); ASAN_FLAGS: the pipeline's flags
+      mkdir -p /tmp/asan && tar -C /tmp -xJf "$dev/asan.tar.xz"
       images icdar2015_test >/tmp/list.txt
-      ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_LIBRARY_PATH=$dev/asan:$B/lib LECTOR_CUDA_MODULE=$dev/asan/liblector-cuda.so \
-        $dev/asan/lector bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 2 $(cat /tmp/list.txt) 2>&1 | head -60
+      ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0:halt_on_error=1 LD_LIBRARY_PATH=/tmp/asan:$B/lib \
+        LECTOR_CUDA_MODULE=/tmp/asan/liblector-cuda.so /tmp/asan/lector bench pipeline --models "$B/models" \
+        --device cuda --workers ${WORKERS:-16} --rounds ${ROUNDS:-2} ${ASAN_FLAGS:-} $(cat /tmp/list.txt) \
+        >"$out/asan.log" 2>&1
+      echo "asan rc=$?"; grep -v "^lector bench pipeline: .*: " "$out/asan.log" | head -80
       ;;
     serve)
       LECTOR_CUDA_FAIL=launch:${FAIL_AT:-300} $L serve --device cuda --listen 127.0.0.1:0 --workers 4 \

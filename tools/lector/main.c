@@ -1,10 +1,13 @@
 /*
  * lector - the command-line tool. Uses only the public headers.
  */
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #ifdef LECTOR_HAVE_DOCTOR
@@ -95,8 +98,45 @@ static void usage(FILE *f)
             lector_version());
 }
 
+/* A crash (a bug: library code never aborts on bad input) leaves a stack
+ * trace on stderr, as redis does, so that a report can name the code: the
+ * addresses of a stripped binary resolve with addr2line against the same
+ * build. Only async-signal-safe calls; then the default action (core dump). */
+static void on_fatal_signal(int sig)
+{
+    static const char head[] = "lector: fatal signal; stack (addr2line -f -e FILE OFFSET resolves a line):\n";
+    if (write(2, head, sizeof head - 1) < 0) { /* nothing to do about it */ }
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_crash_report(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return; /* the sanitizer's own report is better */
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return;
+#endif
+#endif
+    void *warm[1];
+    backtrace(warm, 1); /* loads libgcc's unwinder now, not inside the handler */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    install_crash_report();
     if (argc < 2) {
         usage(stderr);
         return 2;
