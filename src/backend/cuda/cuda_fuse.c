@@ -374,10 +374,11 @@ int cu_fuse_chains(compile_ctx *cc)
     }
     if (!rc) {
         H->log(3, "cuda: %s: %d elementwise ops in %d chains; %d steps -> %d", g->name, ops, chains, cp->n_steps, nn);
+        int cap = 2 * cp->n_steps + 1; /* what ns holds: the step count before fusion */
         free(cp->steps);
         cp->steps = ns;
         cp->n_steps = nn;
-        cp->cap_steps = 2 * cp->n_steps + 1;
+        cp->cap_steps = cap;
     } else {
         for (int k = 0; k < nn; k++)
             if (ns[k].kind == S_CHAIN) free(ns[k].chain);
