@@ -130,16 +130,6 @@ static lector_status dev_alloc(int dev, size_t size, void **out, const char *wha
                     "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use",
                     what, size, lim, used);
     }
-    if (n_blocks == cap_blocks) {
-        int cap = cap_blocks ? 2 * cap_blocks : 64;
-        dev_block *nb = realloc(blocks, sizeof *nb * (size_t)cap);
-        if (!nb) {
-            pthread_mutex_unlock(&mem_lock);
-            return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
-        }
-        blocks = nb;
-        cap_blocks = cap;
-    }
     mem_used[dev] += size; /* reserved before the allocation, so concurrent callers respect the cap */
     pthread_mutex_unlock(&mem_lock);
     cudaSetDevice(dev);
@@ -153,6 +143,21 @@ static lector_status dev_alloc(int dev, size_t size, void **out, const char *wha
         char buf[160];
         snprintf(buf, sizeof buf, "allocating %zu bytes for %s", size, what);
         return cuda_fail(err, e, buf);
+    }
+    /* room for the record is made here, under the lock that appends it: other
+     * threads append between the reservation above and this point (checking
+     * it before cudaMalloc let two of them write past the array's end) */
+    if (n_blocks == cap_blocks) {
+        int cap = cap_blocks ? 2 * cap_blocks : 64;
+        dev_block *nb = realloc(blocks, sizeof *nb * (size_t)cap);
+        if (!nb) {
+            mem_used[dev] -= size;
+            pthread_mutex_unlock(&mem_lock);
+            cudaFree(p);
+            return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        blocks = nb;
+        cap_blocks = cap;
     }
     blocks[n_blocks++] = (dev_block){p, size, dev};
     pthread_mutex_unlock(&mem_lock);

@@ -98,7 +98,7 @@ typedef struct cu_step {
     size_t ext_cb[CK_CHAIN_EXT];       /* an external held in the constant block (BN tables), or RT_NO_OFFSET */
     int chain_node[CK_CHAIN_OPS];      /* node of each op; -1: the epilogue of chain_src */
     int chain_src;                     /* the Conv/MatMul node whose epilogue op 0 is, or -1 */
-    void *kfn;                         /* the chain's compiled kernel (a CUfunction), NULL: the interpreter */
+    void *kfn;                         /* the chain's compiled kernel (cudaKernel_t), NULL: the interpreter */
     int kvec;                          /* elements per thread of kfn */
     /* S_CONVERT: arena offsets and storages */
     size_t cv_src, cv_dst;

@@ -13,16 +13,6 @@
  * sizes share all of theirs. Kernels are cached for the process; a plan's
  * missing ones are compiled in one NVRTC program.
  *
- * The compiled code is loaded with the driver's cuModuleLoadData into the
- * device's primary context and launched with cuLaunchKernel (entry points
- * from cudaGetDriverEntryPointByVersion; the module never links libcuda).
- * The runtime's context-independent cudaLibraryLoadData + cudaKernel_t path
- * was used before: the first launches of its kernels, from many threads at
- * once, corrupted the process heap (glibc aborts and crashes inside
- * cuMemAlloc at 16-24 pipeline workers, none with the interpreter). A
- * module's functions are resolved here, under the cache lock, so nothing is
- * loaded lazily at launch; kernels are cached per device.
- *
  * NVRTC is found as the core's loader found cuBLAS (it preloads
  * libnvrtc.so.<major> when it can) or by ld.so; without it, or with
  * LECTOR_CUDA_NVRTC=0, chains run in the interpreter (same results: both
@@ -35,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <cuda.h> /* driver API types only; the functions come from cudaGetDriverEntryPointByVersion */
 
 #include "backend/cuda/cuda_internal.h"
 
@@ -381,8 +369,7 @@ static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
 
 typedef struct kentry {
     char *key;            /* the kernel's source with the name "K" */
-    int device;
-    CUfunction kernel;    /* NULL: compiling it failed (the interpreter runs it) */
+    cudaKernel_t kernel;  /* NULL: compiling it failed (the interpreter runs it) */
     int vec;
 } kentry;
 
@@ -390,14 +377,14 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static kentry *cache;
 static int n_cache, cap_cache;
 
-static int cache_find(const char *key, int device)
+static int cache_find(const char *key)
 {
     for (int i = 0; i < n_cache; i++)
-        if (cache[i].device == device && !strcmp(cache[i].key, key)) return i;
+        if (!strcmp(cache[i].key, key)) return i;
     return -1;
 }
 
-static int cache_add(char *key, int device, int vec)
+static int cache_add(char *key, int vec)
 {
     if (n_cache == cap_cache) {
         int cap = cap_cache ? 2 * cap_cache : 64;
@@ -406,33 +393,8 @@ static int cache_add(char *key, int device, int vec)
         cache = nc;
         cap_cache = cap;
     }
-    cache[n_cache] = (kentry){key, device, NULL, vec};
+    cache[n_cache] = (kentry){key, NULL, vec};
     return n_cache++;
-}
-
-/* The driver calls, found once through the runtime. */
-static struct {
-    CUresult (*load)(CUmodule *, const void *);
-    CUresult (*get)(CUfunction *, CUmodule, const char *);
-    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                       void **, void **);
-    int ok;
-} drv;
-static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
-
-static void drv_load(void)
-{
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuModuleLoadData", (void **)&drv.load, 12000, cudaEnableDefault, &q) ||
-        q != cudaDriverEntryPointSuccess ||
-        cudaGetDriverEntryPointByVersion("cuModuleGetFunction", (void **)&drv.get, 12000, cudaEnableDefault, &q) ||
-        q != cudaDriverEntryPointSuccess ||
-        cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void **)&drv.launch, 12000, cudaEnableDefault, &q) ||
-        q != cudaDriverEntryPointSuccess) {
-        cudaGetLastError();
-        return;
-    }
-    drv.ok = 1;
 }
 
 static int arch_option(int sm, char *opt, size_t len, int *cubin)
@@ -506,20 +468,21 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     nv.destroy(&prog);
     free(src.p);
     if (!image) return;
-    pthread_once(&drv_once, drv_load);
-    CUmodule mod = NULL;
-    CUresult r2 = drv.ok ? drv.load(&mod, image) : CUDA_ERROR_NOT_FOUND;
+    cudaLibrary_t lib;
+    cudaError_t e = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
     free(image);
-    if (r2 != CUDA_SUCCESS) {
-        H->log(2, "cuda: loading NVRTC's code failed (driver error %d): chains run in the interpreter", (int)r2);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        H->log(2, "cuda: loading NVRTC's code failed (%s): chains run in the interpreter", cudaGetErrorString(e));
         return;
     }
-    /* the module stays loaded for the life of the process, like the module's own kernels */
+    /* the library stays loaded for the life of the process, like the module's own kernels */
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
-        CUfunction f = NULL;
-        if (drv.get(&f, mod, name) == CUDA_SUCCESS) cache[idx[i]].kernel = f;
+        cudaKernel_t k = NULL;
+        if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess) cache[idx[i]].kernel = k;
+        else cudaGetLastError();
     }
 }
 
@@ -535,8 +498,7 @@ void cu_compile_chains(compile_ctx *cc)
         free(slot);
         return;
     }
-    int n_todo = 0, device = 0;
-    cudaGetDevice(&device); /* the plan's (cu_plan_compile set it): modules belong to its context */
+    int n_todo = 0;
     double t0 = 0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -552,9 +514,9 @@ void cu_compile_chains(compile_ctx *cc)
             free(b.p);
             continue;
         }
-        int k = cache_find(b.p, device);
+        int k = cache_find(b.p);
         if (k < 0) {
-            k = cache_add(b.p, device, chain_vec(s->chain));
+            k = cache_add(b.p, chain_vec(s->chain));
             if (k < 0) {
                 free(b.p);
                 continue;
@@ -599,9 +561,6 @@ int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *cons
     if (blocks > 65535LL * 8) blocks = 65535LL * 8;
     if (blocks < 1) blocks = 1;
     void *args[] = {(void *)c, &p, &nn};
-    CUresult r = drv.launch((CUfunction)s->kfn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, (CUstream)sm, args, NULL);
-    if (r == CUDA_SUCCESS) return 0;
-    if (r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-        return (int)cudaErrorStreamCaptureInvalidated;
-    return (int)(r == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorLaunchFailure);
+    dim3 grid = {(unsigned)blocks, 1, 1}, block = {256, 1, 1};
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid, block, args, 0, sm);
 }
