@@ -5,14 +5,20 @@
 # module, the libraries, the models), the GPU test programs, the ONNX node
 # test cases, a subset of ../shared/data and the PyTorch peer. The device
 # tool carries at most 64 MiB per call: --icdar N / --sroie N size the data.
-# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N]   (then see bench/gpu/device.sh)
+# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--asan DIR]   (then see bench/gpu/device.sh)
+# --asan DIR: also stage DIR's lector and liblector-cuda.so, built with AddressSanitizer
+# (LECTOR_SANITIZE leaves CUDA out, so: cmake -B DIR -DLECTOR_CUDA=ON
+#  "-DCMAKE_C_FLAGS=-fsanitize=address -fno-omit-frame-pointer" and -fsanitize=address in
+#  CMAKE_EXE_LINKER_FLAGS and CMAKE_MODULE_LINKER_FLAGS; cmake --build DIR -- lector lector_cuda),
+# with libasan, for device.sh's asan step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-icdar=120 sroie=8
+icdar=120 sroie=8 asan=
 while [ $# -gt 0 ]; do
   case "$1" in
     --icdar) icdar=$2; shift ;;
     --sroie) sroie=$2; shift ;;
+    --asan) asan=$2; shift ;;
     *) echo "stage: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -39,4 +45,10 @@ cp "$shared/data/icdar2015_test/ch4_test_images/img_20.jpg" "$d/icdar2015_test/c
 ls "$shared/data/sroie_subset/img" | sort | head -n "$sroie" |
   while read -r f; do cp "$shared/data/sroie_subset/img/$f" "$d/sroie_subset/img/"; done
 cp "$shared/peers/torch_onnx.py" "$dev/"
+if [ -n "$asan" ]; then
+  t=$(mktemp -d); mkdir "$t/asan"
+  cp "$asan/lector" "$asan/liblector-cuda.so" "$(gcc -print-file-name=libasan.so.8)" "$t/asan/"
+  strip --strip-debug "$t/asan/lector" "$t/asan/liblector-cuda.so"
+  tar -C "$t" -cJf "$dev/asan.tar.xz" asan; rm -rf "$t"
+fi
 du -sh "$dev"
