@@ -194,6 +194,39 @@ lector_status lector_model_run(const lector_model *model, const lector_tensor *i
                                size_t n_inputs, lector_tensor **outputs, size_t *n_outputs,
                                lector_error *err);
 
+/* An 8-bit interleaved image (channels per pixel, rows `stride` bytes apart)
+ * that the backend resizes and normalises into the model's only input,
+ * [1, channels, out_height, out_width] float32, on its own device: the page
+ * goes up as bytes, not floats. Each input value is
+ *   lut[c * 256 + v],  v = min(255, ((S0 >> 4) * beta[2y] >> 16) +
+ *                                   ((S1 >> 4) * beta[2y + 1] >> 16) + 2 >> 2),
+ *   Sk = p(yofs[2y + k], xofs[x]) * alpha[2x] + p(yofs[2y + k], x1) * alpha[2x + 1]
+ * with x1 = xofs[x] + 1, or xofs[x] at the right edge: OpenCV's fixed-point
+ * INTER_LINEAR, whose tables lector's image layer makes. Arrays: xofs
+ * out_width, alpha 2 * out_width, yofs and beta 2 * out_height, lut
+ * channels * 256 entries; all are read during the call only. */
+typedef struct lector_image_input {
+    const uint8_t *pixels;
+    int width, height, channels;
+    size_t stride;
+    int out_width, out_height;
+    const int *xofs;
+    const int16_t *alpha;
+    const int *yofs;
+    const int16_t *beta;
+    const float *lut;
+} lector_image_input;
+
+/* 1 when the model's backend takes lector_image_input: the CUDA backend, for
+ * a model with one float32 input of rank 4. */
+int lector_model_takes_images(const lector_model *model);
+
+/* lector_model_run with the model's only input made from `image` on the
+ * device; LECTOR_ERR_UNSUPPORTED_OP where lector_model_takes_images is 0.
+ * Thread-safe. */
+lector_status lector_model_run_image(const lector_model *model, const lector_image_input *image,
+                                     lector_tensor **outputs, size_t *n_outputs, lector_error *err);
+
 /* Times the model the way a framework benchmark times one (`lector bench
  * gpu`): on a GPU the inputs are uploaded once, then the model runs `runs`
  * times back to back on the device, each run between two CUDA events (its

@@ -57,7 +57,7 @@ for step in "$@"; do
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        IFS=';' read -ra cfgs <<<"${E2E:-;--fp16;--fp16-det}"   # [ENV=VALUE ...] [flags], ';' between them
+        IFS=";" read -ra cfgs <<<"${E2E:-;--fp16;--fp16-det;LECTOR_GPU_PREPROCESS=1}"   # [ENV=VALUE ...] [flags], ';' between them
         for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9=-' '_')
         envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
         env LECTOR_X=1 $envs $L --device cuda $flags --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$tag.tsv" 2>"$out/e2e_$s.cuda$tag.err"

@@ -41,7 +41,7 @@ static lector_status check_src(const lector_image *src, const char *what, lector
 /* ---- resize ------------------------------------------------------------ */
 
 static void hresize_row(const uint8_t *restrict s, int *restrict d, int dw, int cn, const int *restrict xofs,
-                        const short *restrict alpha, int sw)
+                        const int16_t *restrict alpha, int sw)
 {
     if (cn == 3) {
         for (int dx = 0; dx < dw; dx++) {
@@ -78,6 +78,39 @@ static void vresize_row(const int *restrict s0, const int *restrict s1, uint8_t 
     }
 }
 
+void lector__resize_columns(int sw, int dw, int *xofs, int16_t *alpha)
+{
+    double scale_x = 1.0 / ((double)dw / sw);
+    for (int dx = 0; dx < dw; dx++) {
+        float fx = (float)((dx + 0.5) * scale_x - 0.5);
+        int sx = (int)floorf(fx);
+        fx -= (float)sx;
+        if (sx < 0) fx = 0, sx = 0;
+        if (sx >= sw - 1) fx = 0, sx = sw - 1;
+        xofs[dx] = sx;
+        alpha[2 * dx] = (int16_t)lrintf((1.f - fx) * 2048);
+        alpha[2 * dx + 1] = (int16_t)lrintf(fx * 2048);
+    }
+}
+
+/* Source rows and weights of destination row dy (rows clamped, weights not). */
+static void resize_row_of(int sh, int dh, int dy, int r[2], int16_t b[2])
+{
+    double scale_y = 1.0 / ((double)dh / sh);
+    float fy = (float)((dy + 0.5) * scale_y - 0.5);
+    int sy = (int)floorf(fy);
+    fy -= (float)sy;
+    b[0] = (int16_t)lrintf((1.f - fy) * 2048);
+    b[1] = (int16_t)lrintf(fy * 2048);
+    r[0] = LECTOR_MIN(LECTOR_MAX(sy, 0), sh - 1);
+    r[1] = LECTOR_MIN(LECTOR_MAX(sy + 1, 0), sh - 1);
+}
+
+void lector__resize_rows(int sh, int dh, int *yofs, int16_t *beta)
+{
+    for (int dy = 0; dy < dh; dy++) resize_row_of(sh, dh, dy, yofs + 2 * dy, beta + 2 * dy);
+}
+
 lector_status lector__image_resize(const lector_image *src, int dw, int dh, lector_image *dst,
                                    lector_error *err)
 {
@@ -95,33 +128,22 @@ lector_status lector__image_resize(const lector_image *src, int dw, int dh, lect
         return LECTOR_OK;
     }
     int *xofs = lector__malloc(sizeof(int) * (size_t)dw);
-    short *alpha = lector__malloc(sizeof(short) * 2 * (size_t)dw);
+    int16_t *alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)dw);
     int *rows = lector__malloc(sizeof(int) * 2 * (size_t)dw * cn);
     if (!xofs || !alpha || !rows) {
         lector__free(xofs), lector__free(alpha), lector__free(rows);
         lector__image_release(dst);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "resize: out of memory");
     }
-    double scale_x = 1.0 / ((double)dw / sw), scale_y = 1.0 / ((double)dh / sh);
-    for (int dx = 0; dx < dw; dx++) {
-        float fx = (float)((dx + 0.5) * scale_x - 0.5);
-        int sx = (int)floorf(fx);
-        fx -= (float)sx;
-        if (sx < 0) fx = 0, sx = 0;
-        if (sx >= sw - 1) fx = 0, sx = sw - 1;
-        xofs[dx] = sx;
-        alpha[2 * dx] = (short)lrintf((1.f - fx) * 2048);
-        alpha[2 * dx + 1] = (short)lrintf(fx * 2048);
-    }
+    lector__resize_columns(sw, dw, xofs, alpha);
     int *buf[2] = {rows, rows + (size_t)dw * cn};
     int have[2] = {-1, -1};
     int n = dw * cn;
     for (int dy = 0; dy < dh; dy++) {
-        float fy = (float)((dy + 0.5) * scale_y - 0.5);
-        int sy = (int)floorf(fy);
-        fy -= (float)sy;
-        int b0 = (int)lrintf((1.f - fy) * 2048), b1 = (int)lrintf(fy * 2048);
-        int r[2] = {LECTOR_MIN(LECTOR_MAX(sy, 0), sh - 1), LECTOR_MIN(LECTOR_MAX(sy + 1, 0), sh - 1)};
+        int r[2];
+        int16_t b[2];
+        resize_row_of(sh, dh, dy, r, b);
+        int b0 = b[0], b1 = b[1];
         int s0 = have[0] == r[0] ? 0 : have[1] == r[0] ? 1 : -1;
         if (s0 < 0) {
             s0 = have[0] == r[1] ? 1 : 0;

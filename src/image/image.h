@@ -115,6 +115,17 @@ lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int he
                                         const char *name, const lector_image_limits *limits,
                                         lector_image *out, lector_error *err);
 
+/* The fixed-point tables of lector__image_resize, for code that resizes the
+ * same way elsewhere (the CUDA backend's image input). Columns: for each
+ * destination column dx, source column xofs[dx] and weights alpha[2dx],
+ * alpha[2dx+1] of it and the next one (the next one is xofs[dx] itself at
+ * the right edge, with weight 0). Rows: for each destination row dy, source
+ * rows yofs[2dy], yofs[2dy+1] (clamped) and weights beta[2dy], beta[2dy+1].
+ * A destination sample is then, with S_k = the column pass of row k,
+ * min(255, ((S_0 >> 4) * beta0 >> 16) + ((S_1 >> 4) * beta1 >> 16) + 2 >> 2). */
+void lector__resize_columns(int src_width, int dst_width, int *xofs, int16_t *alpha);
+void lector__resize_rows(int src_height, int dst_height, int *yofs, int16_t *beta);
+
 /* cv2.resize(src, (dst_width, dst_height), interpolation=INTER_LINEAR). */
 lector_status lector__image_resize(const lector_image *src, int dst_width, int dst_height,
                                    lector_image *dst, lector_error *err);

@@ -308,9 +308,72 @@ static lector_status det_post(lector_engine *e, const lector_image *img, const f
     return st;
 }
 
+/* LECTOR_GPU_PREPROCESS=1 (experimental, off by default until it is checked
+ * on a GPU against the CPU's input): detection's resize and normalisation
+ * run on the GPU from the page's bytes (lector_model_run_image), with the
+ * CPU path's own tables, so the input is the CPU's bit for bit. */
+static int gpu_preprocess(void)
+{
+    static atomic_int on = -1;
+    int v = atomic_load(&on);
+    if (v < 0) {
+        const char *s = getenv("LECTOR_GPU_PREPROCESS");
+        v = s && *s && strcmp(s, "0") != 0;
+        atomic_store(&on, v);
+    }
+    return v;
+}
+
+/* Detection's input made on the device; *done = 0 when this page needs the
+ * CPU path (padding of tiny images, no image input on this backend). */
+static lector_status detect_on_device(lector_engine *e, const lector_image *img, int limit, lector_tensor **out,
+                                      size_t *n_out, int *done, lector_error *err)
+{
+    *done = 0;
+    *n_out = 0;
+    if (!e->on_gpu || !gpu_preprocess() || img->channels != 3 || img->width + img->height < 64 ||
+        !lector_model_takes_images(e->det))
+        return LECTOR_OK;
+    int rw, rh;
+    lector_status st = lector__det_resize_dims(img->width, img->height, limit,
+                                               (lector_det_limit_type)e->p.det_limit_type, &rw, &rh, err);
+    if (st) return st;
+    int *xofs = lector__malloc(sizeof(int) * (size_t)rw), *yofs = lector__malloc(sizeof(int) * 2 * (size_t)rh);
+    int16_t *alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
+    int16_t *beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)rh);
+    float lut[3 * 256];
+    if (!xofs || !yofs || !alpha || !beta) {
+        st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det: out of memory (%dx%d)", rw, rh);
+    } else {
+        lector__resize_columns(img->width, rw, xofs, alpha);
+        lector__resize_rows(img->height, rh, yofs, beta);
+        lector__det_norm_lut(e->p.det_mean, e->p.det_std, lut);
+        lector_image_input im = {img->data, img->width, img->height, 3, img->stride, rw, rh,
+                                 xofs, alpha, yofs, beta, lut};
+        st = lector_model_run_image(e->det, &im, out, n_out, err);
+        if (!st) *done = 1;
+    }
+    lector__free(xofs);
+    lector__free(yofs);
+    lector__free(alpha);
+    lector__free(beta);
+    return st;
+}
+
 static lector_status detect(lector_engine *e, const lector_image *img, int limit,
                             ocr_box **boxes, int *n_boxes, lector_error *err)
 {
+    lector_tensor *dout = NULL;
+    size_t n_dout = 0;
+    int done = 0;
+    lector_status st0 = detect_on_device(e, img, limit, &dout, &n_dout, &done, err);
+    if (st0) return st0;
+    if (done) {
+        int ph = (int)dout[0].dims[dout[0].ndim - 2], pw = (int)dout[0].dims[dout[0].ndim - 1];
+        st0 = det_post(e, img, dout[0].data, ph, pw, boxes, n_boxes, err);
+        lector_tensors_free(dout, n_dout);
+        return st0;
+    }
     lector_det_input di;
     lector_status st = lector__det_preprocess_norm(img, limit, (lector_det_limit_type)e->p.det_limit_type,
                                                    e->p.det_mean, e->p.det_std, &di, err);

@@ -42,6 +42,13 @@ void lector__det_input_free(lector_det_input *in)
     memset(in, 0, sizeof(*in));
 }
 
+void lector__det_norm_lut(const float mean[3], const float stdv[3], float lut[3 * 256])
+{
+    const float scale = (float)(1.0 / 255.0);
+    for (int c = 0; c < 3; c++)
+        for (int v = 0; v < 256; v++) lut[c * 256 + v] = ((float)v * scale - mean[c]) / stdv[c];
+}
+
 lector_status lector__det_preprocess_norm(const lector_image *img, int limit, lector_det_limit_type type,
                                           const float mean[3], const float stdv[3],
                                      lector_det_input *out, lector_error *err)
@@ -78,17 +85,15 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
      * pixel has 256 possible values per channel, so a table holds the exact
      * results and the pass over the image is lookups (2x faster than the
      * division per element, bit for bit the same) */
-    const float scale = (float)(1.0 / 255.0);
-    float lut[3][256];
-    for (int c = 0; c < 3; c++)
-        for (int v = 0; v < 256; v++) lut[c][v] = ((float)v * scale - mean[c]) / stdv[c];
+    float lut[3 * 256];
+    lector__det_norm_lut(mean, stdv, lut);
     for (int y = 0; y < rh; y++) {
         const uint8_t *restrict s = r.data + (size_t)y * r.stride;
         float *restrict d0 = out->data + (size_t)y * rw, *restrict d1 = d0 + plane, *restrict d2 = d1 + plane;
         for (int x = 0; x < rw; x++) {
-            d0[x] = lut[0][s[3 * x]];
-            d1[x] = lut[1][s[3 * x + 1]];
-            d2[x] = lut[2][s[3 * x + 2]];
+            d0[x] = lut[s[3 * x]];
+            d1[x] = lut[256 + s[3 * x + 1]];
+            d2[x] = lut[512 + s[3 * x + 2]];
         }
     }
     lector__image_release(&r);

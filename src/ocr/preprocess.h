@@ -48,6 +48,9 @@ lector_status lector__det_preprocess(const lector_image *img, int limit_side_len
                                      lector_det_limit_type type, lector_det_input *out,
                                      lector_error *err);
 void lector__det_input_free(lector_det_input *in);
+/* NormalizeImage's exact float32 result for each 8-bit value of each of the
+ * three channels: lut[c * 256 + v] = (v / 255 - mean[c]) / stdv[c]. */
+void lector__det_norm_lut(const float mean[3], const float stdv[3], float lut[3 * 256]);
 /* The same with the normalisation's mean and std (B, G, R order) given. */
 lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len,
                                           lector_det_limit_type type, const float mean[3],

@@ -398,6 +398,59 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
     return LECTOR_OK;
 }
 
+int lector_model_takes_images(const lector_model *m)
+{
+    if (!m || m->g->n_inputs != 1 || !m->be->iface->get_proc_address ||
+        !m->be->iface->get_proc_address("run_image"))
+        return 0;
+    const rt_value *v = &m->g->values[m->g->inputs[0]];
+    return v->dtype == LECTOR_DTYPE_FLOAT32 && (v->ndim < 0 || v->ndim == 4);
+}
+
+lector_status lector_model_run_image(const lector_model *cm, const lector_image_input *im, lector_tensor **outputs,
+                                     size_t *n_outputs, lector_error *err)
+{
+    lector_model *m = (lector_model *)cm;
+    if (!m || !im || !outputs || !n_outputs)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run_image: NULL argument");
+    *outputs = NULL;
+    *n_outputs = 0;
+    if (!lector_model_takes_images(m))
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input",
+                             m->g->name, m->be->iface->name);
+    if (!im->pixels || !im->xofs || !im->alpha || !im->yofs || !im->beta || !im->lut || im->width <= 0 ||
+        im->height <= 0 || im->channels < 1 || im->channels > 4 || im->out_width <= 0 || im->out_height <= 0 ||
+        im->stride < (size_t)im->width * (size_t)im->channels)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid image input (%dx%d, %d channels)",
+                             m->g->name, im->width, im->height, im->channels);
+    for (int x = 0; x < im->out_width; x++)
+        if (im->xofs[x] < 0 || im->xofs[x] >= im->width)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input column table out of range",
+                                 m->g->name);
+    for (int y = 0; y < 2 * im->out_height; y++)
+        if (im->yofs[y] < 0 || im->yofs[y] >= im->height)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input row table out of range",
+                                 m->g->name);
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, im->channels, im->out_height, im->out_width}, NULL};
+    rt_plan *p;
+    lector_status st = acquire_plan(m, &in, &p, err);
+    if (st) return st;
+    lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
+    if (!outs) {
+        cache_release(m, p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    st = rt_plan_run_image(p, im, outs, err);
+    cache_release(m, p);
+    if (st) {
+        lector__free(outs);
+        return st;
+    }
+    *outputs = outs;
+    *n_outputs = (size_t)m->g->n_outputs;
+    return LECTOR_OK;
+}
+
 lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
                                        size_t *bytes, lector_error *err)
 {

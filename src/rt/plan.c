@@ -293,6 +293,23 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
     return st;
 }
 
+lector_status rt_plan_run_image(rt_plan *p, const lector_image_input *image, lector_tensor *outputs,
+                                lector_error *err)
+{
+    rt_backend *be = p->backend;
+    rt_run_image_fn run = NULL;
+    if (be->iface->get_proc_address) *(void **)&run = be->iface->get_proc_address("run_image");
+    if (!run)
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input", p->g->name,
+                             be->iface->name);
+    void *arena = NULL;
+    lector_status st = arena_take(p, &arena, err);
+    if (st) return st;
+    st = run(be, p, arena, image, outputs, err);
+    arena_give(p, arena);
+    return st;
+}
+
 lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode,
                            size_t mode_len, lector_error *err)
 {

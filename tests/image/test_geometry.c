@@ -290,6 +290,57 @@ static void test_det_preprocess(void **state)
     lector__image_release(&im);
 }
 
+/* The formula of lector_image_input (include/lector_rt.h), which the CUDA
+ * backend's ck_resize_norm_u8 computes, written out here from the header's
+ * words and the image layer's tables: it must give the CPU's detection input
+ * (lector__det_preprocess, itself bit-exact with OpenCV) bit for bit, for
+ * downscaling, upscaling and equal sizes. */
+static void test_image_input_formula(void **state)
+{
+    static const int sizes[][2] = {{1280, 720}, {640, 480}, {37, 91}, {96, 64}, {1000, 1000}, {3000, 200},
+                                   {64, 33}, {500, 2100}};
+    const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        lector_image im;
+        make_image(&im, sizes[t][0], sizes[t][1], 3);
+        for (int limit = 480; limit <= 1280; limit += 800) { /* 480: down; 1280: up for the small ones */
+            lector_det_input ref;
+            assert_int_equal(lector__det_preprocess_norm(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &ref, NULL),
+                             LECTOR_OK);
+            int dw = ref.width, dh = ref.height;
+            int *xofs = malloc(sizeof(int) * (size_t)dw), *yofs = malloc(sizeof(int) * 2 * (size_t)dh);
+            int16_t *alpha = malloc(sizeof(int16_t) * 2 * (size_t)dw), *beta = malloc(sizeof(int16_t) * 2 * (size_t)dh);
+            float lut[3 * 256];
+            assert_non_null(xofs);
+            assert_non_null(yofs);
+            assert_non_null(alpha);
+            assert_non_null(beta);
+            lector__resize_columns(im.width, dw, xofs, alpha);
+            lector__resize_rows(im.height, dh, yofs, beta);
+            lector__det_norm_lut(mean, stdv, lut);
+            size_t bad = 0;
+            for (int y = 0; y < dh; y++)
+                for (int x = 0; x < dw; x++) {
+                    int x1 = xofs[x] + 1 < im.width ? xofs[x] + 1 : xofs[x];
+                    for (int c = 0; c < 3; c++) {
+                        int s0 = at(&im, xofs[x], yofs[2 * y], c) * alpha[2 * x] +
+                                 at(&im, x1, yofs[2 * y], c) * alpha[2 * x + 1];
+                        int s1 = at(&im, xofs[x], yofs[2 * y + 1], c) * alpha[2 * x] +
+                                 at(&im, x1, yofs[2 * y + 1], c) * alpha[2 * x + 1];
+                        int v = ((((s0 >> 4) * beta[2 * y]) >> 16) + (((s1 >> 4) * beta[2 * y + 1]) >> 16) + 2) >> 2;
+                        float f = lut[c * 256 + (v > 255 ? 255 : v)];
+                        bad += f != ref.data[((size_t)c * dh + y) * dw + x];
+                    }
+                }
+            if (bad) fprintf(stderr, "%dx%d -> %dx%d: %zu values differ\n", im.width, im.height, dw, dh, bad);
+            assert_int_equal(bad, 0);
+            free(xofs), free(yofs), free(alpha), free(beta);
+            lector__det_input_free(&ref);
+        }
+        lector__image_release(&im);
+    }
+}
+
 static void test_line_preprocess(void **state)
 {
     assert_int_equal(lector__line_resized_width(100, 20, 48, 192), 192);
@@ -331,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_rotate),       cmocka_unit_test(test_opencv_oracle),
         cmocka_unit_test(test_det_dims),
         cmocka_unit_test(test_det_preprocess), cmocka_unit_test(test_line_preprocess),
+        cmocka_unit_test(test_image_input_formula),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,6 +253,20 @@ static void test_arena_bytes(void **state)
     assert_int_equal(lector_model_arena_bytes(m, &bad, 1, &one, &err), LECTOR_ERR_SHAPE);
     assert_int_equal(lector_model_gpu_available(m), 0);
     assert_int_equal(lector_model_gpu_available(NULL), 0);
+    /* image input: a CPU backend takes none, and says so */
+    assert_int_equal(lector_model_takes_images(m), 0);
+    static const uint8_t px[3 * 4 * 4];
+    static const int xo[4], yo[8];
+    static const int16_t al[8], be[8];
+    static const float lut[3 * 256];
+    lector_image_input im = {px, 4, 4, 3, 12, 4, 4, xo, al, yo, be, lut};
+    lector_tensor *out = (lector_tensor *)0x1;
+    size_t n_out = 3;
+    assert_int_equal(lector_model_run_image(m, &im, &out, &n_out, &err), LECTOR_ERR_UNSUPPORTED_OP);
+    assert_null(out);
+    assert_int_equal(n_out, 0);
+    assert_non_null(strstr(err.message, "image input"));
+    assert_int_equal(lector_model_run_image(m, NULL, &out, &n_out, &err), LECTOR_ERR_INVALID_ARGUMENT);
     lector_model_free(m);
 }
 

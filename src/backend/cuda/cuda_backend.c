@@ -198,6 +198,7 @@ static void worker_free(cu_worker *w)
     if (w->blas) cublasDestroy(w->blas);
     if (w->stream) cudaStreamDestroy(w->stream);
     dev_free(w->ws);
+    dev_free(w->img);
     if (w->pin) cudaFreeHost(w->pin);
     free(w);
 }
@@ -1968,27 +1969,21 @@ static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, cu_worker **o
     return st;
 }
 
-static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
-                                     lector_tensor *outputs, lector_error *err)
+/* Downloads the outputs (device -> pinned `pin`, then host memory the caller
+ * owns) after the plan's work; `st` is the status so far. */
+static lector_status finish_outputs(const exec_ctx *x, char *pin, lector_status st, lector_tensor *outputs,
+                                    lector_error *err)
 {
-    cu_ctx *c = be->ctx;
-    const cu_plan *cp = p->be_plan;
-    const rt_graph *g = p->g;
-    cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, &w, err);
-    if (st) return st;
-    exec_ctx x = {p, cp, w, arena, inputs};
+    const rt_graph *g = x->p->g;
+    cu_worker *w = x->w;
     cudaError_t e = cudaSuccess;
-    char *pin = NULL;
-    st = upload_inputs(&x, inputs, &pin, err);
-    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
     /* outputs: device -> pinned, then host memory the caller owns */
     char *out_pin = pin;
     for (int i = 0; i < g->n_outputs && !st; i++) {
         const rt_value *v = &g->values[g->outputs[i]];
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         if (v->data) memcpy(pin, v->data, nb); /* folded to a constant at compile time */
-        else if (nb && (e = cudaMemcpyAsync(pin, output_src(&x, i), nb, cudaMemcpyDeviceToHost, w->stream)))
+        else if (nb && (e = cudaMemcpyAsync(pin, output_src(x, i), nb, cudaMemcpyDeviceToHost, w->stream)))
             st = cuda_fail(err, e, "downloading an output");
         pin += (nb + 255) & ~(size_t)255;
     }
@@ -2010,6 +2005,87 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
         if (nb) memcpy(outputs[i].data, out_pin, nb);
         out_pin += (nb + 255) & ~(size_t)255;
     }
+    return st;
+}
+
+static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                                     lector_tensor *outputs, lector_error *err)
+{
+    cu_ctx *c = be->ctx;
+    const cu_plan *cp = p->be_plan;
+    const rt_graph *g = p->g;
+    cu_worker *w;
+    lector_status st = worker_for_plan(c, cp, &w, err);
+    if (st) return st;
+    exec_ctx x = {p, cp, w, arena, inputs};
+    char *pin = NULL;
+    st = upload_inputs(&x, inputs, &pin, err);
+    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
+    st = finish_outputs(&x, pin, st, outputs, err);
+    if (st) name_prefix(err, g->name);
+    worker_put(c, w);
+    return st;
+}
+
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* cu_plan_execute with the plan's only input made here from an 8-bit image
+ * (lector_image_input): the pixels and the resize tables go up through the
+ * worker's pinned staging, ck_resize_norm_u8 writes the fp32 NCHW input
+ * where an uploaded one would be, and the plan's steps (its input
+ * conversion included) follow. */
+static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *im,
+                                  lector_tensor *outputs, lector_error *err)
+{
+    cu_ctx *c = be->ctx;
+    const cu_plan *cp = p->be_plan;
+    const rt_graph *g = p->g;
+    const rt_value *in = g->n_inputs == 1 ? &g->values[g->inputs[0]] : NULL;
+    if (!in || in->data || in->dtype != LECTOR_DTYPE_FLOAT32 || in->ndim != 4 || in->dims[0] != 1 ||
+        in->dims[1] != im->channels || in->dims[2] != im->out_height || in->dims[3] != im->out_width)
+        return fail(err, LECTOR_ERR_SHAPE, "%s: the image input does not fit the model's input", g->name);
+    size_t row = (size_t)im->width * (size_t)im->channels;
+    size_t n_px = row * (size_t)im->height, n_x = sizeof(int) * (size_t)im->out_width,
+           n_a = sizeof(int16_t) * 2 * (size_t)im->out_width, n_y = sizeof(int) * 2 * (size_t)im->out_height,
+           n_b = sizeof(int16_t) * 2 * (size_t)im->out_height, n_l = sizeof(float) * 256 * (size_t)im->channels;
+    size_t o_x = align256(n_px), o_a = o_x + align256(n_x), o_y = o_a + align256(n_a), o_b = o_y + align256(n_y),
+           o_l = o_b + align256(n_b), total = o_l + align256(n_l);
+    cu_worker *w;
+    lector_status st = worker_get(c, &w, err);
+    if (st) return st;
+    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, align256(cp->io_bytes) + total, err))) {
+        worker_put(c, w);
+        return st;
+    }
+    if (w->img_size < total) {
+        dev_free(w->img);
+        w->img = NULL;
+        w->img_size = 0;
+        if ((st = dev_alloc(c->device, total, &w->img, "an image input", err))) {
+            worker_put(c, w);
+            return st;
+        }
+        w->img_size = total;
+    }
+    exec_ctx x = {p, cp, w, arena, NULL};
+    char *stage = (char *)w->pin + align256(cp->io_bytes), *dev = w->img; /* outputs first, then the image */
+    for (int y = 0; y < im->height; y++) memcpy(stage + (size_t)y * row, im->pixels + (size_t)y * im->stride, row);
+    memcpy(stage + o_x, im->xofs, n_x);
+    memcpy(stage + o_a, im->alpha, n_a);
+    memcpy(stage + o_y, im->yofs, n_y);
+    memcpy(stage + o_b, im->beta, n_b);
+    memcpy(stage + o_l, im->lut, n_l);
+    cudaError_t e = cudaMemcpyAsync(dev, stage, total, cudaMemcpyHostToDevice, w->stream);
+    if (e != cudaSuccess) st = cuda_fail(err, e, "uploading an image input");
+    if (!st) {
+        int rc = ck_resize_norm_u8(w->stream, (const uint8_t *)dev, im->width, im->channels, row,
+                                   (const int *)(dev + o_x), (const int16_t *)(dev + o_a), (const int *)(dev + o_y),
+                                   (const int16_t *)(dev + o_b), (const float *)(dev + o_l),
+                                   (float *)(x.arena + cp->in_off[0]), im->out_width, im->out_height);
+        if (rc) st = cuda_fail(err, (cudaError_t)rc, "resizing an image input");
+    }
+    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
+    st = finish_outputs(&x, w->pin, st, outputs, err);
     if (st) name_prefix(err, g->name);
     worker_put(c, w);
     return st;
@@ -2118,6 +2194,7 @@ static void *cu_proc(const char *name)
 {
     if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
     if (!strcmp(name, "memory_available")) return (void *)cu_memory_available;
+    if (!strcmp(name, "run_image")) return (void *)cu_run_image;
     if (!strcmp(name, "trim")) return (void *)cu_trim;
     if (!strcmp(name, "device_name")) return (void *)cu_device_name;
     if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;

@@ -50,6 +50,8 @@ typedef struct cu_worker {
     size_t ws_size;
     void *pin;
     size_t pin_size;
+    void *img;               /* device copy of an image input and its tables (cu_run_image) */
+    size_t img_size;
     struct cu_worker *next;
 } cu_worker;
 

@@ -422,6 +422,37 @@ extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_
     return last_error();
 }
 
+/* ---- image input ------------------------------------------------------------- */
+
+/* One thread per destination pixel, all channels: the horizontal pass of the
+ * two source rows, then the vertical one, as lector__image_resize. */
+__global__ void k_resize_norm_u8(const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
+                                 const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut,
+                                 float *y, int dw, int dh)
+{
+    int dx = blockIdx.x * blockDim.x + threadIdx.x, dy = blockIdx.y;
+    if (dx >= dw) return;
+    int sx = xofs[dx], sx1 = sx + 1 < sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
+    int b0 = beta[2 * dy], b1 = beta[2 * dy + 1];
+    const uint8_t *r0 = src + (size_t)yofs[2 * dy] * sstride, *r1 = src + (size_t)yofs[2 * dy + 1] * sstride;
+    for (int c = 0; c < cn; c++) {
+        int s0 = r0[sx * cn + c] * a0 + r0[sx1 * cn + c] * a1;
+        int s1 = r1[sx * cn + c] * a0 + r1[sx1 * cn + c] * a1;
+        int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
+        y[((size_t)c * dh + dy) * dw + dx] = lut[c * 256 + (v > 255 ? 255 : v)];
+    }
+}
+
+extern "C" int ck_resize_norm_u8(ck_stream s, const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
+                                 const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut,
+                                 float *y, int dw, int dh)
+{
+    if (dw <= 0 || dh <= 0) return 0;
+    dim3 grid((unsigned)((dw + 127) / 128), (unsigned)dh);
+    k_resize_norm_u8<<<grid, 128, 0, (cudaStream_t)s>>>(src, sw, cn, sstride, xofs, alpha, yofs, beta, lut, y, dw, dh);
+    return last_error();
+}
+
 /* ---- row reductions ---------------------------------------------------------- */
 
 /* Softmax rows of contiguous elements (inner == 1): one warp per row. */

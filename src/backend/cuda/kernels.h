@@ -74,6 +74,13 @@ int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, 
  * NCHW/NHWC (a flat tensor: c = h = 1, w = its size). */
 int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
                int src_nhwc, int dst_half, int dst_nhwc);
+/* An 8-bit interleaved image (cn channels, rows sstride bytes apart, sw
+ * columns) resized with fixed-point tables (lector_image_input: xofs/alpha
+ * per column, yofs/beta per row pair) and mapped through lut[c * 256 + v]
+ * into y: fp32 [cn][dh][dw]. Integer arithmetic only: the CPU's samples. */
+int ck_resize_norm_u8(ck_stream s, const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
+                      const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut, float *y, int dw,
+                      int dh);
 /* Per row of `len` contiguous elements: index of the first maximum (int64)
  * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
