@@ -360,6 +360,30 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     return LECTOR_OK;
 }
 
+/* One run through the plan for these input shapes: with the inputs' data, or
+ * (image non-NULL) the only input made by the backend from the image. */
+static lector_status run_plan(lector_model *m, const lector_tensor *inputs, const lector_image_input *image,
+                              lector_tensor **outputs, size_t *n_outputs, lector_error *err)
+{
+    rt_plan *p;
+    lector_status st = acquire_plan(m, inputs, &p, err);
+    if (st) return st;
+    lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
+    if (!outs) {
+        cache_release(m, p);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    st = image ? rt_plan_run_image(p, image, outs, err) : rt_plan_run(p, inputs, outs, err);
+    cache_release(m, p);
+    if (st) {
+        lector__free(outs);
+        return st;
+    }
+    *outputs = outs;
+    *n_outputs = (size_t)m->g->n_outputs;
+    return LECTOR_OK;
+}
+
 lector_status lector_model_run(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
                                lector_tensor **outputs, size_t *n_outputs, lector_error *err)
 {
@@ -379,23 +403,7 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
             return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
                                  m->g->name, m->inputs[i].name, inputs[i].ndim);
     }
-    rt_plan *p;
-    lector_status st = acquire_plan(m, inputs, &p, err);
-    if (st) return st;
-    lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
-    if (!outs) {
-        cache_release(m, p);
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    st = rt_plan_run(p, inputs, outs, err);
-    cache_release(m, p);
-    if (st) {
-        lector__free(outs);
-        return st;
-    }
-    *outputs = outs;
-    *n_outputs = (size_t)m->g->n_outputs;
-    return LECTOR_OK;
+    return run_plan(m, inputs, NULL, outputs, n_outputs, err);
 }
 
 int lector_model_takes_images(const lector_model *m)
@@ -432,23 +440,7 @@ lector_status lector_model_run_image(const lector_model *cm, const lector_image_
             return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input row table out of range",
                                  m->g->name);
     lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, im->channels, im->out_height, im->out_width}, NULL};
-    rt_plan *p;
-    lector_status st = acquire_plan(m, &in, &p, err);
-    if (st) return st;
-    lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
-    if (!outs) {
-        cache_release(m, p);
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    st = rt_plan_run_image(p, im, outs, err);
-    cache_release(m, p);
-    if (st) {
-        lector__free(outs);
-        return st;
-    }
-    *outputs = outs;
-    *n_outputs = (size_t)m->g->n_outputs;
-    return LECTOR_OK;
+    return run_plan(m, &in, im, outputs, n_outputs, err);
 }
 
 lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,

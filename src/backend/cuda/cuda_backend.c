@@ -1958,11 +1958,12 @@ static void name_prefix(lector_error *err, const char *name)
 }
 
 /* A worker with the workspace and pinned staging plan cp needs. */
-static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, cu_worker **out, lector_error *err)
+static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, size_t extra_pin, cu_worker **out,
+                                     lector_error *err)
 {
     lector_status st = worker_get(c, out, err);
     if (st) return st;
-    if ((st = worker_ws(c, *out, cp->ws, err)) || (st = worker_pin(*out, cp->io_bytes, err))) {
+    if ((st = worker_ws(c, *out, cp->ws, err)) || (st = worker_pin(*out, cp->io_bytes + extra_pin, err))) {
         worker_put(c, *out);
         *out = NULL;
     }
@@ -2008,23 +2009,30 @@ static lector_status finish_outputs(const exec_ctx *x, char *pin, lector_status 
     return st;
 }
 
+/* The end of a call once its input is on the device (`st`: the status so
+ * far): the steps, the outputs' download, the worker back to the pool. */
+static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, lector_status st,
+                                      lector_tensor *outputs, lector_error *err)
+{
+    if (!st) st = run_steps(x, (cu_plan *)x->cp, be, err);
+    st = finish_outputs(x, pin, st, outputs, err);
+    if (st) name_prefix(err, x->p->g->name);
+    worker_put(be->ctx, x->w);
+    return st;
+}
+
 static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                      lector_tensor *outputs, lector_error *err)
 {
     cu_ctx *c = be->ctx;
     const cu_plan *cp = p->be_plan;
-    const rt_graph *g = p->g;
     cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, &w, err);
+    lector_status st = worker_for_plan(c, cp, 0, &w, err);
     if (st) return st;
     exec_ctx x = {p, cp, w, arena, inputs};
     char *pin = NULL;
     st = upload_inputs(&x, inputs, &pin, err);
-    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
-    st = finish_outputs(&x, pin, st, outputs, err);
-    if (st) name_prefix(err, g->name);
-    worker_put(c, w);
-    return st;
+    return run_and_download(be, &x, pin, st, outputs, err);
 }
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -2051,12 +2059,8 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
     size_t o_x = align256(n_px), o_a = o_x + align256(n_x), o_y = o_a + align256(n_a), o_b = o_y + align256(n_y),
            o_l = o_b + align256(n_b), total = o_l + align256(n_l);
     cu_worker *w;
-    lector_status st = worker_get(c, &w, err);
+    lector_status st = worker_for_plan(c, cp, align256(cp->io_bytes) - cp->io_bytes + total, &w, err);
     if (st) return st;
-    if ((st = worker_ws(c, w, cp->ws, err)) || (st = worker_pin(w, align256(cp->io_bytes) + total, err))) {
-        worker_put(c, w);
-        return st;
-    }
     if (w->img_size < total) {
         dev_free(w->img);
         w->img = NULL;
@@ -2084,11 +2088,7 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
                                    (float *)(x.arena + cp->in_off[0]), im->out_width, im->out_height);
         if (rc) st = cuda_fail(err, (cudaError_t)rc, "resizing an image input");
     }
-    if (!st) st = run_steps(&x, (cu_plan *)cp, be, err);
-    st = finish_outputs(&x, w->pin, st, outputs, err);
-    if (st) name_prefix(err, g->name);
-    worker_put(c, w);
-    return st;
+    return run_and_download(be, &x, w->pin, st, outputs, err);
 }
 
 /* Times the plan as a framework benchmark times a model: the inputs are
@@ -2101,7 +2101,7 @@ static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena,
     cu_ctx *c = be->ctx;
     const cu_plan *cp = p->be_plan;
     cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, &w, err);
+    lector_status st = worker_for_plan(c, cp, 0, &w, err);
     if (st) return st;
     exec_ctx x = {p, cp, w, arena, inputs};
     char *pin = NULL;
