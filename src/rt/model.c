@@ -360,6 +360,28 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     return LECTOR_OK;
 }
 
+/* The checks every call with inputs makes: their count, ranks, and data
+ * (need_data = 0: only shape operands, whose values key the plan, need it). */
+static lector_status check_inputs(const lector_model *m, const lector_tensor *inputs, size_t n_inputs, int need_data,
+                                  lector_error *err)
+{
+    if (n_inputs != (size_t)m->g->n_inputs)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
+                             m->g->name, m->g->n_inputs, n_inputs);
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS) /* first: the size below reads the dims */
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
+                                 m->g->name, m->inputs[i].name, inputs[i].ndim);
+        lector_tensor with_data = inputs[i];
+        with_data.data = &with_data; /* would it be bound by value if it had data? */
+        if (!inputs[i].data && lector_tensor_numel(&inputs[i]) > 0 &&
+            (need_data || rt_input_bound_by_value(&with_data)))
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data",
+                                 m->g->name, m->inputs[i].name);
+    }
+    return LECTOR_OK;
+}
+
 /* One run through the plan for these input shapes: with the inputs' data, or
  * (image non-NULL) the only input made by the backend from the image. */
 static lector_status run_plan(lector_model *m, const lector_tensor *inputs, const lector_image_input *image,
@@ -392,18 +414,8 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run: NULL argument");
     *outputs = NULL;
     *n_outputs = 0;
-    if (n_inputs != (size_t)m->g->n_inputs)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
-                             m->g->name, m->g->n_inputs, n_inputs);
-    for (size_t i = 0; i < n_inputs; i++) {
-        if (!inputs[i].data && lector_tensor_numel(&inputs[i]) > 0)
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data",
-                                 m->g->name, m->inputs[i].name);
-        if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS)
-            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
-                                 m->g->name, m->inputs[i].name, inputs[i].ndim);
-    }
-    return run_plan(m, inputs, NULL, outputs, n_outputs, err);
+    lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
+    return st ? st : run_plan(m, inputs, NULL, outputs, n_outputs, err);
 }
 
 int lector_model_takes_images(const lector_model *m)
@@ -450,21 +462,10 @@ lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tens
     if (!m || !bytes || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_arena_bytes: NULL argument");
     *bytes = 0;
-    if (n_inputs != (size_t)m->g->n_inputs)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
-                             m->g->name, m->g->n_inputs, n_inputs);
-    for (size_t i = 0; i < n_inputs; i++) {
-        if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS)
-            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d", m->g->name,
-                                 m->inputs[i].name, inputs[i].ndim);
-        lector_tensor with_data = inputs[i];
-        with_data.data = &with_data; /* would it be bound by value if it had data? */
-        if (!inputs[i].data && rt_input_bound_by_value(&with_data)) /* a shape operand: its values key the plan */
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' is a shape and needs its data",
-                                 m->g->name, m->inputs[i].name);
-    }
+    lector_status st = check_inputs(m, inputs, n_inputs, 0, err);
+    if (st) return st;
     rt_plan *p;
-    lector_status st = acquire_plan(m, inputs, &p, err);
+    st = acquire_plan(m, inputs, &p, err);
     if (st) return st;
     *bytes = p->arena_size;
     cache_release(m, p);
@@ -477,16 +478,10 @@ lector_status lector_model_time(const lector_model *cm, const lector_tensor *inp
     lector_model *m = (lector_model *)cm;
     if (!m || !ms || runs < 1 || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_time: NULL argument or runs < 1");
-    if (n_inputs != (size_t)m->g->n_inputs)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
-                             m->g->name, m->g->n_inputs, n_inputs);
-    for (size_t i = 0; i < n_inputs; i++)
-        if ((!inputs[i].data && lector_tensor_numel(&inputs[i]) > 0) || inputs[i].ndim < 0 ||
-            inputs[i].ndim > LECTOR_MAX_DIMS)
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data or a bad rank",
-                                 m->g->name, m->inputs[i].name);
+    lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
+    if (st) return st;
     rt_plan *p;
-    lector_status st = acquire_plan(m, inputs, &p, err);
+    st = acquire_plan(m, inputs, &p, err);
     if (st) return st;
     st = rt_plan_time(p, inputs, runs, ms, mode, mode_len, err);
     cache_release(m, p);
