@@ -331,32 +331,16 @@ static lector_status detect_on_device(lector_engine *e, const lector_image *img,
 {
     *done = 0;
     *n_out = 0;
-    if (!e->on_gpu || !gpu_preprocess() || img->channels != 3 || img->width + img->height < 64 ||
-        !lector_model_takes_images(e->det))
-        return LECTOR_OK;
-    int rw, rh;
-    lector_status st = lector__det_resize_dims(img->width, img->height, limit,
-                                               (lector_det_limit_type)e->p.det_limit_type, &rw, &rh, err);
-    if (st) return st;
-    int *xofs = lector__malloc(sizeof(int) * (size_t)rw), *yofs = lector__malloc(sizeof(int) * 2 * (size_t)rh);
-    int16_t *alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
-    int16_t *beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)rh);
-    float lut[3 * 256];
-    if (!xofs || !yofs || !alpha || !beta) {
-        st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det: out of memory (%dx%d)", rw, rh);
-    } else {
-        lector__resize_columns(img->width, rw, xofs, alpha);
-        lector__resize_rows(img->height, rh, yofs, beta);
-        lector__det_norm_lut(e->p.det_mean, e->p.det_std, lut);
-        lector_image_input im = {img->data, img->width, img->height, 3, img->stride, rw, rh,
-                                 xofs, alpha, yofs, beta, lut};
-        st = lector_model_run_image(e->det, &im, out, n_out, err);
-        if (!st) *done = 1;
-    }
-    lector__free(xofs);
-    lector__free(yofs);
-    lector__free(alpha);
-    lector__free(beta);
+    if (!e->on_gpu || !gpu_preprocess() || !lector_model_takes_images(e->det)) return LECTOR_OK;
+    lector_det_tables t;
+    lector_image_input im;
+    lector_error e2;
+    if (lector__det_image_input(img, limit, (lector_det_limit_type)e->p.det_limit_type, e->p.det_mean,
+                                e->p.det_std, &t, &im, &e2))
+        return LECTOR_OK; /* a tiny page (padded first): the CPU path, which reports any real error */
+    lector_status st = lector_model_run_image(e->det, &im, out, n_out, err);
+    lector__det_tables_free(&t);
+    if (!st) *done = 1;
     return st;
 }
 

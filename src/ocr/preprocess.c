@@ -42,7 +42,9 @@ void lector__det_input_free(lector_det_input *in)
     memset(in, 0, sizeof(*in));
 }
 
-void lector__det_norm_lut(const float mean[3], const float stdv[3], float lut[3 * 256])
+/* NormalizeImage's exact float32 result for each 8-bit value of each of the
+ * three channels: lut[c * 256 + v] = (v / 255 - mean[c]) / stdv[c]. */
+static void det_norm_lut(const float mean[3], const float stdv[3], float lut[3 * 256])
 {
     const float scale = (float)(1.0 / 255.0);
     for (int c = 0; c < 3; c++)
@@ -86,7 +88,7 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
      * results and the pass over the image is lookups (2x faster than the
      * division per element, bit for bit the same) */
     float lut[3 * 256];
-    lector__det_norm_lut(mean, stdv, lut);
+    det_norm_lut(mean, stdv, lut);
     for (int y = 0; y < rh; y++) {
         const uint8_t *restrict s = r.data + (size_t)y * r.stride;
         float *restrict d0 = out->data + (size_t)y * rw, *restrict d1 = d0 + plane, *restrict d2 = d1 + plane;
@@ -105,6 +107,45 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
     out->padded_width = img->width;
     lector__image_release(&padded);
     return LECTOR_OK;
+}
+
+lector_status lector__det_image_input(const lector_image *img, int limit, lector_det_limit_type type,
+                                      const float mean[3], const float stdv[3], lector_det_tables *t,
+                                      lector_image_input *out, lector_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!img || !img->data || img->channels != 3)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: need a BGR image");
+    if (img->width + img->height < 64)
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "det preprocess: a tiny page is padded on the CPU");
+    int rw, rh;
+    lector_status st = lector__det_resize_dims(img->width, img->height, limit, type, &rw, &rh, err);
+    if (st) return st;
+    t->xofs = lector__malloc(sizeof(int) * (size_t)rw);
+    t->yofs = lector__malloc(sizeof(int) * 2 * (size_t)rh);
+    t->alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
+    t->beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)rh);
+    if (!t->xofs || !t->yofs || !t->alpha || !t->beta) {
+        lector__det_tables_free(t);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det preprocess: out of memory (%dx%d)", rw, rh);
+    }
+    lector__resize_columns(img->width, rw, t->xofs, t->alpha);
+    lector__resize_rows(img->height, rh, t->yofs, t->beta);
+    det_norm_lut(mean, stdv, t->lut);
+    *out = (lector_image_input){img->data, img->width, img->height, 3, img->stride, rw, rh,
+                                t->xofs, t->alpha, t->yofs, t->beta, t->lut};
+    return LECTOR_OK;
+}
+
+void lector__det_tables_free(lector_det_tables *t)
+{
+    if (!t) return;
+    lector__free(t->xofs);
+    lector__free(t->yofs);
+    lector__free(t->alpha);
+    lector__free(t->beta);
+    t->xofs = t->yofs = NULL;
+    t->alpha = t->beta = NULL;
 }
 
 int lector__line_resized_width(int w, int h, int img_h, int img_w)

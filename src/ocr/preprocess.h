@@ -13,6 +13,7 @@
 #define LECTOR_OCR_PREPROCESS_H
 
 #include "image/image.h"
+#include "lector_rt.h" /* lector_image_input */
 
 typedef enum lector_det_limit_type {
     LECTOR_DET_LIMIT_MAX = 0,    /* longest side scaled down to limit if above (default) */
@@ -48,9 +49,23 @@ lector_status lector__det_preprocess(const lector_image *img, int limit_side_len
                                      lector_det_limit_type type, lector_det_input *out,
                                      lector_error *err);
 void lector__det_input_free(lector_det_input *in);
-/* NormalizeImage's exact float32 result for each 8-bit value of each of the
- * three channels: lut[c * 256 + v] = (v / 255 - mean[c]) / stdv[c]. */
-void lector__det_norm_lut(const float mean[3], const float stdv[3], float lut[3 * 256]);
+/* Detection's input as a lector_image_input, for a backend that makes it on
+ * its device (lector_model_run_image): the tables of
+ * lector__det_preprocess_norm's resize and normalisation, so that the
+ * device's input is that function's, bit for bit. A page that needs the
+ * padding of tiny images (width + height < 64) gets LECTOR_ERR_UNSUPPORTED_OP
+ * and takes lector__det_preprocess_norm. `out` points into `t`, and into
+ * `img` for the pixels. */
+typedef struct lector_det_tables {
+    int *xofs, *yofs;
+    int16_t *alpha, *beta;
+    float lut[3 * 256];
+} lector_det_tables;
+lector_status lector__det_image_input(const lector_image *img, int limit_side_len, lector_det_limit_type type,
+                                      const float mean[3], const float stdv[3], lector_det_tables *t,
+                                      lector_image_input *out, lector_error *err);
+void lector__det_tables_free(lector_det_tables *t);
+
 /* The same with the normalisation's mean and std (B, G, R order) given. */
 lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len,
                                           lector_det_limit_type type, const float mean[3],

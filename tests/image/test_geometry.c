@@ -292,7 +292,7 @@ static void test_det_preprocess(void **state)
 
 /* The formula of lector_image_input (include/lector_rt.h), which the CUDA
  * backend's ck_resize_norm_u8 computes, written out here from the header's
- * words and the image layer's tables: it must give the CPU's detection input
+ * words over lector__det_image_input's tables: it must give the CPU's detection input
  * (lector__det_preprocess, itself bit-exact with OpenCV) bit for bit, for
  * downscaling, upscaling and equal sizes. */
 static void test_image_input_formula(void **state)
@@ -307,17 +307,16 @@ static void test_image_input_formula(void **state)
             lector_det_input ref;
             assert_int_equal(lector__det_preprocess_norm(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &ref, NULL),
                              LECTOR_OK);
+            lector_det_tables tab;
+            lector_image_input in;
+            assert_int_equal(lector__det_image_input(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
+                             LECTOR_OK);
             int dw = ref.width, dh = ref.height;
-            int *xofs = malloc(sizeof(int) * (size_t)dw), *yofs = malloc(sizeof(int) * 2 * (size_t)dh);
-            int16_t *alpha = malloc(sizeof(int16_t) * 2 * (size_t)dw), *beta = malloc(sizeof(int16_t) * 2 * (size_t)dh);
-            float lut[3 * 256];
-            assert_non_null(xofs);
-            assert_non_null(yofs);
-            assert_non_null(alpha);
-            assert_non_null(beta);
-            lector__resize_columns(im.width, dw, xofs, alpha);
-            lector__resize_rows(im.height, dh, yofs, beta);
-            lector__det_norm_lut(mean, stdv, lut);
+            assert_int_equal(in.out_width, dw);
+            assert_int_equal(in.out_height, dh);
+            const int *xofs = in.xofs, *yofs = in.yofs;
+            const int16_t *alpha = in.alpha, *beta = in.beta;
+            const float *lut = in.lut;
             size_t bad = 0;
             for (int y = 0; y < dh; y++)
                 for (int x = 0; x < dw; x++) {
@@ -334,11 +333,19 @@ static void test_image_input_formula(void **state)
                 }
             if (bad) fprintf(stderr, "%dx%d -> %dx%d: %zu values differ\n", im.width, im.height, dw, dh, bad);
             assert_int_equal(bad, 0);
-            free(xofs), free(yofs), free(alpha), free(beta);
+            lector__det_tables_free(&tab);
             lector__det_input_free(&ref);
         }
         lector__image_release(&im);
     }
+    /* a tiny page is padded first: the CPU path */
+    lector_image tiny;
+    make_image(&tiny, 10, 20, 3);
+    lector_det_tables tab;
+    lector_image_input in;
+    assert_int_equal(lector__det_image_input(&tiny, 960, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
+                     LECTOR_ERR_UNSUPPORTED_OP);
+    lector__image_release(&tiny);
 }
 
 static void test_line_preprocess(void **state)
