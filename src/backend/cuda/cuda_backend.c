@@ -2009,6 +2009,18 @@ static lector_status finish_outputs(const exec_ctx *x, char *pin, lector_status 
     return st;
 }
 
+/* The start of a call: a worker with what plan p needs (and extra_pin more
+ * bytes of staging), in x. */
+static lector_status call_begin(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                                size_t extra_pin, exec_ctx *x, lector_error *err)
+{
+    const cu_plan *cp = p->be_plan;
+    cu_worker *w;
+    lector_status st = worker_for_plan(be->ctx, cp, extra_pin, &w, err);
+    if (!st) *x = (exec_ctx){p, cp, w, arena, inputs};
+    return st;
+}
+
 /* The end of a call once its input is on the device (`st`: the status so
  * far): the steps, the outputs' download, the worker back to the pool. */
 static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, lector_status st,
@@ -2024,12 +2036,9 @@ static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, le
 static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                      lector_tensor *outputs, lector_error *err)
 {
-    cu_ctx *c = be->ctx;
-    const cu_plan *cp = p->be_plan;
-    cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, 0, &w, err);
+    exec_ctx x;
+    lector_status st = call_begin(be, p, arena, inputs, 0, &x, err);
     if (st) return st;
-    exec_ctx x = {p, cp, w, arena, inputs};
     char *pin = NULL;
     st = upload_inputs(&x, inputs, &pin, err);
     return run_and_download(be, &x, pin, st, outputs, err);
@@ -2058,9 +2067,10 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
            n_b = sizeof(int16_t) * 2 * (size_t)im->out_height, n_l = sizeof(float) * 256 * (size_t)im->channels;
     size_t o_x = align256(n_px), o_a = o_x + align256(n_x), o_y = o_a + align256(n_a), o_b = o_y + align256(n_y),
            o_l = o_b + align256(n_b), total = o_l + align256(n_l);
-    cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, align256(cp->io_bytes) - cp->io_bytes + total, &w, err);
+    exec_ctx x;
+    lector_status st = call_begin(be, p, arena, NULL, align256(cp->io_bytes) - cp->io_bytes + total, &x, err);
     if (st) return st;
+    cu_worker *w = x.w;
     if (w->img_size < total) {
         dev_free(w->img);
         w->img = NULL;
@@ -2071,7 +2081,6 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
         }
         w->img_size = total;
     }
-    exec_ctx x = {p, cp, w, arena, NULL};
     char *stage = (char *)w->pin + align256(cp->io_bytes), *dev = w->img; /* outputs first, then the image */
     for (int y = 0; y < im->height; y++) memcpy(stage + (size_t)y * row, im->pixels + (size_t)y * im->stride, row);
     memcpy(stage + o_x, im->xofs, n_x);
@@ -2098,12 +2107,11 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
 static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                   int runs, double *ms, lector_error *err)
 {
-    cu_ctx *c = be->ctx;
-    const cu_plan *cp = p->be_plan;
-    cu_worker *w;
-    lector_status st = worker_for_plan(c, cp, 0, &w, err);
+    exec_ctx x;
+    lector_status st = call_begin(be, p, arena, inputs, 0, &x, err);
     if (st) return st;
-    exec_ctx x = {p, cp, w, arena, inputs};
+    const cu_plan *cp = x.cp;
+    cu_worker *w = x.w;
     char *pin = NULL;
     cudaEvent_t ev[2] = {0};
     cudaError_t e;
@@ -2124,7 +2132,7 @@ static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena,
     for (int k = 0; k < 2; k++)
         if (ev[k]) cudaEventDestroy(ev[k]);
     if (st) name_prefix(err, p->g->name);
-    worker_put(c, w);
+    worker_put(be->ctx, w);
     return st;
 }
 
