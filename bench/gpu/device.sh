@@ -57,11 +57,14 @@ for step in "$@"; do
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        IFS=";" read -ra cfgs <<<"${E2E:-;--fp16;--fp16-det;LECTOR_GPU_PREPROCESS=1}"   # [ENV=VALUE ...] [flags], ';' between them
-        for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9=-' '_')
+        $L --device cpu --cls --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu_cls.tsv" 2>"$out/e2e_$s.cpu_cls.err"
+        # [ENV=VALUE ...] [flags], ';' between them; --cls compares with the CPU's --cls run
+        IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
+        for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9-' '_')
         envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
+        ref=$out/e2e_$s.cpu.tsv; case " $flags " in *" --cls "*) ref=$out/e2e_$s.cpu_cls.tsv ;; esac
         env LECTOR_X=1 $envs $L --device cuda $flags --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$tag.tsv" 2>"$out/e2e_$s.cuda$tag.err"
-        python3 - "$out/e2e_$s.cpu.tsv" "$out/e2e_$s.cuda$tag.tsv" "$s${f:+ $f}" <<'PY'
+        python3 - "$ref" "$out/e2e_$s.cuda$tag.tsv" "$s${f:+ $f}" <<'PY'
 import collections, sys
 def pages(p):   # per page: the multiset of line texts (a moved box reorders lines, it does not change them)
     r = []
@@ -85,7 +88,8 @@ PY
     robust)
       imgs="samples/sample.jpg $(images icdar2015_test | head -3) $(images sroie_subset | head -1)"
       T="$dev/bin/test_cuda_engine"
-      for m in same threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
+      for m in same inputs threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
+      LECTOR_GPU_PREPROCESS=0 $T same --models "$B/models" $imgs 2>&1 | tail -2
       $T threads --fp16 --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3

@@ -235,7 +235,7 @@ static int invert3(const double s[9], double t[9])
 
 /* 32x32 fractional positions x 16 weights, 15-bit fixed point, built once
  * (pthread_once) on first use. */
-static short cubic_tab[32 * 32][16];
+static int16_t cubic_tab[32 * 32][16];
 
 static void cubic_1d(float x, float c[4])
 {
@@ -252,13 +252,13 @@ static void build_cubic_tab(void)
     for (int i = 0; i < 32; i++) cubic_1d(i * (1.f / 32), t1[i]);
     for (int i = 0; i < 32; i++)
         for (int j = 0; j < 32; j++) {
-            short *it = cubic_tab[i * 32 + j];
+            int16_t *it = cubic_tab[i * 32 + j];
             int isum = 0;
             for (int k1 = 0; k1 < 4; k1++)
                 for (int k2 = 0; k2 < 4; k2++) {
                     float v = t1[i][k1] * t1[j][k2];
                     long r = lrintf(v * 32768);
-                    it[k1 * 4 + k2] = (short)(r < -32768 ? -32768 : r > 32767 ? 32767 : r);
+                    it[k1 * 4 + k2] = (int16_t)(r < -32768 ? -32768 : r > 32767 ? 32767 : r);
                     isum += it[k1 * 4 + k2];
                 }
             if (isum != 32768) {
@@ -269,8 +269,8 @@ static void build_cubic_tab(void)
                         if (it[k1 * 4 + k2] < it[mk1 * 4 + mk2]) mk1 = k1, mk2 = k2;
                         else if (it[k1 * 4 + k2] > it[Mk1 * 4 + Mk2]) Mk1 = k1, Mk2 = k2;
                     }
-                if (diff < 0) it[Mk1 * 4 + Mk2] = (short)(it[Mk1 * 4 + Mk2] - diff);
-                else it[mk1 * 4 + mk2] = (short)(it[mk1 * 4 + mk2] - diff);
+                if (diff < 0) it[Mk1 * 4 + Mk2] = (int16_t)(it[Mk1 * 4 + Mk2] - diff);
+                else it[mk1 * 4 + mk2] = (int16_t)(it[mk1 * 4 + mk2] - diff);
             }
         }
 }
@@ -284,6 +284,61 @@ static inline double clamp_int_range(double v)
 
 static pthread_once_t cubic_once = PTHREAD_ONCE_INIT;
 
+int lector__warp_quad_matrix(const float quad[4][2], int w, int h, double m[9])
+{
+    double sp[4][2], dp[4][2] = {{0, 0}, {w, 0}, {w, h}, {0, h}}, fwd[9];
+    for (int i = 0; i < 4; i++) sp[i][0] = quad[i][0], sp[i][1] = quad[i][1];
+    return lector__perspective_transform(sp, dp, fwd) != 0 || invert3(fwd, m) != 0 ? -1 : 0;
+}
+
+const int16_t *lector__warp_cubic_table(void)
+{
+    pthread_once(&cubic_once, build_cubic_tab);
+    return &cubic_tab[0][0];
+}
+
+/* The source position of destination pixel (x, y) in 1/32 pixel, as the
+ * warp computes it (the same operations in the same order). */
+static inline void warp_point(const double M[9], int x, int y, int *X, int *Y)
+{
+    double X0 = M[1] * y + M[2], Y0 = M[4] * y + M[5], W0 = M[7] * y + M[8];
+    double W = W0 + M[6] * x;
+    W = W != 0 ? 32.0 / W : 0;
+    double fX = clamp_int_range((X0 + M[0] * x) * W), fY = clamp_int_range((Y0 + M[3] * x) * W);
+    *X = (int)lrint(fX);
+    *Y = (int)lrint(fY);
+}
+
+void lector__warp_source_rect(const double M[9], int w, int h, int sw, int sh, int rect[4])
+{
+    /* W is affine in (x, y): one sign at the four corners is one sign over
+     * the whole rectangle, and the projective image of the rectangle is then
+     * the convex quadrilateral of the corners' images. */
+    double wc[4] = {M[8], M[6] * (w - 1) + M[8], M[6] * (w - 1) + M[7] * (h - 1) + M[8], M[7] * (h - 1) + M[8]};
+    int pos = 0, neg = 0;
+    for (int i = 0; i < 4; i++) pos += wc[i] > 0, neg += wc[i] < 0;
+    rect[0] = rect[1] = 0;
+    rect[2] = sw;
+    rect[3] = sh;
+    if (pos != 4 && neg != 4) return;
+    int x0 = INT_MAX, y0 = INT_MAX, x1 = INT_MIN, y1 = INT_MIN;
+    const int cx[4] = {0, w - 1, w - 1, 0}, cy[4] = {0, 0, h - 1, h - 1};
+    for (int i = 0; i < 4; i++) {
+        int X, Y;
+        warp_point(M, cx[i], cy[i], &X, &Y);
+        int sx = sat_s16(X >> 5) - 1, sy = sat_s16(Y >> 5) - 1;
+        x0 = LECTOR_MIN(x0, sx), x1 = LECTOR_MAX(x1, sx + 3);
+        y0 = LECTOR_MIN(y0, sy), y1 = LECTOR_MAX(y1, sy + 3);
+    }
+    /* two pixels of slack for the rounding of interior points */
+    x0 = LECTOR_MIN(LECTOR_MAX(x0 - 2, 0), sw - 1), x1 = LECTOR_MIN(LECTOR_MAX(x1 + 2, 0), sw - 1);
+    y0 = LECTOR_MIN(LECTOR_MAX(y0 - 2, 0), sh - 1), y1 = LECTOR_MIN(LECTOR_MAX(y1 + 2, 0), sh - 1);
+    rect[0] = x0;
+    rect[1] = y0;
+    rect[2] = x1 - x0 + 1;
+    rect[3] = y1 - y0 + 1;
+}
+
 lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int w, int h,
                                       lector_image *dst, lector_error *err)
 {
@@ -292,24 +347,20 @@ lector_status lector__image_warp_quad(const lector_image *src, const float quad[
     if (st != LECTOR_OK) return st;
     if (!dst || !quad || w <= 0 || h <= 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: invalid target size %dx%d", w, h);
-    double sp[4][2], dp[4][2] = {{0, 0}, {w, 0}, {w, h}, {0, h}}, fwd[9], M[9];
-    for (int i = 0; i < 4; i++) sp[i][0] = quad[i][0], sp[i][1] = quad[i][1];
-    if (lector__perspective_transform(sp, dp, fwd) != 0 || invert3(fwd, M) != 0)
+    double M[9];
+    if (lector__warp_quad_matrix(quad, w, h, M) != 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: degenerate quadrilateral");
     st = lector__image_alloc(dst, w, h, src->channels, err);
     if (st != LECTOR_OK) return st;
-    pthread_once(&cubic_once, build_cubic_tab);
+    const int16_t *tab = lector__warp_cubic_table();
     int sw = src->width, sh = src->height, cn = src->channels;
     for (int y = 0; y < h; y++) {
         uint8_t *d = dst->data + (size_t)y * dst->stride;
-        double X0 = M[1] * y + M[2], Y0 = M[4] * y + M[5], W0 = M[7] * y + M[8];
         for (int x = 0; x < w; x++, d += cn) {
-            double W = W0 + M[6] * x;
-            W = W != 0 ? 32.0 / W : 0;
-            double fX = clamp_int_range((X0 + M[0] * x) * W), fY = clamp_int_range((Y0 + M[3] * x) * W);
-            int X = (int)lrint(fX), Y = (int)lrint(fY);
+            int X, Y;
+            warp_point(M, x, y, &X, &Y);
             int sx = sat_s16(X >> 5) - 1, sy = sat_s16(Y >> 5) - 1;
-            const short *wt = cubic_tab[(Y & 31) * 32 + (X & 31)];
+            const int16_t *wt = tab + ((Y & 31) * 32 + (X & 31)) * 16;
             const uint8_t *rows[4];
             int xs[4];
             if (sx >= 0 && sx + 3 < sw && sy >= 0 && sy + 3 < sh) {

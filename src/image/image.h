@@ -143,6 +143,19 @@ int lector__perspective_transform(const double src[4][2], const double dst[4][2]
 lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int width,
                                       int height, lector_image *dst, lector_error *err);
 
+/* The warp's pieces, for a device that warps from the page's bytes
+ * (lector_image_input.warp): lector__warp_quad_matrix gives the inverse
+ * map M (destination pixel (x, y, 1) -> source (X, Y, W)) of
+ * lector__image_warp_quad(quad, w, h), returns -1 where that reports a
+ * degenerate quadrilateral; lector__warp_cubic_table its 32 x 32 x 16
+ * fixed-point weights (built on first use); lector__warp_source_rect the
+ * source rectangle (x, y, width, height) every destination pixel's 4 x 4
+ * taps fall in, after the border clamp, for a source of sw x sh (the whole
+ * source where the map has a pole over the destination). */
+int lector__warp_quad_matrix(const float quad[4][2], int width, int height, double m[9]);
+const int16_t *lector__warp_cubic_table(void);
+void lector__warp_source_rect(const double m[9], int width, int height, int sw, int sh, int rect[4]);
+
 /* np.rot90(src): 90 degrees counter-clockwise; dst is height x width. */
 lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *dst,
                                          lector_error *err);

@@ -278,8 +278,14 @@ void lector_engine_trim(lector_engine *e)
 /* ---- one page ----------------------------------------------------------------- */
 
 typedef struct crop {
-    lector_image img;
+    lector_image img;  /* on the CPU path; empty where the device crops (on_device) */
+    int w, h;          /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
     float ratio; /* width / height */
+    /* on_device: the crop is made on the GPU from the page's bytes with these */
+    int on_device;
+    const lector_image *page;
+    double warp[9];
+    int warp_w, warp_h, turns; /* lector_image_input.turns: bit 0 tall box, bit 1 the classifier's 180 */
     int rotated;
     int skip; /* the box could not be cropped */
     char *text;
@@ -308,17 +314,18 @@ static lector_status det_post(lector_engine *e, const lector_image *img, const f
     return st;
 }
 
-/* LECTOR_GPU_PREPROCESS=1 (experimental, off by default until it is checked
- * on a GPU against the CPU's input): detection's resize and normalisation
- * run on the GPU from the page's bytes (lector_model_run_image), with the
- * CPU path's own tables, so the input is the CPU's bit for bit. */
+/* On a GPU the models' inputs are made there from the pages' bytes, with the
+ * CPU path's own tables, so that they are the CPU's bit for bit: detection's
+ * resize and normalisation (lector_model_run_image), and the crops' warp,
+ * turns, resize and normalisation for cls and rec (lector_model_run_images).
+ * LECTOR_GPU_PREPROCESS=0 makes them on the CPU, as before. */
 static int gpu_preprocess(void)
 {
     static atomic_int on = -1;
     int v = atomic_load(&on);
     if (v < 0) {
         const char *s = getenv("LECTOR_GPU_PREPROCESS");
-        v = s && *s && strcmp(s, "0") != 0;
+        v = !s || strcmp(s, "0") != 0;
         atomic_store(&on, v);
     }
     return v;
@@ -372,20 +379,27 @@ static lector_status detect(lector_engine *e, const lector_image *img, int limit
     return st;
 }
 
-/* get_rotate_crop_image */
-static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out,
-                              lector_error *err)
+/* get_rotate_crop_image's size and corners of box b */
+static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
 {
     const geo_pt *p = b->p;
     int w = (int)fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
     int h = (int)fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
-    if (w < 1) w = 1;
-    if (h < 1) h = 1;
-    float quad[4][2];
+    *cw = w < 1 ? 1 : w;
+    *ch = h < 1 ? 1 : h;
     for (int i = 0; i < 4; i++) {
         quad[i][0] = p[i].x;
         quad[i][1] = p[i].y;
     }
+}
+
+/* get_rotate_crop_image: the warp, and a quarter turn for a tall crop */
+static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out,
+                              lector_error *err)
+{
+    float quad[4][2];
+    int w, h;
+    crop_geometry(b, quad, &w, &h);
     lector_image warped;
     lector_status st = lector__image_warp_quad(img, quad, w, h, &warped, err);
     if (st) return st;
@@ -396,6 +410,49 @@ static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_
     }
     *out = warped;
     return LECTOR_OK;
+}
+
+/* crop_box's crop described for the device (made there by cls/rec's input):
+ * its warp matrix and turn; LECTOR_ERR_INVALID_ARGUMENT for a degenerate box,
+ * as lector__image_warp_quad reports it. */
+static lector_status crop_box_device(const lector_image *img, const ocr_box *b, crop *c, lector_error *err)
+{
+    float quad[4][2];
+    crop_geometry(b, quad, &c->warp_w, &c->warp_h);
+    if (lector__warp_quad_matrix(quad, c->warp_w, c->warp_h, c->warp) != 0)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: degenerate quadrilateral");
+    c->on_device = 1;
+    c->page = img;
+    c->turns = (double)c->warp_h / c->warp_w >= 1.5;
+    c->w = c->turns ? c->warp_h : c->warp_w;
+    c->h = c->turns ? c->warp_w : c->warp_h;
+    return LECTOR_OK;
+}
+
+/* Crops made on the GPU: cls/rec's input rows come from the page's bytes
+ * (lector_model_run_images) on the same switch as detection's input. */
+static int device_crops(const lector_engine *e)
+{
+    return e->on_gpu && gpu_preprocess() && lector_model_takes_images(e->rec) &&
+           (!e->cls || lector_model_takes_images(e->cls));
+}
+
+/* Runs model m on rows nb crops of cr (from the pages' bytes on the device),
+ * in a tensor of `rows` rows of width tw. */
+static lector_status run_crops(lector_model *m, crop *const *cr, int nb, int rows, int img_h, int tw,
+                               lector_tensor **out, size_t *n_out, lector_error *err)
+{
+    lector_line_tables *t = lector__calloc((size_t)nb, sizeof *t);
+    lector_image_input *in = lector__calloc((size_t)nb, sizeof *in);
+    lector_status st = t && in ? LECTOR_OK : lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (crops)");
+    for (int k = 0; k < nb && !st; k++)
+        st = lector__line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h,
+                                      tw, &t[k], &in[k], err);
+    if (!st) st = lector_model_run_images(m, in, (size_t)nb, (size_t)rows, tw, out, n_out, err);
+    for (int k = 0; t && k < nb; k++) lector__line_tables_free(&t[k]);
+    lector__free(t);
+    lector__free(in);
+    return st;
 }
 
 static int cmp_ratio(const void *a, const void *b)
@@ -428,21 +485,27 @@ static lector_status classify(lector_engine *e, crop **order, int n,
     if (st) return st;
     int ih = e->p.cls_image_height, iw = e->p.cls_image_width;
     int bs = e->gpu_cls_rows > e->p.cls_batch_num ? e->gpu_cls_rows : e->p.cls_batch_num;
-    float *batch = lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
-    if (!batch) {
+    float *batch = n && order[0]->on_device ? NULL /* the rows are made on the device */
+                                             : lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
+    if (!batch && !(n && order[0]->on_device)) {
         st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (cls batch)");
         goto done;
     }
     qsort(order, (size_t)n, sizeof *order, cmp ? cmp : cmp_ratio);
     for (int b0 = 0; b0 < n && !st; b0 += bs) {
         int nb = n - b0 < bs ? n - b0 : bs, rows = gpu_rows_bucket(nb, e->p.cls_batch_num, bs);
-        for (int k = 0; k < nb && !st; k++)
-            st = lector__cls_preprocess(&order[b0 + k]->img, ih, iw,
-                                        batch + (size_t)k * 3 * ih * iw, err);
-        if (st) break;
-        if (rows > nb) memset(batch + (size_t)nb * 3 * ih * iw, 0, sizeof(float) * (size_t)(rows - nb) * 3 * ih * iw);
         lector_tensor *out = NULL;
-        if ((st = run_model1(e->cls, batch, rows, 3, ih, iw, &out, NULL, err))) break;
+        size_t n_out = 0;
+        if (order[b0]->on_device) {
+            if ((st = run_crops(e->cls, order + b0, nb, rows, ih, iw, &out, &n_out, err))) break;
+        } else {
+            for (int k = 0; k < nb && !st; k++)
+                st = lector__cls_preprocess(&order[b0 + k]->img, ih, iw, batch + (size_t)k * 3 * ih * iw, err);
+            if (st) break;
+            if (rows > nb)
+                memset(batch + (size_t)nb * 3 * ih * iw, 0, sizeof(float) * (size_t)(rows - nb) * 3 * ih * iw);
+            if ((st = run_model1(e->cls, batch, rows, 3, ih, iw, &out, &n_out, err))) break;
+        }
         int64_t nc = out[0].dims[out[0].ndim - 1];
         const float *pr = out[0].data;
         for (int k = 0; k < nb; k++) {
@@ -450,14 +513,18 @@ static lector_status classify(lector_engine *e, crop **order, int n,
             int lab = nc > 1 && row[1] > row[0] ? 1 : 0; /* labels ['0', '180'] */
             if (lab == 1 && row[1] > e->p.cls_thresh) {
                 crop *cr = order[b0 + k];
+                cr->rotated = 1;
+                if (cr->on_device) {
+                    cr->turns |= 2;
+                    continue;
+                }
                 lector_image r;
                 if ((st = lector__image_rotate180(&cr->img, &r, err))) break;
                 lector__image_release(&cr->img);
                 cr->img = r;
-                cr->rotated = 1;
             }
         }
-        lector_tensors_free(out, 1);
+        lector_tensors_free(out, n_out);
     }
 done:
     lector__free(batch);
@@ -475,8 +542,8 @@ static void page_batch_widths(lector_engine *e, crop **order, int n)
         int nb = n - b0 < bs ? n - b0 : bs;
         int ws[64], hs[64];
         for (int k = 0; k < nb; k++) {
-            ws[k] = order[b0 + k]->img.width;
-            hs[k] = order[b0 + k]->img.height;
+            ws[k] = order[b0 + k]->w;
+            hs[k] = order[b0 + k]->h;
         }
         int bw = lector__rec_batch_width(ws, hs, nb, ih, iw);
         for (int k = 0; k < nb; k++) order[b0 + k]->bw = bw;
@@ -528,23 +595,27 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
                 if (order[b0 + k]->bw != order[b0]->bw) { nb = k; break; }
         int ws[GPU_MAX_ROWS], hs[GPU_MAX_ROWS];
         for (int k = 0; k < nb; k++) {
-            ws[k] = order[b0 + k]->img.width;
-            hs[k] = order[b0 + k]->img.height;
+            ws[k] = order[b0 + k]->w;
+            hs[k] = order[b0 + k]->h;
         }
         int bw = by_bw ? order[b0]->bw : lector__rec_batch_width(ws, hs, nb, ih, iw);
         size_t per = (size_t)3 * ih * bw;
         int rows = by_bw ? gpu_rows_bucket(nb, e->p.rec_batch_num, bs) : nb; /* the extra rows stay zeros */
-        float *batch = lector__calloc((size_t)rows * per, sizeof(float));
-        if (!batch) {
-            st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
-            break;
-        }
-        for (int k = 0; k < nb && !st; k++)
-            st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
         lector_tensor *out = NULL;
         size_t n_out = 0;
-        if (!st) st = run_model1(e->rec, batch, rows, 3, ih, bw, &out, &n_out, err);
-        lector__free(batch);
+        if (order[b0]->on_device) {
+            st = run_crops(e->rec, order + b0, nb, rows, ih, bw, &out, &n_out, err);
+        } else {
+            float *batch = lector__calloc((size_t)rows * per, sizeof(float));
+            if (!batch) {
+                st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
+                break;
+            }
+            for (int k = 0; k < nb && !st; k++)
+                st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
+            if (!st) st = run_model1(e->rec, batch, rows, 3, ih, bw, &out, &n_out, err);
+            lector__free(batch);
+        }
         if (st) break;
         /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
          * of the [N,T,C] probabilities; else the probabilities themselves */
@@ -642,12 +713,15 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
         lector__free(boxes);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
+    int dev = e->p.use_det && device_crops(e);
     for (int i = 0; i < nb && !st; i++) {
         if (!e->p.use_det) { /* no crop: a copy of the page */
             st = lector__image_alloc(&c[i].img, img->width, img->height, img->channels, err);
             for (int y = 0; !st && y < img->height; y++)
                 memcpy(c[i].img.data + (size_t)y * c[i].img.stride, img->data + (size_t)y * img->stride,
                        (size_t)img->width * img->channels);
+        } else if (dev) {
+            st = crop_box_device(img, &boxes[i], &c[i], err);
         } else {
             st = crop_box(img, &boxes[i], &c[i].img, err);
             if (st && st != LECTOR_ERR_OUT_OF_MEMORY) {
@@ -660,7 +734,8 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
                 continue;
             }
         }
-        if (!st) c[i].ratio = (float)c[i].img.width / (float)c[i].img.height;
+        if (!st && !c[i].on_device) c[i].w = c[i].img.width, c[i].h = c[i].img.height;
+        if (!st) c[i].ratio = (float)c[i].w / (float)c[i].h;
     }
     w->boxes = boxes;
     w->c = c;

@@ -2,6 +2,7 @@
  * preprocess.c - see preprocess.h.
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "ocr/preprocess.h"
@@ -132,8 +133,9 @@ lector_status lector__det_image_input(const lector_image *img, int limit, lector
     lector__resize_columns(img->width, rw, t->xofs, t->alpha);
     lector__resize_rows(img->height, rh, t->yofs, t->beta);
     det_norm_lut(mean, stdv, t->lut);
-    *out = (lector_image_input){img->data, img->width, img->height, 3, img->stride, rw, rh,
-                                t->xofs, t->alpha, t->yofs, t->beta, t->lut};
+    *out = (lector_image_input){.pixels = img->data, .width = img->width, .height = img->height, .channels = 3,
+                                .stride = img->stride, .out_width = rw, .out_height = rh, .xofs = t->xofs,
+                                .alpha = t->alpha, .yofs = t->yofs, .beta = t->beta, .lut = t->lut};
     return LECTOR_OK;
 }
 
@@ -165,6 +167,21 @@ int lector__rec_batch_width(const int *widths, const int *heights, int n, int im
     return w > 1 << 20 ? 1 << 20 : (int)w;
 }
 
+/* (x/255 - 0.5)/0.5 for the 256 pixel values, in the float operations of
+ * PaddleOCR's resize_norm_img, for each of the 3 channels */
+static float line_lut[3 * 256];
+static pthread_once_t line_lut_once = PTHREAD_ONCE_INIT;
+
+static void line_lut_init(void)
+{
+    for (int v = 0; v < 256; v++) {
+        float f = (float)v / 255.0f;
+        f -= 0.5f;
+        f /= 0.5f;
+        line_lut[v] = line_lut[256 + v] = line_lut[512 + v] = f;
+    }
+}
+
 /* resize_norm_img: resize to img_h x resized_w, (x/255 - 0.5)/0.5 in
  * float32, zero padding to img_w. */
 static lector_status norm_line(const lector_image *crop, int img_h, int img_w, float *dst, const char *what,
@@ -178,14 +195,8 @@ static lector_status norm_line(const lector_image *crop, int img_h, int img_w, f
     lector_status st = lector__image_resize(crop, rw, img_h, &r, err);
     if (st != LECTOR_OK) return st;
     size_t plane = (size_t)img_h * img_w;
-    /* the exact float results for the 256 pixel values (as the det path) */
-    float lut[256];
-    for (int v = 0; v < 256; v++) {
-        float f = (float)v / 255.0f;
-        f -= 0.5f;
-        f /= 0.5f;
-        lut[v] = f;
-    }
+    pthread_once(&line_lut_once, line_lut_init);
+    const float *lut = line_lut;
     memset(dst, 0, plane * 3 * sizeof(float));
     for (int y = 0; y < img_h; y++) {
         const uint8_t *restrict s = r.data + (size_t)y * r.stride;
@@ -198,6 +209,50 @@ static lector_status norm_line(const lector_image *crop, int img_h, int img_w, f
     }
     lector__image_release(&r);
     return LECTOR_OK;
+}
+
+lector_status lector__line_image_input(const lector_image *page, const double warp[9], int cw, int ch, int turns,
+                                       int img_h, int img_w, lector_line_tables *t, lector_image_input *out,
+                                       lector_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!page || !page->data || page->channels != 3 || !warp || cw <= 0 || ch <= 0 || turns < 0 || turns > 3 ||
+        img_h <= 0 || img_w <= 0)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "line preprocess: invalid arguments");
+    int sw = turns & 1 ? ch : cw, sh = turns & 1 ? cw : ch; /* the turned crop the resize reads */
+    int rw = lector__line_resized_width(sw, sh, img_h, img_w);
+    t->xofs = lector__malloc(sizeof(int) * (size_t)rw);
+    t->alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
+    t->yofs = lector__malloc(sizeof(int) * 2 * (size_t)img_h);
+    t->beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)img_h);
+    if (!t->xofs || !t->alpha || !t->yofs || !t->beta) {
+        lector__line_tables_free(t);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "line preprocess: out of memory");
+    }
+    lector__resize_columns(sw, rw, t->xofs, t->alpha);
+    lector__resize_rows(sh, img_h, t->yofs, t->beta);
+    memcpy(t->warp, warp, sizeof t->warp);
+    int rect[4];
+    lector__warp_source_rect(warp, cw, ch, page->width, page->height, rect);
+    pthread_once(&line_lut_once, line_lut_init);
+    *out = (lector_image_input){.pixels = page->data + (size_t)rect[1] * page->stride + (size_t)rect[0] * 3,
+                                .width = rect[2], .height = rect[3], .channels = 3, .stride = page->stride,
+                                .out_width = rw, .out_height = img_h, .xofs = t->xofs, .alpha = t->alpha,
+                                .yofs = t->yofs, .beta = t->beta, .lut = line_lut, .warp = t->warp,
+                                .cubic = lector__warp_cubic_table(), .crop_width = cw, .crop_height = ch,
+                                .turns = turns, .origin_x = rect[0], .origin_y = rect[1],
+                                .full_width = page->width, .full_height = page->height};
+    return LECTOR_OK;
+}
+
+void lector__line_tables_free(lector_line_tables *t)
+{
+    if (!t) return;
+    lector__free(t->xofs);
+    lector__free(t->alpha);
+    lector__free(t->yofs);
+    lector__free(t->beta);
+    memset(t, 0, sizeof *t);
 }
 
 lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,

@@ -93,4 +93,22 @@ lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int im
 lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w,
                                      float *batch, int b, lector_error *err);
 
+/* A text line's row of a cls/rec input made on a device
+ * (lector_model_run_images), bit for bit the row lector__cls_preprocess /
+ * lector__rec_preprocess make from the crop that lector__image_warp_quad
+ * (warp: lector__warp_quad_matrix, crop_width x crop_height) then
+ * lector__image_rotate90_ccw (turns bit 0) and lector__image_rotate180
+ * (bit 1) make from `page`: only the page's region under the crop goes up.
+ * img_w is the tensor's width (cls_image_width, or the rec batch width).
+ * `out` points into `t` (free with lector__line_tables_free) and `page`. */
+typedef struct lector_line_tables {
+    int *xofs, *yofs;
+    int16_t *alpha, *beta;
+    double warp[9];
+} lector_line_tables;
+lector_status lector__line_image_input(const lector_image *page, const double warp[9], int crop_width,
+                                       int crop_height, int turns, int img_h, int img_w, lector_line_tables *t,
+                                       lector_image_input *out, lector_error *err);
+void lector__line_tables_free(lector_line_tables *t);
+
 #endif

@@ -48,15 +48,17 @@ typedef struct rt_backend_iface {
                                   const lector_tensor *inputs, lector_tensor *outputs,
                                   lector_error *err);
     void (*plan_free)(rt_backend *be, rt_plan *plan);
-    /* Optional extras found by name (NULL if none). Among them "run_image"
-     * (rt_run_image_fn): plan_execute with the plan's only input made on the
-     * device from a lector_image_input. */
+    /* Optional extras found by name (NULL if none). Among them "run_images"
+     * (rt_run_images_fn): plan_execute with the plan's only input, [batch,
+     * C, H, W], made on the device from n_rows lector_image_input rows
+     * (lector_model_run_images, which has checked them against the plan's
+     * input and their tables against their sources). */
     void *(*get_proc_address)(const char *name);
 } rt_backend_iface;
 
-typedef lector_status (*rt_run_image_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
-                                         const lector_image_input *image, lector_tensor *outputs,
-                                         lector_error *err);
+typedef lector_status (*rt_run_images_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
+                                          const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
+                                          lector_error *err);
 
 struct rt_backend {
     const rt_backend_iface *iface;

@@ -383,9 +383,9 @@ static lector_status check_inputs(const lector_model *m, const lector_tensor *in
 }
 
 /* One run through the plan for these input shapes: with the inputs' data, or
- * (image non-NULL) the only input made by the backend from the image. */
-static lector_status run_plan(lector_model *m, const lector_tensor *inputs, const lector_image_input *image,
-                              lector_tensor **outputs, size_t *n_outputs, lector_error *err)
+ * (rows non-NULL) the only input made by the backend from n_rows image rows. */
+static lector_status run_plan(lector_model *m, const lector_tensor *inputs, const lector_image_input *rows,
+                              size_t n_rows, lector_tensor **outputs, size_t *n_outputs, lector_error *err)
 {
     rt_plan *p;
     lector_status st = acquire_plan(m, inputs, &p, err);
@@ -395,7 +395,7 @@ static lector_status run_plan(lector_model *m, const lector_tensor *inputs, cons
         cache_release(m, p);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    st = image ? rt_plan_run_image(p, image, outs, err) : rt_plan_run(p, inputs, outs, err);
+    st = rows ? rt_plan_run_images(p, rows, n_rows, outs, err) : rt_plan_run(p, inputs, outs, err);
     cache_release(m, p);
     if (st) {
         lector__free(outs);
@@ -415,44 +415,85 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
     *outputs = NULL;
     *n_outputs = 0;
     lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
-    return st ? st : run_plan(m, inputs, NULL, outputs, n_outputs, err);
+    return st ? st : run_plan(m, inputs, NULL, 0, outputs, n_outputs, err);
 }
 
 int lector_model_takes_images(const lector_model *m)
 {
     if (!m || m->g->n_inputs != 1 || !m->be->iface->get_proc_address ||
-        !m->be->iface->get_proc_address("run_image"))
+        !m->be->iface->get_proc_address("run_images"))
         return 0;
     const rt_value *v = &m->g->values[m->g->inputs[0]];
     return v->dtype == LECTOR_DTYPE_FLOAT32 && (v->ndim < 0 || v->ndim == 4);
 }
 
-lector_status lector_model_run_image(const lector_model *cm, const lector_image_input *im, lector_tensor **outputs,
-                                     size_t *n_outputs, lector_error *err)
+/* One row against the first (channels, out_height) and the tensor width;
+ * its tables against the source they index (the turned crop, or the pixels). */
+static lector_status check_row(const lector_model *m, const lector_image_input *im, size_t i,
+                               const lector_image_input *first, int width, lector_error *err)
+{
+    const char *name = m->g->name;
+    if (!im->pixels || !im->xofs || !im->alpha || !im->yofs || !im->beta || !im->lut || im->width <= 0 ||
+        im->height <= 0 || im->channels < 1 || im->channels > 4 || im->out_width <= 0 || im->out_height <= 0 ||
+        im->stride < (size_t)im->width * (size_t)im->channels)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid image input %zu (%dx%d, %d channels)",
+                             name, i, im->width, im->height, im->channels);
+    if (im->channels != first->channels || im->out_height != first->out_height || im->out_width > width)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
+                             "%s: image input %zu (%d channels, %dx%d) does not fit the batch (%d channels, "
+                             "height %d, width %d)", name, i, im->channels, im->out_width, im->out_height,
+                             first->channels, first->out_height, width);
+    int sw = im->width, sh = im->height;
+    if (im->warp) {
+        if (!im->cubic || im->crop_width <= 0 || im->crop_height <= 0 || im->turns < 0 || im->turns > 3 ||
+            im->origin_x < 0 || im->origin_y < 0 || im->full_width - im->width < im->origin_x ||
+            im->full_height - im->height < im->origin_y)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
+                                 "%s: image input %zu: invalid crop (%dx%d, turns %d, region %dx%d at %d,%d of "
+                                 "%dx%d)", name, i, im->crop_width, im->crop_height, im->turns, im->width,
+                                 im->height, im->origin_x, im->origin_y, im->full_width, im->full_height);
+        sw = im->turns & 1 ? im->crop_height : im->crop_width;
+        sh = im->turns & 1 ? im->crop_width : im->crop_height;
+    }
+    for (int x = 0; x < im->out_width; x++)
+        if (im->xofs[x] < 0 || im->xofs[x] >= sw)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input %zu: column table out of range",
+                                 name, i);
+    for (int y = 0; y < 2 * im->out_height; y++)
+        if (im->yofs[y] < 0 || im->yofs[y] >= sh)
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input %zu: row table out of range",
+                                 name, i);
+    return LECTOR_OK;
+}
+
+lector_status lector_model_run_images(const lector_model *cm, const lector_image_input *rows, size_t n_rows,
+                                      size_t batch, int width, lector_tensor **outputs, size_t *n_outputs,
+                                      lector_error *err)
 {
     lector_model *m = (lector_model *)cm;
-    if (!m || !im || !outputs || !n_outputs)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run_image: NULL argument");
+    if (!m || !rows || !outputs || !n_outputs)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run_images: NULL argument");
     *outputs = NULL;
     *n_outputs = 0;
     if (!lector_model_takes_images(m))
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input",
                              m->g->name, m->be->iface->name);
-    if (!im->pixels || !im->xofs || !im->alpha || !im->yofs || !im->beta || !im->lut || im->width <= 0 ||
-        im->height <= 0 || im->channels < 1 || im->channels > 4 || im->out_width <= 0 || im->out_height <= 0 ||
-        im->stride < (size_t)im->width * (size_t)im->channels)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid image input (%dx%d, %d channels)",
-                             m->g->name, im->width, im->height, im->channels);
-    for (int x = 0; x < im->out_width; x++)
-        if (im->xofs[x] < 0 || im->xofs[x] >= im->width)
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input column table out of range",
-                                 m->g->name);
-    for (int y = 0; y < 2 * im->out_height; y++)
-        if (im->yofs[y] < 0 || im->yofs[y] >= im->height)
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input row table out of range",
-                                 m->g->name);
-    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, im->channels, im->out_height, im->out_width}, NULL};
-    return run_plan(m, &in, im, outputs, n_outputs, err);
+    if (!n_rows || batch < n_rows || batch > INT32_MAX || width <= 0)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
+                             "%s: %zu image rows in a batch of %zu, width %d", m->g->name, n_rows, batch, width);
+    for (size_t i = 0; i < n_rows; i++) {
+        lector_status st = check_row(m, &rows[i], i, &rows[0], width, err);
+        if (st) return st;
+    }
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {(int64_t)batch, rows[0].channels, rows[0].out_height, width}, NULL};
+    return run_plan(m, &in, rows, n_rows, outputs, n_outputs, err);
+}
+
+lector_status lector_model_run_image(const lector_model *m, const lector_image_input *im, lector_tensor **outputs,
+                                     size_t *n_outputs, lector_error *err)
+{
+    if (!im) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run_image: NULL argument");
+    return lector_model_run_images(m, im, 1, 1, im->out_width, outputs, n_outputs, err);
 }
 
 lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,

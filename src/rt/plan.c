@@ -293,19 +293,19 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
     return st;
 }
 
-lector_status rt_plan_run_image(rt_plan *p, const lector_image_input *image, lector_tensor *outputs,
-                                lector_error *err)
+lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
+                                 lector_error *err)
 {
     rt_backend *be = p->backend;
-    rt_run_image_fn run = NULL;
-    if (be->iface->get_proc_address) *(void **)&run = be->iface->get_proc_address("run_image");
+    rt_run_images_fn run = NULL;
+    if (be->iface->get_proc_address) *(void **)&run = be->iface->get_proc_address("run_images");
     if (!run)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input", p->g->name,
                              be->iface->name);
     void *arena = NULL;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
-    st = run(be, p, arena, image, outputs, err);
+    st = run(be, p, arena, rows, n_rows, outputs, err);
     arena_give(p, arena);
     return st;
 }

@@ -15,6 +15,12 @@
  *            every result equals the single-threaded one
  *   memory   N reads (--reads N, default 200): device memory held through
  *            Lector and the process RSS after the warm-up and at the end
+ *   inputs   the cls and rec models on the GPU, their input made on the GPU
+ *            from the page's bytes (lector_model_run_images: warp, turns,
+ *            resize, normalisation) against the same models given the
+ *            input the CPU path makes for the same boxes (the crops of the
+ *            GPU engine's lines, each also turned 180 degrees): the outputs
+ *            must be equal bit for bit
  *
  * --fp16 runs the GPU engine in half precision: `same` then passes when at
  * least 99.5% of the CPU's lines have their text on the same page (the
@@ -26,12 +32,15 @@
  *
  * Exit: 0 pass, 1 fail, 77 "skipped: no GPU".
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "image/image.h"
 #include "lector.h"
+#include "ocr/preprocess.h"
 
 #define SKIP 77
 #define MAX_IMAGES 64
@@ -366,10 +375,126 @@ static int mode_memory(lector_engine *e, int reads)
     return bad || used1 > used0;
 }
 
+/* One batch of n crops (boxes of `page`, tensor width tw) through model m
+ * both ways; 0 when the outputs are equal bit for bit. */
+static int inputs_batch(lector_model *m, const char *what, const lector_image *page, const float (*quads)[4][2],
+                        const int *turns, int n, int img_h, int tw, int *rows_out)
+{
+    float *host = calloc((size_t)n * 3 * img_h * tw, sizeof(float));
+    lector_image_input *in = calloc((size_t)n, sizeof *in);
+    lector_line_tables *t = calloc((size_t)n, sizeof *t);
+    lector_error err;
+    int bad = !host || !in || !t;
+    for (int k = 0; k < n && !bad; k++) {
+        const float(*p)[2] = quads[k];
+        int w = (int)fmax(hypot(p[0][0] - p[1][0], p[0][1] - p[1][1]), hypot(p[2][0] - p[3][0], p[2][1] - p[3][1]));
+        int h = (int)fmax(hypot(p[0][0] - p[3][0], p[0][1] - p[3][1]), hypot(p[1][0] - p[2][0], p[1][1] - p[2][1]));
+        w = w < 1 ? 1 : w;
+        h = h < 1 ? 1 : h;
+        double mat[9];
+        lector_image warped, t1 = {0}, t2 = {0}, *crop = &warped;
+        if (lector__warp_quad_matrix(p, w, h, mat) || lector__image_warp_quad(page, p, w, h, &warped, &err)) {
+            bad = 1;
+            break;
+        }
+        if (turns[k] & 1) lector__image_rotate90_ccw(crop, &t1, &err), crop = &t1;
+        if (turns[k] & 2) lector__image_rotate180(crop, &t2, &err), crop = &t2;
+        bad |= lector__rec_preprocess(crop, img_h, tw, host, k, &err) != LECTOR_OK;
+        bad |= lector__line_image_input(page, mat, w, h, turns[k], img_h, tw, &t[k], &in[k], &err) != LECTOR_OK;
+        lector__image_release(&warped);
+        lector__image_release(&t1);
+        lector__image_release(&t2);
+    }
+    lector_tensor x = {LECTOR_DTYPE_FLOAT32, 4, {n, 3, img_h, tw}, host};
+    lector_tensor *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    if (!bad && lector_model_run(m, &x, 1, &a, &na, &err)) {
+        printf("FAIL %s: run: %s\n", what, err.message);
+        bad = 1;
+    }
+    if (!bad && lector_model_run_images(m, in, (size_t)n, (size_t)n, tw, &b, &nb, &err)) {
+        printf("FAIL %s: run_images: %s\n", what, err.message);
+        bad = 1;
+    }
+    for (size_t o = 0; !bad && o < na; o++) {
+        size_t cnt = 1, es = a[o].dtype == LECTOR_DTYPE_INT64 ? 8 : 4;
+        for (int d = 0; d < a[o].ndim; d++) cnt *= (size_t)a[o].dims[d];
+        if (nb != na || memcmp(a[o].data, b[o].data, cnt * es)) {
+            size_t diff = 0;
+            for (size_t i = 0; i < cnt * es; i++) diff += ((const char *)a[o].data)[i] != ((const char *)b[o].data)[i];
+            printf("FAIL %s: output %zu differs (%zu of %zu bytes), %d crops at width %d\n", what, o, diff,
+                   cnt * es, n, tw);
+            bad = 1;
+        }
+    }
+    *rows_out += n;
+    lector_tensors_free(a, na);
+    lector_tensors_free(b, nb);
+    for (int k = 0; t && k < n; k++) lector__line_tables_free(&t[k]);
+    free(t);
+    free(in);
+    free(host);
+    return bad;
+}
+
+static int mode_inputs(lector_engine *e)
+{
+    char path[4096];
+    lector_model_options mo = {.backend = "cuda:0", .output_argmax = 1};
+    lector_model *rec = NULL, *cls = NULL;
+    lector_error err;
+    snprintf(path, sizeof path, "%s/ch_PP-OCRv4_rec_infer.onnx", models);
+    if (lector_model_load_file(path, &mo, &rec, &err)) return printf("FAIL %s: %s\n", path, err.message), 1;
+    mo.output_argmax = 0;
+    snprintf(path, sizeof path, "%s/ch_ppocr_mobile_v2.0_cls_infer.onnx", models);
+    if (lector_model_load_file(path, &mo, &cls, &err)) return printf("FAIL %s: %s\n", path, err.message), 1;
+    int bad = 0, rows = 0;
+    for (int i = 0; i < n_images && !bad; i++) {
+        lector_result *r = NULL;
+        lector_image_pages pages = {0};
+        lector_image_limits lim;
+        lector__image_limits_default(&lim);
+        FILE *f = fopen(images[i], "rb");
+        static uint8_t buf[32 << 20];
+        size_t size = f ? fread(buf, 1, sizeof buf, f) : 0;
+        if (f) fclose(f);
+        if (lector_read_file(e, images[i], NULL, &r, &err) ||
+            lector__image_decode(buf, size, images[i], &lim, &pages, &err)) {
+            printf("FAIL %s: %s\n", images[i], err.message);
+            bad = 1;
+            break;
+        }
+        int n = (int)r->pages[0].n_lines;
+        float(*q)[4][2] = calloc((size_t)(n ? n : 1), sizeof *q);
+        int *turns = calloc((size_t)(n ? n : 1), sizeof *turns);
+        for (int k = 0; k < n; k++) {
+            const lector_line *l = &r->pages[0].lines[k];
+            for (int c = 0; c < 4; c++) q[k][c][0] = l->box[c].x, q[k][c][1] = l->box[c].y;
+            float w = hypotf(q[k][0][0] - q[k][1][0], q[k][0][1] - q[k][1][1]);
+            float h = hypotf(q[k][0][0] - q[k][3][0], q[k][0][1] - q[k][3][1]);
+            turns[k] = (h >= 1.5f * w) | (k % 2) << 1; /* every other crop also turned 180 degrees */
+        }
+        for (int b0 = 0; b0 < n && !bad; b0 += 8) {
+            int nb = n - b0 < 8 ? n - b0 : 8;
+            bad |= inputs_batch(rec, "rec", &pages.pages[0], q + b0, turns + b0, nb, 48, 320 + 160 * (b0 % 3), &rows);
+            bad |= inputs_batch(cls, "cls", &pages.pages[0], q + b0, turns + b0, nb, 48, 192, &rows);
+        }
+        free(q);
+        free(turns);
+        lector__image_pages_free(&pages);
+        lector_result_free(r);
+    }
+    printf("inputs: %d crop rows, the GPU-made inputs' outputs %s the CPU-made inputs'\n", rows,
+           bad ? "differ from" : "equal");
+    lector_model_free(rec);
+    lector_model_free(cls);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory --models DIR [--reads N] [--fp16] IMAGE...\n");
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs --models DIR [--reads N] [--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -409,6 +534,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "fault")) r = mode_fault(e);
     else if (!strcmp(mode, "threads")) r = mode_threads(e);
     else if (!strcmp(mode, "memory")) r = mode_memory(e, reads);
+    else if (!strcmp(mode, "inputs")) r = mode_inputs(e);
     else if (!strcmp(mode, "oom")) {
         lector_engine_free(e);
         e = NULL;

@@ -291,7 +291,7 @@ static void test_det_preprocess(void **state)
 }
 
 /* The formula of lector_image_input (include/lector_rt.h), which the CUDA
- * backend's ck_resize_norm_u8 computes, written out here from the header's
+ * backend's ck_image_rows computes, written out here from the header's
  * words over lector__det_image_input's tables: it must give the CPU's detection input
  * (lector__det_preprocess, itself bit-exact with OpenCV) bit for bit, for
  * downscaling, upscaling and equal sizes. */
@@ -348,6 +348,123 @@ static void test_image_input_formula(void **state)
     lector__image_release(&tiny);
 }
 
+/* The crop part of lector_image_input's formula (include/lector_rt.h),
+ * written out here from the header's words, reading only the region that
+ * lector__line_image_input hands over: pixel (x, y) of the turned crop. A
+ * tap outside the region counts in *outside. */
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static double clamp_int(double v)
+{
+    double r = v < 2147483647.0 ? v : 2147483647.0;
+    return -2147483648.0 < r ? r : -2147483648.0;
+}
+
+static int crop_px(const lector_image_input *in, int x, int y, int c, size_t *outside)
+{
+    int sw = in->turns & 1 ? in->crop_height : in->crop_width, sh = in->turns & 1 ? in->crop_width : in->crop_height;
+    if (in->turns & 2) x = sw - 1 - x, y = sh - 1 - y;
+    if (in->turns & 1) {
+        int t = x;
+        x = in->crop_width - 1 - y;
+        y = t;
+    }
+    const double *m = in->warp;
+    double W = m[6] * x + (m[7] * y + m[8]);
+    W = W != 0 ? 32 / W : 0;
+    int X = (int)lrint(clamp_int((m[0] * x + (m[1] * y + m[2])) * W));
+    int Y = (int)lrint(clamp_int((m[3] * x + (m[4] * y + m[5])) * W));
+    int sx = clampi(X >> 5, -32768, 32767) - 1, sy = clampi(Y >> 5, -32768, 32767) - 1;
+    const int16_t *wt = in->cubic + ((Y & 31) * 32 + (X & 31)) * 16;
+    int sum = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int px = clampi(sx + j, 0, in->full_width - 1) - in->origin_x;
+            int py = clampi(sy + i, 0, in->full_height - 1) - in->origin_y;
+            if (px < 0 || px >= in->width || py < 0 || py >= in->height) {
+                ++*outside;
+                continue;
+            }
+            sum += in->pixels[(size_t)py * in->stride + (size_t)px * 3 + c] * wt[i * 4 + j];
+        }
+    return clampi((sum + (1 << 14)) >> 15, 0, 255);
+}
+
+/* lector__line_image_input's row through the header's formula against the
+ * CPU path's row (lector__image_warp_quad, the turns, lector__rec_preprocess):
+ * bit for bit, for straight, skewed, perspective and tall boxes, boxes over
+ * the page's edge, every turn, and cls and rec widths. */
+static void test_line_input_formula(void **state)
+{
+    lector_image page;
+    make_image(&page, 400, 260, 3);
+    static const float quads[][4][2] = {
+        {{10, 20}, {210, 20}, {210, 52}, {10, 52}},           /* straight */
+        {{30.5f, 60.2f}, {250.7f, 80.1f}, {247.3f, 118.9f}, {27.1f, 99.4f}}, /* skewed */
+        {{100, 150}, {300, 140}, {320, 190}, {90, 205}},      /* perspective */
+        {{350, 10}, {390, 12}, {388, 200}, {349, 198}},       /* tall: a quarter turn */
+        {{-15, -8}, {120, -3}, {118, 30}, {-14, 26}},         /* over the top-left edge */
+        {{300, 230}, {420, 228}, {421, 275}, {301, 277}},     /* over the bottom-right edge */
+        {{5, 5}, {9, 5}, {9, 8}, {5, 8}},                     /* tiny */
+    };
+    static const int widths[] = {192, 320, 640};
+    size_t checked = 0;
+    for (size_t q = 0; q < sizeof quads / sizeof *quads; q++) {
+        const float (*p)[2] = quads[q];
+        int w = (int)fmax(hypot(p[0][0] - p[1][0], p[0][1] - p[1][1]), hypot(p[2][0] - p[3][0], p[2][1] - p[3][1]));
+        int h = (int)fmax(hypot(p[0][0] - p[3][0], p[0][1] - p[3][1]), hypot(p[1][0] - p[2][0], p[1][1] - p[2][1]));
+        double m[9];
+        assert_int_equal(lector__warp_quad_matrix(p, w, h, m), 0);
+        lector_image warped;
+        assert_int_equal(lector__image_warp_quad(&page, p, w, h, &warped, NULL), LECTOR_OK);
+        for (int turns = 0; turns < 4; turns++) {
+            lector_image crop = warped, t1 = {0}, t2 = {0};
+            if (turns & 1) assert_int_equal(lector__image_rotate90_ccw(&crop, &t1, NULL), LECTOR_OK), crop = t1;
+            if (turns & 2) assert_int_equal(lector__image_rotate180(&crop, &t2, NULL), LECTOR_OK), crop = t2;
+            for (size_t k = 0; k < sizeof widths / sizeof *widths; k++) {
+                int tw = widths[k];
+                float *ref = calloc((size_t)3 * 48 * tw, sizeof(float));
+                assert_int_equal(lector__rec_preprocess(&crop, 48, tw, ref, 0, NULL), LECTOR_OK);
+                lector_line_tables t;
+                lector_image_input in;
+                assert_int_equal(lector__line_image_input(&page, m, w, h, turns, 48, tw, &t, &in, NULL), LECTOR_OK);
+                assert_true(in.origin_x >= 0 && in.origin_y >= 0 && in.origin_x + in.width <= page.width &&
+                            in.origin_y + in.height <= page.height);
+                size_t bad = 0, outside = 0;
+                int sw = crop.width;
+                for (int y = 0; y < 48; y++)
+                    for (int x = 0; x < tw; x++)
+                        for (int c = 0; c < 3; c++) {
+                            float f = 0;
+                            if (x < in.out_width) {
+                                int x0 = in.xofs[x], x1 = x0 + 1 < sw ? x0 + 1 : x0;
+                                int s0 = crop_px(&in, x0, in.yofs[2 * y], c, &outside) * in.alpha[2 * x] +
+                                         crop_px(&in, x1, in.yofs[2 * y], c, &outside) * in.alpha[2 * x + 1];
+                                int s1 = crop_px(&in, x0, in.yofs[2 * y + 1], c, &outside) * in.alpha[2 * x] +
+                                         crop_px(&in, x1, in.yofs[2 * y + 1], c, &outside) * in.alpha[2 * x + 1];
+                                int v = ((((s0 >> 4) * in.beta[2 * y]) >> 16) +
+                                         (((s1 >> 4) * in.beta[2 * y + 1]) >> 16) + 2) >> 2;
+                                f = in.lut[c * 256 + (v > 255 ? 255 : v)];
+                            }
+                            bad += f != ref[((size_t)c * 48 + y) * tw + x];
+                            checked++;
+                        }
+                if (bad || outside)
+                    fprintf(stderr, "quad %zu turns %d width %d: %zu values differ, %zu taps outside\n", q, turns,
+                            tw, bad, outside);
+                assert_int_equal(bad, 0);
+                assert_int_equal(outside, 0);
+                lector__line_tables_free(&t);
+                free(ref);
+            }
+            lector__image_release(&t1);
+            lector__image_release(&t2);
+        }
+        lector__image_release(&warped);
+    }
+    assert_true(checked > 1000000);
+}
+
 static void test_line_preprocess(void **state)
 {
     assert_int_equal(lector__line_resized_width(100, 20, 48, 192), 192);
@@ -389,7 +506,7 @@ int main(void)
         cmocka_unit_test(test_rotate),       cmocka_unit_test(test_opencv_oracle),
         cmocka_unit_test(test_det_dims),
         cmocka_unit_test(test_det_preprocess), cmocka_unit_test(test_line_preprocess),
-        cmocka_unit_test(test_image_input_formula),
+        cmocka_unit_test(test_image_input_formula), cmocka_unit_test(test_line_input_formula),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -259,7 +259,8 @@ static void test_arena_bytes(void **state)
     static const int xo[4], yo[8];
     static const int16_t al[8], be[8];
     static const float lut[3 * 256];
-    lector_image_input im = {px, 4, 4, 3, 12, 4, 4, xo, al, yo, be, lut};
+    lector_image_input im = {.pixels = px, .width = 4, .height = 4, .channels = 3, .stride = 12, .out_width = 4,
+                             .out_height = 4, .xofs = xo, .alpha = al, .yofs = yo, .beta = be, .lut = lut};
     lector_tensor *out = (lector_tensor *)0x1;
     size_t n_out = 3;
     assert_int_equal(lector_model_run_image(m, &im, &out, &n_out, &err), LECTOR_ERR_UNSUPPORTED_OP);
@@ -267,6 +268,8 @@ static void test_arena_bytes(void **state)
     assert_int_equal(n_out, 0);
     assert_non_null(strstr(err.message, "image input"));
     assert_int_equal(lector_model_run_image(m, NULL, &out, &n_out, &err), LECTOR_ERR_INVALID_ARGUMENT);
+    assert_int_equal(lector_model_run_images(m, &im, 1, 2, 4, &out, &n_out, &err), LECTOR_ERR_UNSUPPORTED_OP);
+    assert_int_equal(lector_model_run_images(m, NULL, 1, 1, 4, &out, &n_out, &err), LECTOR_ERR_INVALID_ARGUMENT);
     lector_model_free(m);
 }
 

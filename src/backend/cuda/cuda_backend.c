@@ -2046,30 +2046,77 @@ static lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *are
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* cu_plan_execute with the plan's only input made here from an 8-bit image
- * (lector_image_input): the pixels and the resize tables go up through the
- * worker's pinned staging, ck_resize_norm_u8 writes the fp32 NCHW input
- * where an uploaded one would be, and the plan's steps (its input
- * conversion included) follow. */
-static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *im,
-                                  lector_tensor *outputs, lector_error *err)
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+/* cu_plan_execute with the plan's only input made here from rows of 8-bit
+ * pixels (lector_image_input): each row's region, its resize tables, the
+ * distinct normalisation tables, the row descriptors and (for crops) the
+ * warp's weights go up in one copy through the worker's pinned staging;
+ * ck_image_rows writes the fp32 NCHW input where an uploaded one would be,
+ * and the plan's steps (its input conversion included) follow. */
+static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *rows,
+                                   size_t n_rows, lector_tensor *outputs, lector_error *err)
 {
     cu_ctx *c = be->ctx;
     const cu_plan *cp = p->be_plan;
     const rt_graph *g = p->g;
     const rt_value *in = g->n_inputs == 1 ? &g->values[g->inputs[0]] : NULL;
-    if (!in || in->data || in->dtype != LECTOR_DTYPE_FLOAT32 || in->ndim != 4 || in->dims[0] != 1 ||
-        in->dims[1] != im->channels || in->dims[2] != im->out_height || in->dims[3] != im->out_width)
+    if (!in || in->data || in->dtype != LECTOR_DTYPE_FLOAT32 || in->ndim != 4 || !n_rows ||
+        (int64_t)n_rows > in->dims[0] || in->dims[1] != rows[0].channels || in->dims[2] != rows[0].out_height)
         return fail(err, LECTOR_ERR_SHAPE, "%s: the image input does not fit the model's input", g->name);
-    size_t row = (size_t)im->width * (size_t)im->channels;
-    size_t n_px = row * (size_t)im->height, n_x = sizeof(int) * (size_t)im->out_width,
-           n_a = sizeof(int16_t) * 2 * (size_t)im->out_width, n_y = sizeof(int) * 2 * (size_t)im->out_height,
-           n_b = sizeof(int16_t) * 2 * (size_t)im->out_height, n_l = sizeof(float) * 256 * (size_t)im->channels;
-    size_t o_x = align256(n_px), o_a = o_x + align256(n_x), o_y = o_a + align256(n_a), o_b = o_y + align256(n_y),
-           o_l = o_b + align256(n_b), total = o_l + align256(n_l);
+    int cn = rows[0].channels, any_warp = 0;
+    ck_image_row *d = malloc(sizeof *d * n_rows);
+    const float **luts = malloc(sizeof *luts * n_rows);
+    if (!d || !luts) {
+        free(d);
+        free(luts);
+        return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory (image rows)", g->name);
+    }
+    /* the upload's layout: per row pixels and tables, then the luts, the descriptors, the weights */
+    size_t off = 0, n_luts = 0, lut_bytes = sizeof(float) * 256 * (size_t)cn;
+    for (size_t i = 0; i < n_rows; i++) {
+        const lector_image_input *im = &rows[i];
+        ck_image_row *r = &d[i];
+        memset(r, 0, sizeof *r);
+        r->width = im->width;
+        r->height = im->height;
+        r->out_width = im->out_width;
+        r->px = (int64_t)off;
+        off = align16(off + (size_t)im->width * cn * (size_t)im->height);
+        r->xofs = (int64_t)off;
+        off = align16(off + sizeof(int) * (size_t)im->out_width);
+        r->alpha = (int64_t)off;
+        off = align16(off + sizeof(int16_t) * 2 * (size_t)im->out_width);
+        r->yofs = (int64_t)off;
+        off = align16(off + sizeof(int) * 2 * (size_t)im->out_height);
+        r->beta = (int64_t)off;
+        off = align16(off + sizeof(int16_t) * 2 * (size_t)im->out_height);
+        r->sw = im->width;
+        r->sh = im->height;
+        if (im->warp) {
+            any_warp = 1;
+            r->warp = 1;
+            memcpy(r->m, im->warp, sizeof r->m);
+            r->crop_width = im->crop_width;
+            r->turns = im->turns;
+            r->origin_x = im->origin_x;
+            r->origin_y = im->origin_y;
+            r->full_width = im->full_width;
+            r->full_height = im->full_height;
+            r->sw = im->turns & 1 ? im->crop_height : im->crop_width;
+            r->sh = im->turns & 1 ? im->crop_width : im->crop_height;
+        }
+        size_t k = 0;
+        while (k < n_luts && luts[k] != im->lut) k++;
+        if (k == n_luts) luts[n_luts++] = im->lut;
+        r->lut = (int64_t)k; /* an index until the luts' place is known */
+    }
+    size_t o_lut = off, o_desc = align16(o_lut + n_luts * lut_bytes), o_cubic = align16(o_desc + sizeof *d * n_rows);
+    size_t total = o_cubic + (any_warp ? sizeof(int16_t) * 32 * 32 * 16 : 0);
+    for (size_t i = 0; i < n_rows; i++) d[i].lut = (int64_t)(o_lut + (size_t)d[i].lut * lut_bytes);
     exec_ctx x;
     lector_status st = call_begin(be, p, arena, NULL, align256(cp->io_bytes) - cp->io_bytes + total, &x, err);
-    if (st) return st;
+    if (st) goto out;
     cu_worker *w = x.w;
     if (w->img_size < total) {
         dev_free(w->img);
@@ -2077,27 +2124,40 @@ static lector_status cu_run_image(rt_backend *be, const rt_plan *p, void *arena,
         w->img_size = 0;
         if ((st = dev_alloc(c->device, total, &w->img, "an image input", err))) {
             worker_put(c, w);
-            return st;
+            goto out;
         }
         w->img_size = total;
     }
     char *stage = (char *)w->pin + align256(cp->io_bytes), *dev = w->img; /* outputs first, then the image */
-    for (int y = 0; y < im->height; y++) memcpy(stage + (size_t)y * row, im->pixels + (size_t)y * im->stride, row);
-    memcpy(stage + o_x, im->xofs, n_x);
-    memcpy(stage + o_a, im->alpha, n_a);
-    memcpy(stage + o_y, im->yofs, n_y);
-    memcpy(stage + o_b, im->beta, n_b);
-    memcpy(stage + o_l, im->lut, n_l);
+    for (size_t i = 0; i < n_rows; i++) {
+        const lector_image_input *im = &rows[i];
+        size_t row = (size_t)im->width * cn;
+        for (int y = 0; y < im->height; y++)
+            memcpy(stage + d[i].px + (size_t)y * row, im->pixels + (size_t)y * im->stride, row);
+        memcpy(stage + d[i].xofs, im->xofs, sizeof(int) * (size_t)im->out_width);
+        memcpy(stage + d[i].alpha, im->alpha, sizeof(int16_t) * 2 * (size_t)im->out_width);
+        memcpy(stage + d[i].yofs, im->yofs, sizeof(int) * 2 * (size_t)im->out_height);
+        memcpy(stage + d[i].beta, im->beta, sizeof(int16_t) * 2 * (size_t)im->out_height);
+    }
+    for (size_t k = 0; k < n_luts; k++) memcpy(stage + o_lut + k * lut_bytes, luts[k], lut_bytes);
+    memcpy(stage + o_desc, d, sizeof *d * n_rows);
+    const lector_image_input *wr = NULL;
+    for (size_t i = 0; i < n_rows && !wr; i++)
+        if (rows[i].warp) wr = &rows[i];
+    if (wr) memcpy(stage + o_cubic, wr->cubic, sizeof(int16_t) * 32 * 32 * 16);
     cudaError_t e = cudaMemcpyAsync(dev, stage, total, cudaMemcpyHostToDevice, w->stream);
     if (e != cudaSuccess) st = cuda_fail(err, e, "uploading an image input");
     if (!st) {
-        int rc = ck_resize_norm_u8(w->stream, (const uint8_t *)dev, im->width, im->channels, row,
-                                   (const int *)(dev + o_x), (const int16_t *)(dev + o_a), (const int *)(dev + o_y),
-                                   (const int16_t *)(dev + o_b), (const float *)(dev + o_l),
-                                   (float *)(x.arena + cp->in_off[0]), im->out_width, im->out_height);
-        if (rc) st = cuda_fail(err, (cudaError_t)rc, "resizing an image input");
+        int rc = ck_image_rows(w->stream, dev, (const ck_image_row *)(dev + o_desc), (int)n_rows,
+                               (const int16_t *)(dev + o_cubic), cn, (float *)(x.arena + cp->in_off[0]),
+                               (int)in->dims[0], (int)in->dims[2], (int)in->dims[3]);
+        if (rc) st = cuda_fail(err, (cudaError_t)rc, "making an image input");
     }
-    return run_and_download(be, &x, w->pin, st, outputs, err);
+    st = run_and_download(be, &x, w->pin, st, outputs, err);
+out:
+    free(d);
+    free(luts);
+    return st;
 }
 
 /* Times the plan as a framework benchmark times a model: the inputs are
@@ -2202,7 +2262,7 @@ static void *cu_proc(const char *name)
 {
     if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
     if (!strcmp(name, "memory_available")) return (void *)cu_memory_available;
-    if (!strcmp(name, "run_image")) return (void *)cu_run_image;
+    if (!strcmp(name, "run_images")) return (void *)cu_run_images;
     if (!strcmp(name, "trim")) return (void *)cu_trim;
     if (!strcmp(name, "device_name")) return (void *)cu_device_name;
     if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;

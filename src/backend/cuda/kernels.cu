@@ -424,32 +424,96 @@ extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_
 
 /* ---- image input ------------------------------------------------------------- */
 
-/* One thread per destination pixel, all channels: the horizontal pass of the
- * two source rows, then the vertical one, as lector__image_resize. */
-__global__ void k_resize_norm_u8(const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
-                                 const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut,
-                                 float *y, int dw, int dh)
+/* ---- model inputs from 8-bit pixels ------------------------------------------- */
+
+__device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* std::max(INT_MIN, std::min(INT_MAX, v)) with its NaN behaviour (-> INT_MAX), as the CPU warp */
+__device__ __forceinline__ double clamp_int_range(double v)
 {
-    int dx = blockIdx.x * blockDim.x + threadIdx.x, dy = blockIdx.y;
-    if (dx >= dw) return;
-    int sx = xofs[dx], sx1 = sx + 1 < sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
-    int b0 = beta[2 * dy], b1 = beta[2 * dy + 1];
-    const uint8_t *r0 = src + (size_t)yofs[2 * dy] * sstride, *r1 = src + (size_t)yofs[2 * dy + 1] * sstride;
+    double r = v < 2147483647.0 ? v : 2147483647.0;
+    return -2147483648.0 < r ? r : -2147483648.0;
+}
+
+/* Pixel (x, y) of the resize source of row r, all cn channels, into v: the
+ * region's pixel, or the turned crop's, warped from the region as
+ * lector__image_warp_quad does (the same double operations, none fused). */
+__device__ void source_px(const ck_image_row &r, const uint8_t *px, const int16_t *cubic, int cn, int x, int y,
+                          int v[4])
+{
+    size_t stride = (size_t)r.width * cn;
+    if (!r.warp) {
+        const uint8_t *p = px + (size_t)y * stride + (size_t)x * cn;
+        for (int c = 0; c < cn; c++) v[c] = p[c];
+        return;
+    }
+    if (r.turns & 2) x = r.sw - 1 - x, y = r.sh - 1 - y;
+    if (r.turns & 1) { /* np.rot90: out(x, y) = in(W - 1 - y, x) */
+        int t = x;
+        x = r.crop_width - 1 - y;
+        y = t;
+    }
+    const double *M = r.m;
+    double X0 = __dadd_rn(__dmul_rn(M[1], (double)y), M[2]), Y0 = __dadd_rn(__dmul_rn(M[4], (double)y), M[5]);
+    double W = __dadd_rn(__dadd_rn(__dmul_rn(M[7], (double)y), M[8]), __dmul_rn(M[6], (double)x));
+    W = W != 0 ? __ddiv_rn(32.0, W) : 0;
+    double fX = clamp_int_range(__dmul_rn(__dadd_rn(X0, __dmul_rn(M[0], (double)x)), W));
+    double fY = clamp_int_range(__dmul_rn(__dadd_rn(Y0, __dmul_rn(M[3], (double)x)), W));
+    int X = __double2int_rn(fX), Y = __double2int_rn(fY);
+    int sx = clampi(X >> 5, -32768, 32767) - 1, sy = clampi(Y >> 5, -32768, 32767) - 1;
+    const int16_t *wt = cubic + ((Y & 31) * 32 + (X & 31)) * 16;
+    int xs[4];
+    const uint8_t *rows[4];
+    for (int i = 0; i < 4; i++) { /* BORDER_REPLICATE at the full image; the region holds every tap */
+        xs[i] = clampi(clampi(sx + i, 0, r.full_width - 1) - r.origin_x, 0, r.width - 1) * cn;
+        rows[i] = px + (size_t)clampi(clampi(sy + i, 0, r.full_height - 1) - r.origin_y, 0, r.height - 1) * stride;
+    }
     for (int c = 0; c < cn; c++) {
-        int s0 = r0[sx * cn + c] * a0 + r0[sx1 * cn + c] * a1;
-        int s1 = r1[sx * cn + c] * a0 + r1[sx1 * cn + c] * a1;
-        int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
-        y[((size_t)c * dh + dy) * dw + dx] = lut[c * 256 + (v > 255 ? 255 : v)];
+        int sum = 0;
+        for (int i = 0; i < 4; i++)
+            sum += rows[i][xs[0] + c] * wt[i * 4] + rows[i][xs[1] + c] * wt[i * 4 + 1] +
+                   rows[i][xs[2] + c] * wt[i * 4 + 2] + rows[i][xs[3] + c] * wt[i * 4 + 3];
+        v[c] = clampi((sum + (1 << 14)) >> 15, 0, 255);
     }
 }
 
-extern "C" int ck_resize_norm_u8(ck_stream s, const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
-                                 const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut,
-                                 float *y, int dw, int dh)
+/* One thread per destination pixel of a row, all channels: the horizontal
+ * pass of the two source rows, then the vertical one, as lector__image_resize. */
+__global__ void k_image_rows(const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
+                             float *y, int dh, int dw)
 {
-    if (dw <= 0 || dh <= 0) return 0;
-    dim3 grid((unsigned)((dw + 127) / 128), (unsigned)dh);
-    k_resize_norm_u8<<<grid, 128, 0, (cudaStream_t)s>>>(src, sw, cn, sstride, xofs, alpha, yofs, beta, lut, y, dw, dh);
+    int dx = blockIdx.x * blockDim.x + threadIdx.x, dy = blockIdx.y, b = blockIdx.z;
+    if (dx >= dw) return;
+    float *out = y + (size_t)b * cn * dh * dw + (size_t)dy * dw + dx;
+    if (b >= n_rows || dx >= rows[b].out_width) {
+        for (int c = 0; c < cn; c++) out[(size_t)c * dh * dw] = 0.f;
+        return;
+    }
+    const ck_image_row &r = rows[b];
+    const uint8_t *px = (const uint8_t *)up + r.px;
+    const int *xofs = (const int *)(up + r.xofs), *yofs = (const int *)(up + r.yofs);
+    const int16_t *alpha = (const int16_t *)(up + r.alpha), *beta = (const int16_t *)(up + r.beta);
+    const float *lut = (const float *)(up + r.lut);
+    int sx = xofs[dx], sx1 = sx + 1 < r.sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
+    int b0 = beta[2 * dy], b1 = beta[2 * dy + 1], y0 = yofs[2 * dy], y1 = yofs[2 * dy + 1];
+    int p00[4], p01[4], p10[4], p11[4];
+    source_px(r, px, cubic, cn, sx, y0, p00);
+    source_px(r, px, cubic, cn, sx1, y0, p01);
+    source_px(r, px, cubic, cn, sx, y1, p10);
+    source_px(r, px, cubic, cn, sx1, y1, p11);
+    for (int c = 0; c < cn; c++) {
+        int s0 = p00[c] * a0 + p01[c] * a1, s1 = p10[c] * a0 + p11[c] * a1;
+        int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
+        out[(size_t)c * dh * dw] = lut[c * 256 + (v > 255 ? 255 : v)];
+    }
+}
+
+extern "C" int ck_image_rows(ck_stream s, const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic,
+                             int cn, float *y, int batch, int dh, int dw)
+{
+    if (dw <= 0 || dh <= 0 || batch <= 0) return 0;
+    dim3 grid((unsigned)((dw + 127) / 128), (unsigned)dh, (unsigned)batch);
+    k_image_rows<<<grid, 128, 0, (cudaStream_t)s>>>(up, rows, n_rows, cubic, cn, y, dh, dw);
     return last_error();
 }
 

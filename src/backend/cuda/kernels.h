@@ -74,13 +74,26 @@ int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, 
  * NCHW/NHWC (a flat tensor: c = h = 1, w = its size). */
 int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
                int src_nhwc, int dst_half, int dst_nhwc);
-/* An 8-bit interleaved image (cn channels, rows sstride bytes apart, sw
- * columns) resized with fixed-point tables (lector_image_input: xofs/alpha
- * per column, yofs/beta per row pair) and mapped through lut[c * 256 + v]
- * into y: fp32 [cn][dh][dw]. Integer arithmetic only: the CPU's samples. */
-int ck_resize_norm_u8(ck_stream s, const uint8_t *src, int sw, int cn, size_t sstride, const int *xofs,
-                      const int16_t *alpha, const int *yofs, const int16_t *beta, const float *lut, float *y, int dw,
-                      int dh);
+/* One row of a model input made from 8-bit pixels (lector_image_input,
+ * whose comment in lector_rt.h is the formula): offsets into the upload
+ * `up` of ck_image_rows, the region's pixels packed (rows width * cn bytes). */
+typedef struct ck_image_row {
+    double m[9];                           /* the crop's inverse map (warp) */
+    int64_t px, xofs, alpha, yofs, beta, lut;
+    int width, height;                     /* the pixels' region */
+    int out_width;                         /* columns from here on are zero */
+    int warp, crop_width, turns;           /* turns: bit 0 rot90 ccw, bit 1 then 180 */
+    int origin_x, origin_y, full_width, full_height;
+    int sw, sh;                            /* the resize source: the turned crop, or the region */
+} ck_image_row;
+
+/* y: fp32 [batch][cn][dh][dw]; row b < n_rows from rows[b] (resize of the
+ * region or of the crop warped from it, then lut), rows from n_rows on zero.
+ * Integer arithmetic, the crop's coordinates in IEEE doubles without
+ * contraction: the CPU's samples, bit for bit. `cubic`: the warp's
+ * 32 x 32 x 16 weights (device memory). */
+int ck_image_rows(ck_stream s, const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
+                  float *y, int batch, int dh, int dw);
 /* Per row of `len` contiguous elements: index of the first maximum (int64)
  * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
