@@ -720,15 +720,14 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
             for (int y = 0; !st && y < img->height; y++)
                 memcpy(c[i].img.data + (size_t)y * c[i].img.stride, img->data + (size_t)y * img->stride,
                        (size_t)img->width * img->channels);
-        } else if (dev) {
-            st = crop_box_device(img, &boxes[i], &c[i], err);
         } else {
-            st = crop_box(img, &boxes[i], &c[i].img, err);
+            st = dev ? crop_box_device(img, &boxes[i], &c[i], err) : crop_box(img, &boxes[i], &c[i].img, err);
             if (st && st != LECTOR_ERR_OUT_OF_MEMORY) {
                 /* a degenerate box (two corners equal: PaddleOCR's corner
                  * ordering can do that on small boxes at 45 degrees) gives
                  * no line, as OpenCV's blank crop does; the page goes on */
                 lector__log(LECTOR_LOG_DEBUG, "box %d skipped: %s", i, err ? err->message : "");
+                memset(&c[i], 0, sizeof c[i]);
                 c[i].skip = 1;
                 st = LECTOR_OK;
                 continue;

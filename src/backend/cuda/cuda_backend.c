@@ -2052,7 +2052,8 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
  * pixels (lector_image_input): each row's region, its resize tables, the
  * distinct normalisation tables, the row descriptors and (for crops) the
  * warp's weights go up in one copy through the worker's pinned staging;
- * ck_image_rows writes the fp32 NCHW input where an uploaded one would be,
+ * ck_image_rows warps the crops into scratch after them, then writes the
+ * fp32 NCHW input where an uploaded one would be,
  * and the plan's steps (its input conversion included) follow. */
 static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *rows,
                                    size_t n_rows, lector_tensor *outputs, lector_error *err)
@@ -2064,7 +2065,7 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
     if (!in || in->data || in->dtype != LECTOR_DTYPE_FLOAT32 || in->ndim != 4 || !n_rows ||
         (int64_t)n_rows > in->dims[0] || in->dims[1] != rows[0].channels || in->dims[2] != rows[0].out_height)
         return fail(err, LECTOR_ERR_SHAPE, "%s: the image input does not fit the model's input", g->name);
-    int cn = rows[0].channels, any_warp = 0;
+    int cn = rows[0].channels, any_warp = 0, max_cw = 0, max_ch = 0;
     ck_image_row *d = malloc(sizeof *d * n_rows);
     const float **luts = malloc(sizeof *luts * n_rows);
     if (!d || !luts) {
@@ -2098,6 +2099,9 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
             r->warp = 1;
             memcpy(r->m, im->warp, sizeof r->m);
             r->crop_width = im->crop_width;
+            r->crop_height = im->crop_height;
+            max_cw = im->crop_width > max_cw ? im->crop_width : max_cw;
+            max_ch = im->crop_height > max_ch ? im->crop_height : max_ch;
             r->turns = im->turns;
             r->origin_x = im->origin_x;
             r->origin_y = im->origin_y;
@@ -2112,21 +2116,27 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
         r->lut = (int64_t)k; /* an index until the luts' place is known */
     }
     size_t o_lut = off, o_desc = align16(o_lut + n_luts * lut_bytes), o_cubic = align16(o_desc + sizeof *d * n_rows);
-    size_t total = o_cubic + (any_warp ? sizeof(int16_t) * 32 * 32 * 16 : 0);
-    for (size_t i = 0; i < n_rows; i++) d[i].lut = (int64_t)(o_lut + (size_t)d[i].lut * lut_bytes);
+    size_t total = o_cubic + (any_warp ? sizeof(int16_t) * 32 * 32 * 16 : 0), crops = align16(total);
+    for (size_t i = 0; i < n_rows; i++) {
+        d[i].lut = (int64_t)(o_lut + (size_t)d[i].lut * lut_bytes);
+        if (d[i].warp) { /* the warped crops: device scratch after the upload */
+            d[i].crop = (int64_t)crops;
+            crops = align16(crops + (size_t)rows[i].crop_width * (size_t)rows[i].crop_height * cn);
+        }
+    }
     exec_ctx x;
     lector_status st = call_begin(be, p, arena, NULL, align256(cp->io_bytes) - cp->io_bytes + total, &x, err);
     if (st) goto out;
     cu_worker *w = x.w;
-    if (w->img_size < total) {
+    if (w->img_size < crops) {
         dev_free(w->img);
         w->img = NULL;
         w->img_size = 0;
-        if ((st = dev_alloc(c->device, total, &w->img, "an image input", err))) {
+        if ((st = dev_alloc(c->device, crops, &w->img, "an image input", err))) {
             worker_put(c, w);
             goto out;
         }
-        w->img_size = total;
+        w->img_size = crops;
     }
     char *stage = (char *)w->pin + align256(cp->io_bytes), *dev = w->img; /* outputs first, then the image */
     for (size_t i = 0; i < n_rows; i++) {
@@ -2149,7 +2159,7 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
     if (e != cudaSuccess) st = cuda_fail(err, e, "uploading an image input");
     if (!st) {
         int rc = ck_image_rows(w->stream, dev, (const ck_image_row *)(dev + o_desc), (int)n_rows,
-                               (const int16_t *)(dev + o_cubic), cn, (float *)(x.arena + cp->in_off[0]),
+                               (const int16_t *)(dev + o_cubic), cn, max_cw, max_ch, (float *)(x.arena + cp->in_off[0]),
                                (int)in->dims[0], (int)in->dims[2], (int)in->dims[3]);
         if (rc) st = cuda_fail(err, (cudaError_t)rc, "making an image input");
     }

@@ -435,24 +435,18 @@ __device__ __forceinline__ double clamp_int_range(double v)
     return -2147483648.0 < r ? r : -2147483648.0;
 }
 
-/* Pixel (x, y) of the resize source of row r, all cn channels, into v: the
- * region's pixel, or the turned crop's, warped from the region as
- * lector__image_warp_quad does (the same double operations, none fused). */
-__device__ void source_px(const ck_image_row &r, const uint8_t *px, const int16_t *cubic, int cn, int x, int y,
-                          int v[4])
+/* The crop of row r (r.warp), pixel by pixel, as lector__image_warp_quad
+ * makes it: the same double operations, none fused; the taps replicate the
+ * full image's border and lie in the uploaded region. One thread per crop
+ * pixel (x, y), all channels, into up + r.crop. */
+__global__ void k_warp_crops(char *up, const ck_image_row *rows, const int16_t *cubic, int cn)
 {
+    const ck_image_row &r = rows[blockIdx.z];
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!r.warp || x >= r.crop_width) return;
+    for (int y = blockIdx.y; y < r.crop_height; y += gridDim.y) {
+    const uint8_t *px = (const uint8_t *)up + r.px;
     size_t stride = (size_t)r.width * cn;
-    if (!r.warp) {
-        const uint8_t *p = px + (size_t)y * stride + (size_t)x * cn;
-        for (int c = 0; c < cn; c++) v[c] = p[c];
-        return;
-    }
-    if (r.turns & 2) x = r.sw - 1 - x, y = r.sh - 1 - y;
-    if (r.turns & 1) { /* np.rot90: out(x, y) = in(W - 1 - y, x) */
-        int t = x;
-        x = r.crop_width - 1 - y;
-        y = t;
-    }
     const double *M = r.m;
     double X0 = __dadd_rn(__dmul_rn(M[1], (double)y), M[2]), Y0 = __dadd_rn(__dmul_rn(M[4], (double)y), M[5]);
     double W = __dadd_rn(__dadd_rn(__dmul_rn(M[7], (double)y), M[8]), __dmul_rn(M[6], (double)x));
@@ -463,57 +457,75 @@ __device__ void source_px(const ck_image_row &r, const uint8_t *px, const int16_
     int sx = clampi(X >> 5, -32768, 32767) - 1, sy = clampi(Y >> 5, -32768, 32767) - 1;
     const int16_t *wt = cubic + ((Y & 31) * 32 + (X & 31)) * 16;
     int xs[4];
-    const uint8_t *rows[4];
-    for (int i = 0; i < 4; i++) { /* BORDER_REPLICATE at the full image; the region holds every tap */
+    const uint8_t *rw[4];
+    for (int i = 0; i < 4; i++) {
         xs[i] = clampi(clampi(sx + i, 0, r.full_width - 1) - r.origin_x, 0, r.width - 1) * cn;
-        rows[i] = px + (size_t)clampi(clampi(sy + i, 0, r.full_height - 1) - r.origin_y, 0, r.height - 1) * stride;
+        rw[i] = px + (size_t)clampi(clampi(sy + i, 0, r.full_height - 1) - r.origin_y, 0, r.height - 1) * stride;
     }
+    uint8_t *d = (uint8_t *)up + r.crop + ((size_t)y * r.crop_width + x) * cn;
     for (int c = 0; c < cn; c++) {
         int sum = 0;
         for (int i = 0; i < 4; i++)
-            sum += rows[i][xs[0] + c] * wt[i * 4] + rows[i][xs[1] + c] * wt[i * 4 + 1] +
-                   rows[i][xs[2] + c] * wt[i * 4 + 2] + rows[i][xs[3] + c] * wt[i * 4 + 3];
-        v[c] = clampi((sum + (1 << 14)) >> 15, 0, 255);
+            sum += rw[i][xs[0] + c] * wt[i * 4] + rw[i][xs[1] + c] * wt[i * 4 + 1] + rw[i][xs[2] + c] * wt[i * 4 + 2] +
+                   rw[i][xs[3] + c] * wt[i * 4 + 3];
+        d[c] = (uint8_t)clampi((sum + (1 << 14)) >> 15, 0, 255);
     }
+    }
+}
+
+/* Pixel (x, y) of the resize source of row r: of the region, or of the
+ * turned crop (the turns are index maps over the warped crop). */
+__device__ __forceinline__ const uint8_t *source_px(const ck_image_row &r, const char *up, int cn, int x, int y)
+{
+    if (!r.warp) return (const uint8_t *)up + r.px + ((size_t)y * r.width + x) * cn;
+    if (r.turns & 2) x = r.sw - 1 - x, y = r.sh - 1 - y;
+    if (r.turns & 1) { /* np.rot90: out(x, y) = in(W - 1 - y, x) */
+        int t = x;
+        x = r.crop_width - 1 - y;
+        y = t;
+    }
+    return (const uint8_t *)up + r.crop + ((size_t)y * r.crop_width + x) * cn;
 }
 
 /* One thread per destination pixel of a row, all channels: the horizontal
  * pass of the two source rows, then the vertical one, as lector__image_resize. */
-__global__ void k_image_rows(const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
-                             float *y, int dh, int dw)
+__global__ void k_image_rows(const char *up, const ck_image_row *rows, int n_rows, int cn, float *y, int dh, int dw)
 {
-    int dx = blockIdx.x * blockDim.x + threadIdx.x, dy = blockIdx.y, b = blockIdx.z;
+    int dx = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.z;
     if (dx >= dw) return;
+    for (int dy = blockIdx.y; dy < dh; dy += gridDim.y) {
     float *out = y + (size_t)b * cn * dh * dw + (size_t)dy * dw + dx;
     if (b >= n_rows || dx >= rows[b].out_width) {
         for (int c = 0; c < cn; c++) out[(size_t)c * dh * dw] = 0.f;
-        return;
+        continue;
     }
     const ck_image_row &r = rows[b];
-    const uint8_t *px = (const uint8_t *)up + r.px;
     const int *xofs = (const int *)(up + r.xofs), *yofs = (const int *)(up + r.yofs);
     const int16_t *alpha = (const int16_t *)(up + r.alpha), *beta = (const int16_t *)(up + r.beta);
     const float *lut = (const float *)(up + r.lut);
     int sx = xofs[dx], sx1 = sx + 1 < r.sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
     int b0 = beta[2 * dy], b1 = beta[2 * dy + 1], y0 = yofs[2 * dy], y1 = yofs[2 * dy + 1];
-    int p00[4], p01[4], p10[4], p11[4];
-    source_px(r, px, cubic, cn, sx, y0, p00);
-    source_px(r, px, cubic, cn, sx1, y0, p01);
-    source_px(r, px, cubic, cn, sx, y1, p10);
-    source_px(r, px, cubic, cn, sx1, y1, p11);
+    const uint8_t *p00 = source_px(r, up, cn, sx, y0), *p01 = source_px(r, up, cn, sx1, y0);
+    const uint8_t *p10 = source_px(r, up, cn, sx, y1), *p11 = source_px(r, up, cn, sx1, y1);
     for (int c = 0; c < cn; c++) {
         int s0 = p00[c] * a0 + p01[c] * a1, s1 = p10[c] * a0 + p11[c] * a1;
         int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
         out[(size_t)c * dh * dw] = lut[c * 256 + (v > 255 ? 255 : v)];
     }
+    }
 }
 
-extern "C" int ck_image_rows(ck_stream s, const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic,
-                             int cn, float *y, int batch, int dh, int dw)
+extern "C" int ck_image_rows(ck_stream s, char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
+                             int max_cw, int max_ch, float *y, int batch, int dh, int dw)
 {
     if (dw <= 0 || dh <= 0 || batch <= 0) return 0;
-    dim3 grid((unsigned)((dw + 127) / 128), (unsigned)dh, (unsigned)batch);
-    k_image_rows<<<grid, 128, 0, (cudaStream_t)s>>>(up, rows, n_rows, cubic, cn, y, dh, dw);
+    cudaStream_t st_ = (cudaStream_t)s;
+    if (max_cw > 0 && max_ch > 0) {
+        dim3 g((unsigned)((max_cw + 127) / 128), (unsigned)(max_ch < 65535 ? max_ch : 65535), (unsigned)n_rows);
+        k_warp_crops<<<g, 128, 0, st_>>>(up, rows, cubic, cn);
+    }
+    dim3 grid((unsigned)((dw + 127) / 128), (unsigned)(dh < 65535 ? dh : 65535), (unsigned)batch);
+    k_image_rows<<<grid, 128, 0, st_>>>(up, rows, n_rows, cn, y, dh, dw);
     return last_error();
 }
 

@@ -80,20 +80,22 @@ int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_
 typedef struct ck_image_row {
     double m[9];                           /* the crop's inverse map (warp) */
     int64_t px, xofs, alpha, yofs, beta, lut;
+    int64_t crop;                          /* the warped crop (crop_width x crop_height x cn), made first */
     int width, height;                     /* the pixels' region */
     int out_width;                         /* columns from here on are zero */
-    int warp, crop_width, turns;           /* turns: bit 0 rot90 ccw, bit 1 then 180 */
+    int warp, crop_width, crop_height, turns; /* turns: bit 0 rot90 ccw, bit 1 then 180 */
     int origin_x, origin_y, full_width, full_height;
     int sw, sh;                            /* the resize source: the turned crop, or the region */
 } ck_image_row;
 
 /* y: fp32 [batch][cn][dh][dw]; row b < n_rows from rows[b] (resize of the
- * region or of the crop warped from it, then lut), rows from n_rows on zero.
- * Integer arithmetic, the crop's coordinates in IEEE doubles without
- * contraction: the CPU's samples, bit for bit. `cubic`: the warp's
- * 32 x 32 x 16 weights (device memory). */
-int ck_image_rows(ck_stream s, const char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
-                  float *y, int batch, int dh, int dw);
+ * region, or of the crop warped from it into up + crop first, then lut),
+ * rows from n_rows on zero. Integer arithmetic, the crop's coordinates in
+ * IEEE doubles without contraction: the CPU's samples, bit for bit.
+ * `cubic`: the warp's 32 x 32 x 16 weights; max_cw x max_ch: the largest
+ * crop (0 x 0: none). */
+int ck_image_rows(ck_stream s, char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
+                  int max_cw, int max_ch, float *y, int batch, int dh, int dw);
 /* Per row of `len` contiguous elements: index of the first maximum (int64)
  * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
