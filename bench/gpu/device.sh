@@ -59,7 +59,7 @@ for step in "$@"; do
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
         $L --device cpu --cls --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu_cls.tsv" 2>"$out/e2e_$s.cpu_cls.err"
         # [ENV=VALUE ...] [flags], ';' between them; --cls compares with the CPU's --cls run
-        IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
+        IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16 --fp16-recheck 0;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
         for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9-' '_')
         envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
         ref=$out/e2e_$s.cpu.tsv; case " $flags " in *" --cls "*) ref=$out/e2e_$s.cpu_cls.tsv ;; esac

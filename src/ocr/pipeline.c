@@ -22,6 +22,7 @@
 struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
+    lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
     int rec_argmax; /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
@@ -69,6 +70,7 @@ lector_params lector_default_params(void)
     p.max_file_size = (int64_t)256 << 20;
     p.max_pages = 1000;
     p.use_det = 1;
+    p.gpu_fp16_recheck = 0.8f;
     return p;
 }
 
@@ -81,7 +83,8 @@ lector_read_options lector_default_read_options(void)
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override,
-                              const char *file, int argmax, int is_det, lector_model **out, lector_error *err)
+                              const char *file, int argmax, int is_det, int fp32, lector_model **out,
+                              lector_error *err)
 {
     char path[4096];
     if (override) snprintf(path, sizeof path, "%s", override);
@@ -89,7 +92,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 &&
+                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
                                        (!is_det || p->gpu_fp16_det),
                                /* the recogniser's argmax and max per step, not its probabilities */
                                .output_argmax = argmax};
@@ -101,14 +104,18 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    if ((p->use_det && (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, &e->rec, err)) ||
+    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    if ((p->use_det &&
+         (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, &e->rec, err)) ||
+        (recheck && (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 1, &e->rec32, err))) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
+        lector_model_free(e->rec32);
         lector_model_free(e->cls);
-        e->det = e->rec = e->cls = NULL;
+        e->det = e->rec = e->rec32 = e->cls = NULL;
         return st;
     }
     /* a recogniser whose output declares no rank keeps its probabilities */
@@ -135,6 +142,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
     REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
+    REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
 #undef REQUIRE
     return LECTOR_OK;
 }
@@ -250,6 +258,7 @@ void lector_engine_free(lector_engine *e)
     lector_model_free(e->det);
     lector_model_free(e->cls);
     lector_model_free(e->rec);
+    lector_model_free(e->rec32);
     ocr_dict_free(&e->dict);
     pthread_mutex_destroy(&e->limits_lock);
     lector__free(e);
@@ -273,6 +282,7 @@ void lector_engine_trim(lector_engine *e)
     lector_model_trim(e->det);
     lector_model_trim(e->cls);
     lector_model_trim(e->rec);
+    lector_model_trim(e->rec32);
 }
 
 /* ---- one page ----------------------------------------------------------------- */
@@ -569,6 +579,48 @@ static int rec_rows(const lector_engine *e, int bw)
     return bs;
 }
 
+/* One rec batch: nb crops at width bw, in a tensor of `rows` rows (the
+ * extra rows zeros), through model m; each crop's text and score replaced. */
+static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int nb, int rows, int bw,
+                               lector_error *err)
+{
+    int ih = e->p.rec_image_height;
+    lector_tensor *out = NULL;
+    size_t n_out = 0;
+    lector_status st = LECTOR_OK;
+    if (cr[0]->on_device) {
+        st = run_crops(m, cr, nb, rows, ih, bw, &out, &n_out, err);
+    } else {
+        float *batch = lector__calloc((size_t)rows * 3 * ih * bw, sizeof(float));
+        if (!batch) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
+        for (int k = 0; k < nb && !st; k++) st = lector__rec_preprocess(&cr[k]->img, ih, bw, batch, k, err);
+        if (!st) st = run_model1(m, batch, rows, 3, ih, bw, &out, &n_out, err);
+        lector__free(batch);
+    }
+    if (st) return st;
+    /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
+     * of the [N,T,C] probabilities; else the probabilities themselves */
+    int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
+    if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {
+        lector_tensors_free(out, n_out);
+        return lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
+    }
+    int T = (int)out[0].dims[1], C = e->rec_argmax ? 0 : (int)out[0].dims[2];
+    for (int k = 0; k < nb && !st; k++) {
+        lector__free(cr[k]->text);
+        cr[k]->text = NULL;
+        if (e->rec_argmax) /* the number of classes is not known: every index is checked */
+            st = ocr_ctc_decode_argmax((const int64_t *)out[0].data + (size_t)k * T,
+                                       (const float *)out[1].data + (size_t)k * T, T, C, &e->dict, &cr[k]->text,
+                                       &cr[k]->score, err);
+        else
+            st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict, &cr[k]->text,
+                                &cr[k]->score, err);
+    }
+    lector_tensors_free(out, n_out);
+    return st;
+}
+
 /* `order`: n crops, sorted here. by_bw = 0: PaddleOCR's batches (one page).
  * by_bw = 1 (lector_read_batch): crops sorted by crop->bw then ratio, a batch
  * never mixes two widths and has crop->bw as its width, so every crop gets
@@ -599,44 +651,14 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
             hs[k] = order[b0 + k]->h;
         }
         int bw = by_bw ? order[b0]->bw : lector__rec_batch_width(ws, hs, nb, ih, iw);
-        size_t per = (size_t)3 * ih * bw;
         int rows = by_bw ? gpu_rows_bucket(nb, e->p.rec_batch_num, bs) : nb; /* the extra rows stay zeros */
-        lector_tensor *out = NULL;
-        size_t n_out = 0;
-        if (order[b0]->on_device) {
-            st = run_crops(e->rec, order + b0, nb, rows, ih, bw, &out, &n_out, err);
-        } else {
-            float *batch = lector__calloc((size_t)rows * per, sizeof(float));
-            if (!batch) {
-                st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
-                break;
-            }
-            for (int k = 0; k < nb && !st; k++)
-                st = lector__rec_preprocess(&order[b0 + k]->img, ih, bw, batch, k, err);
-            if (!st) st = run_model1(e->rec, batch, rows, 3, ih, bw, &out, &n_out, err);
-            lector__free(batch);
-        }
-        if (st) break;
-        /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
-         * of the [N,T,C] probabilities; else the probabilities themselves */
-        int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
-        if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {
-            lector_tensors_free(out, n_out);
-            st = lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
-            break;
-        }
-        int T = (int)out[0].dims[1], C = e->rec_argmax ? 0 : (int)out[0].dims[2];
-        for (int k = 0; k < nb && !st; k++) {
-            crop *cr = order[b0 + k];
-            if (e->rec_argmax) /* the number of classes is not known: every index is checked */
-                st = ocr_ctc_decode_argmax((const int64_t *)out[0].data + (size_t)k * T,
-                                           (const float *)out[1].data + (size_t)k * T, T, C, &e->dict,
-                                           &cr->text, &cr->score, err);
-            else
-                st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict,
-                                    &cr->text, &cr->score, err);
-        }
-        lector_tensors_free(out, n_out);
+        if ((st = rec_batch(e, e->rec, order + b0, nb, rows, bw, err))) break;
+        if (!e->rec32) continue;
+        crop *again[GPU_MAX_ROWS]; /* uncertain in half precision: once more in fp32 */
+        int na = 0;
+        for (int k = 0; k < nb; k++)
+            if (order[b0 + k]->score < e->p.gpu_fp16_recheck) again[na++] = order[b0 + k];
+        if (na) st = rec_batch(e, e->rec32, again, na, gpu_rows_bucket(na, e->p.rec_batch_num, bs), bw, err);
     }
     return st;
 }

@@ -228,6 +228,7 @@ static int bench_pipeline(int argc, char **argv)
         else if (!strcmp(a, "--models") && i + 1 < argc) p.models_dir = argv[++i];
         else if (!strcmp(a, "--fp16")) p.gpu_fp16 = 1;
         else if (!strcmp(a, "--fp16-det")) p.gpu_fp16 = p.gpu_fp16_det = 1;
+        else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc) p.gpu_fp16_recheck = (float)atof(argv[++i]);
         else if (!strcmp(a, "--device") && i + 1 < argc) {
             const char *v = argv[++i];
             if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
@@ -248,7 +249,7 @@ static int bench_pipeline(int argc, char **argv)
     }
     if (!n || workers < 1 || rounds < 1 || batch < 1 || batch > 64) {
         fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--batch B (1..64)] [--threads T] "
-                        "[--rounds R] [--fp16] [--fp16-det] [--json] IMAGE...\n");
+                        "[--rounds R] [--fp16] [--fp16-det] [--fp16-recheck F] [--json] IMAGE...\n");
         free(images);
         return 2;
     }
