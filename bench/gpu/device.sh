@@ -88,7 +88,7 @@ PY
     robust)
       imgs="samples/sample.jpg $(images icdar2015_test | head -3) $(images sroie_subset | head -2)"   # sroie 016: a degenerate box
       T="$dev/bin/test_cuda_engine"
-      for m in same inputs threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
+      for m in same inputs batch threads oom; do $T $m --models "$B/models" $imgs 2>&1 | tail -4; done
       LECTOR_GPU_PREPROCESS=0 $T same --models "$B/models" $imgs 2>&1 | tail -2
       $T threads --fp16 --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3

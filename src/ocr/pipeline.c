@@ -668,6 +668,9 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
  * size (lector_read_batch with det_batch_num > 1). */
 typedef struct det_pre {
     lector_det_input di;
+    lector_det_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
+    lector_image_input im;
+    int on_device;
     int have_input;
     ocr_box *boxes;
     int nb;
@@ -931,40 +934,67 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
 /* Detection of many pages: each page preprocessed as PaddleOCR does; pages
  * whose det input has the same size run through the model together, up to
  * det_batch_num at a time; then DB post-processing per page. */
+static void det_pre_free_input(det_pre *d)
+{
+    if (d->on_device) lector__det_tables_free(&d->tab);
+    else lector__det_input_free(&d->di);
+    d->have_input = 0;
+}
+
 static void detect_batched(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre)
 {
+    int dev = e->on_gpu && gpu_preprocess() && lector_model_takes_images(e->det);
+    lector_det_limit_type lt = (lector_det_limit_type)e->p.det_limit_type;
     for (int k = 0; k < n; k++) {
-        pre[k].st = lector__det_preprocess_norm(imgs[k], limit, (lector_det_limit_type)e->p.det_limit_type,
-                                                e->p.det_mean, e->p.det_std, &pre[k].di, &pre[k].err);
-        pre[k].have_input = pre[k].st == LECTOR_OK;
+        lector_error e2;
+        det_pre *d = &pre[k];
+        /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
+        d->on_device = dev && !lector__det_image_input(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->tab,
+                                                       &d->im, &e2);
+        if (d->on_device) {
+            d->di.height = d->im.out_height;
+            d->di.width = d->im.out_width;
+            d->st = LECTOR_OK;
+        } else {
+            d->st = lector__det_preprocess_norm(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->di, &d->err);
+        }
+        d->have_input = d->st == LECTOR_OK;
     }
     int max_b = e->p.det_batch_num > 0 ? e->p.det_batch_num : 1, runs = 0;
     int *grp = lector__malloc(sizeof *grp * (size_t)(max_b + 1));
+    lector_image_input *rows = lector__malloc(sizeof *rows * (size_t)(max_b + 1));
     for (int k = 0; k < n; k++) {
         if (!pre[k].have_input) continue;
-        int h = pre[k].di.height, w = pre[k].di.width, g = 0;
-        if (!grp) {
+        int h = pre[k].di.height, w = pre[k].di.width, on = pre[k].on_device, g = 0;
+        if (!grp || !rows) {
             pre[k].st = lector__error(&pre[k].err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
-            lector__det_input_free(&pre[k].di);
-            pre[k].have_input = 0;
+            det_pre_free_input(&pre[k]);
             continue;
         }
         for (int j = k; j < n && g < max_b; j++)
-            if (pre[j].have_input && pre[j].di.height == h && pre[j].di.width == w) grp[g++] = j;
+            if (pre[j].have_input && pre[j].on_device == on && pre[j].di.height == h && pre[j].di.width == w)
+                grp[g++] = j;
         double t0 = lector__now_ms();
         size_t plane = (size_t)h * (size_t)w, one = 3 * plane;
-        float *data = pre[k].di.data;
         lector_status st = LECTOR_OK;
         lector_error err;
         memset(&err, 0, sizeof err);
-        if (g > 1) {
-            data = lector__malloc(sizeof(float) * one * (size_t)g);
-            if (!data) st = lector__error(&err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
-            for (int q = 0; data && q < g; q++) memcpy(data + one * (size_t)q, pre[grp[q]].di.data, sizeof(float) * one);
-        }
         lector_tensor *out = NULL;
-        if (!st) st = run_model1(e->det, data, g, 3, h, w, &out, NULL, &err);
-        if (g > 1) lector__free(data);
+        size_t n_out = 0;
+        if (on) {
+            for (int q = 0; q < g; q++) rows[q] = pre[grp[q]].im;
+            st = lector_model_run_images(e->det, rows, (size_t)g, (size_t)g, w, &out, &n_out, &err);
+        } else {
+            float *data = pre[k].di.data;
+            if (g > 1) {
+                data = lector__malloc(sizeof(float) * one * (size_t)g);
+                if (!data) st = lector__error(&err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+                for (int q = 0; data && q < g; q++)
+                    memcpy(data + one * (size_t)q, pre[grp[q]].di.data, sizeof(float) * one);
+            }
+            if (!st) st = run_model1(e->det, data, g, 3, h, w, &out, &n_out, &err);
+            if (g > 1) lector__free(data);
+        }
         runs++;
         double ms = (lector__now_ms() - t0) / g;
         for (int q = 0; q < g; q++) {
@@ -978,12 +1008,12 @@ static void detect_batched(lector_engine *e, const lector_image *const *imgs, in
                                  ph, pw, &d->boxes, &d->nb, &d->err);
             }
             d->ms = ms + (lector__now_ms() - tq);
-            lector__det_input_free(&d->di);
-            d->have_input = 0;
+            det_pre_free_input(d);
         }
-        if (out) lector_tensors_free(out, 1);
+        if (out) lector_tensors_free(out, n_out);
     }
     lector__free(grp);
+    lector__free(rows);
     lector__log(LECTOR_LOG_DEBUG, "det: %d pages in %d model runs (det_batch_num %d)", n, runs, max_b);
 }
 

@@ -15,6 +15,10 @@
  *            every result equals the single-threaded one
  *   memory   N reads (--reads N, default 200): device memory held through
  *            Lector and the process RSS after the warm-up and at the end
+ *   batch    lector_read_batch over all images on a GPU engine with
+ *            det_batch_num 4 (same-size pages share detection runs, their
+ *            inputs made on the GPU together): every image's lines equal the
+ *            CPU's single reads
  *   inputs   the cls and rec models on the GPU, their input made on the GPU
  *            from the page's bytes (lector_model_run_images: warp, turns,
  *            resize, normalisation) against the same models given the
@@ -375,6 +379,51 @@ static int mode_memory(lector_engine *e, int reads)
     return bad || used1 > used0;
 }
 
+static int mode_batch(void)
+{
+    lector_params p = lector_default_params();
+    p.models_dir = models;
+    p.device = LECTOR_DEVICE_CUDA;
+    p.det_batch_num = 4;
+    p.threads = 2;
+    lector_engine *e;
+    lector_error err;
+    if (lector_engine_create(&p, &e, &err)) return printf("FAIL gpu engine: %s\n", err.message), 1;
+    lector_batch_input in[MAX_IMAGES];
+    static char *bufs[MAX_IMAGES];
+    int bad = 0, lines = 0;
+    for (int i = 0; i < n_images; i++) {
+        FILE *f = fopen(images[i], "rb");
+        bufs[i] = malloc(32 << 20);
+        size_t size = f && bufs[i] ? fread(bufs[i], 1, 32 << 20, f) : 0;
+        if (f) fclose(f);
+        in[i] = (lector_batch_input){bufs[i], size, images[i]};
+    }
+    lector_result *res[MAX_IMAGES];
+    lector_status sts[MAX_IMAGES];
+    lector_error errs[MAX_IMAGES];
+    if (lector_read_batch(e, in, (size_t)n_images, NULL, res, sts, errs)) {
+        printf("FAIL lector_read_batch\n");
+        bad = 1;
+    }
+    for (int i = 0; i < n_images && !bad; i++) {
+        if (sts[i]) {
+            printf("FAIL batch read %s: %s\n", images[i], errs[i].message);
+            bad++;
+            continue;
+        }
+        char *t = flatten(res[i]);
+        for (const char *c = t; t && *c; c++) lines += *c == '\n';
+        bad += !t || compare(i, t, "batch");
+        free(t);
+        lector_result_free(res[i]);
+    }
+    for (int i = 0; i < n_images; i++) free(bufs[i]);
+    lector_engine_free(e);
+    printf("batch: %d images in one lector_read_batch (det_batch_num 4), %d lines, %d differ\n", n_images, lines, bad);
+    return bad != 0;
+}
+
 /* One batch of n crops (boxes of `page`, tensor width tw) through model m
  * both ways; 0 when the outputs are equal bit for bit. */
 static int inputs_batch(lector_model *m, const char *what, const lector_image *page, const float (*quads)[4][2],
@@ -494,7 +543,7 @@ static int mode_inputs(lector_engine *e)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs --models DIR [--reads N] [--fp16] IMAGE...\n");
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch --models DIR [--reads N] [--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -535,6 +584,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "threads")) r = mode_threads(e);
     else if (!strcmp(mode, "memory")) r = mode_memory(e, reads);
     else if (!strcmp(mode, "inputs")) r = mode_inputs(e);
+    else if (!strcmp(mode, "batch")) r = mode_batch();
     else if (!strcmp(mode, "oom")) {
         lector_engine_free(e);
         e = NULL;
