@@ -462,6 +462,7 @@ static void test_line_input_formula(void **state)
         }
         lector__image_release(&warped);
     }
+    lector__image_release(&page);
     assert_true(checked > 1000000);
 }
 
