@@ -341,54 +341,6 @@ static int gpu_preprocess(void)
     return v;
 }
 
-/* Detection's input made on the device; *done = 0 when this page needs the
- * CPU path (padding of tiny images, no image input on this backend). */
-static lector_status detect_on_device(lector_engine *e, const lector_image *img, int limit, lector_tensor **out,
-                                      size_t *n_out, int *done, lector_error *err)
-{
-    *done = 0;
-    *n_out = 0;
-    if (!e->on_gpu || !gpu_preprocess() || !lector_model_takes_images(e->det)) return LECTOR_OK;
-    lector_det_tables t;
-    lector_image_input im;
-    lector_error e2;
-    if (lector__det_image_input(img, limit, (lector_det_limit_type)e->p.det_limit_type, e->p.det_mean,
-                                e->p.det_std, &t, &im, &e2))
-        return LECTOR_OK; /* a tiny page (padded first): the CPU path, which reports any real error */
-    lector_status st = lector_model_run_image(e->det, &im, out, n_out, err);
-    lector__det_tables_free(&t);
-    if (!st) *done = 1;
-    return st;
-}
-
-static lector_status detect(lector_engine *e, const lector_image *img, int limit,
-                            ocr_box **boxes, int *n_boxes, lector_error *err)
-{
-    lector_tensor *dout = NULL;
-    size_t n_dout = 0;
-    int done = 0;
-    lector_status st0 = detect_on_device(e, img, limit, &dout, &n_dout, &done, err);
-    if (st0) return st0;
-    if (done) {
-        int ph = (int)dout[0].dims[dout[0].ndim - 2], pw = (int)dout[0].dims[dout[0].ndim - 1];
-        st0 = det_post(e, img, dout[0].data, ph, pw, boxes, n_boxes, err);
-        lector_tensors_free(dout, n_dout);
-        return st0;
-    }
-    lector_det_input di;
-    lector_status st = lector__det_preprocess_norm(img, limit, (lector_det_limit_type)e->p.det_limit_type,
-                                                   e->p.det_mean, e->p.det_std, &di, err);
-    if (st) return st;
-    lector_tensor *out = NULL;
-    st = run_model1(e->det, di.data, 1, 3, di.height, di.width, &out, NULL, err);
-    lector__det_input_free(&di);
-    if (st) return st;
-    int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
-    st = det_post(e, img, out[0].data, ph, pw, boxes, n_boxes, err);
-    lector_tensors_free(out, 1);
-    return st;
-}
-
 /* get_rotate_crop_image's size and corners of box b */
 static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
 {
@@ -447,19 +399,30 @@ static int device_crops(const lector_engine *e)
            (!e->cls || lector_model_takes_images(e->cls));
 }
 
-/* Runs model m on rows nb crops of cr (from the pages' bytes on the device),
- * in a tensor of `rows` rows of width tw. */
-static lector_status run_crops(lector_model *m, crop *const *cr, int nb, int rows, int img_h, int tw,
+/* Runs cls or rec model m on nb crops in a tensor of `rows` rows (the extra
+ * rows zeros) of height img_h and width tw: resize_norm_img of each crop,
+ * made on the device from the pages' bytes for crops there
+ * (lector_model_run_images), else here. */
+static lector_status run_lines(lector_model *m, crop *const *cr, int nb, int rows, int img_h, int tw,
                                lector_tensor **out, size_t *n_out, lector_error *err)
 {
-    lector_line_tables *t = lector__calloc((size_t)nb, sizeof *t);
+    lector_status st = LECTOR_OK;
+    if (!cr[0]->on_device) {
+        float *batch = lector__calloc((size_t)rows * 3 * img_h * tw, sizeof(float));
+        if (!batch) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
+        for (int k = 0; k < nb && !st; k++) st = lector__rec_preprocess(&cr[k]->img, img_h, tw, batch, k, err);
+        if (!st) st = run_model1(m, batch, rows, 3, img_h, tw, out, n_out, err);
+        lector__free(batch);
+        return st;
+    }
+    lector_input_tables *t = lector__calloc((size_t)nb, sizeof *t);
     lector_image_input *in = lector__calloc((size_t)nb, sizeof *in);
-    lector_status st = t && in ? LECTOR_OK : lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (crops)");
+    if (!t || !in) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
     for (int k = 0; k < nb && !st; k++)
         st = lector__line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h,
                                       tw, &t[k], &in[k], err);
     if (!st) st = lector_model_run_images(m, in, (size_t)nb, (size_t)rows, tw, out, n_out, err);
-    for (int k = 0; t && k < nb; k++) lector__line_tables_free(&t[k]);
+    for (int k = 0; t && k < nb; k++) lector__input_tables_free(&t[k]);
     lector__free(t);
     lector__free(in);
     return st;
@@ -495,27 +458,12 @@ static lector_status classify(lector_engine *e, crop **order, int n,
     if (st) return st;
     int ih = e->p.cls_image_height, iw = e->p.cls_image_width;
     int bs = e->gpu_cls_rows > e->p.cls_batch_num ? e->gpu_cls_rows : e->p.cls_batch_num;
-    float *batch = n && order[0]->on_device ? NULL /* the rows are made on the device */
-                                             : lector__malloc(sizeof(float) * (size_t)bs * 3 * (size_t)ih * (size_t)iw);
-    if (!batch && !(n && order[0]->on_device)) {
-        st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (cls batch)");
-        goto done;
-    }
     qsort(order, (size_t)n, sizeof *order, cmp ? cmp : cmp_ratio);
     for (int b0 = 0; b0 < n && !st; b0 += bs) {
         int nb = n - b0 < bs ? n - b0 : bs, rows = gpu_rows_bucket(nb, e->p.cls_batch_num, bs);
         lector_tensor *out = NULL;
         size_t n_out = 0;
-        if (order[b0]->on_device) {
-            if ((st = run_crops(e->cls, order + b0, nb, rows, ih, iw, &out, &n_out, err))) break;
-        } else {
-            for (int k = 0; k < nb && !st; k++)
-                st = lector__cls_preprocess(&order[b0 + k]->img, ih, iw, batch + (size_t)k * 3 * ih * iw, err);
-            if (st) break;
-            if (rows > nb)
-                memset(batch + (size_t)nb * 3 * ih * iw, 0, sizeof(float) * (size_t)(rows - nb) * 3 * ih * iw);
-            if ((st = run_model1(e->cls, batch, rows, 3, ih, iw, &out, &n_out, err))) break;
-        }
+        if ((st = run_lines(e->cls, order + b0, nb, rows, ih, iw, &out, &n_out, err))) break;
         int64_t nc = out[0].dims[out[0].ndim - 1];
         const float *pr = out[0].data;
         for (int k = 0; k < nb; k++) {
@@ -536,8 +484,6 @@ static lector_status classify(lector_engine *e, crop **order, int n,
         }
         lector_tensors_free(out, n_out);
     }
-done:
-    lector__free(batch);
     return st;
 }
 
@@ -584,19 +530,9 @@ static int rec_rows(const lector_engine *e, int bw)
 static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int nb, int rows, int bw,
                                lector_error *err)
 {
-    int ih = e->p.rec_image_height;
     lector_tensor *out = NULL;
     size_t n_out = 0;
-    lector_status st = LECTOR_OK;
-    if (cr[0]->on_device) {
-        st = run_crops(m, cr, nb, rows, ih, bw, &out, &n_out, err);
-    } else {
-        float *batch = lector__calloc((size_t)rows * 3 * ih * bw, sizeof(float));
-        if (!batch) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (rec batch)");
-        for (int k = 0; k < nb && !st; k++) st = lector__rec_preprocess(&cr[k]->img, ih, bw, batch, k, err);
-        if (!st) st = run_model1(m, batch, rows, 3, ih, bw, &out, &n_out, err);
-        lector__free(batch);
-    }
+    lector_status st = run_lines(m, cr, nb, rows, e->p.rec_image_height, bw, &out, &n_out, err);
     if (st) return st;
     /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
      * of the [N,T,C] probabilities; else the probabilities themselves */
@@ -668,7 +604,7 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
  * size (lector_read_batch with det_batch_num > 1). */
 typedef struct det_pre {
     lector_det_input di;
-    lector_det_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
+    lector_input_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
     lector_image_input im;
     int on_device;
     int have_input;
@@ -678,6 +614,25 @@ typedef struct det_pre {
     lector_error err;
     double ms;
 } det_pre;
+
+static void detect_pages(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre);
+
+/* One page's detection: detect_pages of one page. */
+static lector_status detect(lector_engine *e, const lector_image *img, int limit, ocr_box **boxes, int *n_boxes,
+                            lector_error *err)
+{
+    det_pre d;
+    memset(&d, 0, sizeof d);
+    detect_pages(e, &img, 1, limit, &d);
+    if (d.st) {
+        if (err) *err = d.err;
+        lector__free(d.boxes);
+        return d.st;
+    }
+    *boxes = d.boxes;
+    *n_boxes = d.nb;
+    return LECTOR_OK;
+}
 
 typedef struct page_work {
     ocr_box *boxes;
@@ -931,17 +886,18 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
 
 /* ---- several images in one call -------------------------------------------------- */
 
-/* Detection of many pages: each page preprocessed as PaddleOCR does; pages
- * whose det input has the same size run through the model together, up to
- * det_batch_num at a time; then DB post-processing per page. */
+/* Detection of many pages: each page preprocessed as PaddleOCR does (on a
+ * GPU the input is made there from the page's bytes); pages whose det input
+ * has the same size run through the model together, up to det_batch_num at a
+ * time; then DB post-processing per page. */
 static void det_pre_free_input(det_pre *d)
 {
-    if (d->on_device) lector__det_tables_free(&d->tab);
+    if (d->on_device) lector__input_tables_free(&d->tab);
     else lector__det_input_free(&d->di);
     d->have_input = 0;
 }
 
-static void detect_batched(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre)
+static void detect_pages(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre)
 {
     int dev = e->on_gpu && gpu_preprocess() && lector_model_takes_images(e->det);
     lector_det_limit_type lt = (lector_det_limit_type)e->p.det_limit_type;
@@ -1014,7 +970,7 @@ static void detect_batched(lector_engine *e, const lector_image *const *imgs, in
     }
     lector__free(grp);
     lector__free(rows);
-    lector__log(LECTOR_LOG_DEBUG, "det: %d pages in %d model runs (det_batch_num %d)", n, runs, max_b);
+    if (n > 1) lector__log(LECTOR_LOG_DEBUG, "det: %d pages in %d model runs (det_batch_num %d)", n, runs, max_b);
 }
 
 lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inputs, size_t n,
@@ -1084,7 +1040,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
                 for (int p = 0; p < pages[i].count; p++) imgs[k++] = &pages[i].pages[p];
             }
             int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
-            detect_batched(e, imgs, (int)k, limit, pre);
+            detect_pages(e, imgs, (int)k, limit, pre);
         } else { /* no memory for batching: per page, as lector_read_memory does */
             lector__free(pre);
             lector__free(pre_at);

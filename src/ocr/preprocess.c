@@ -110,8 +110,36 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
     return LECTOR_OK;
 }
 
+/* t's resize tables for sw x sh -> dw x dh (t zeroed first) */
+static lector_status tables_make(lector_input_tables *t, int sw, int sh, int dw, int dh, const char *what,
+                                 lector_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->xofs = lector__malloc(sizeof(int) * (size_t)dw);
+    t->alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)dw);
+    t->yofs = lector__malloc(sizeof(int) * 2 * (size_t)dh);
+    t->beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)dh);
+    if (!t->xofs || !t->alpha || !t->yofs || !t->beta) {
+        lector__input_tables_free(t);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s preprocess: out of memory (%dx%d)", what, dw, dh);
+    }
+    lector__resize_columns(sw, dw, t->xofs, t->alpha);
+    lector__resize_rows(sh, dh, t->yofs, t->beta);
+    return LECTOR_OK;
+}
+
+void lector__input_tables_free(lector_input_tables *t)
+{
+    if (!t) return;
+    lector__free(t->xofs);
+    lector__free(t->alpha);
+    lector__free(t->yofs);
+    lector__free(t->beta);
+    memset(t, 0, sizeof *t);
+}
+
 lector_status lector__det_image_input(const lector_image *img, int limit, lector_det_limit_type type,
-                                      const float mean[3], const float stdv[3], lector_det_tables *t,
+                                      const float mean[3], const float stdv[3], lector_input_tables *t,
                                       lector_image_input *out, lector_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -121,33 +149,13 @@ lector_status lector__det_image_input(const lector_image *img, int limit, lector
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "det preprocess: a tiny page is padded on the CPU");
     int rw, rh;
     lector_status st = lector__det_resize_dims(img->width, img->height, limit, type, &rw, &rh, err);
+    if (!st) st = tables_make(t, img->width, img->height, rw, rh, "det", err);
     if (st) return st;
-    t->xofs = lector__malloc(sizeof(int) * (size_t)rw);
-    t->yofs = lector__malloc(sizeof(int) * 2 * (size_t)rh);
-    t->alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
-    t->beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)rh);
-    if (!t->xofs || !t->yofs || !t->alpha || !t->beta) {
-        lector__det_tables_free(t);
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "det preprocess: out of memory (%dx%d)", rw, rh);
-    }
-    lector__resize_columns(img->width, rw, t->xofs, t->alpha);
-    lector__resize_rows(img->height, rh, t->yofs, t->beta);
     det_norm_lut(mean, stdv, t->lut);
     *out = (lector_image_input){.pixels = img->data, .width = img->width, .height = img->height, .channels = 3,
                                 .stride = img->stride, .out_width = rw, .out_height = rh, .xofs = t->xofs,
                                 .alpha = t->alpha, .yofs = t->yofs, .beta = t->beta, .lut = t->lut};
     return LECTOR_OK;
-}
-
-void lector__det_tables_free(lector_det_tables *t)
-{
-    if (!t) return;
-    lector__free(t->xofs);
-    lector__free(t->yofs);
-    lector__free(t->alpha);
-    lector__free(t->beta);
-    t->xofs = t->yofs = NULL;
-    t->alpha = t->beta = NULL;
 }
 
 int lector__line_resized_width(int w, int h, int img_h, int img_w)
@@ -212,7 +220,7 @@ static lector_status norm_line(const lector_image *crop, int img_h, int img_w, f
 }
 
 lector_status lector__line_image_input(const lector_image *page, const double warp[9], int cw, int ch, int turns,
-                                       int img_h, int img_w, lector_line_tables *t, lector_image_input *out,
+                                       int img_h, int img_w, lector_input_tables *t, lector_image_input *out,
                                        lector_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -221,16 +229,8 @@ lector_status lector__line_image_input(const lector_image *page, const double wa
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "line preprocess: invalid arguments");
     int sw = turns & 1 ? ch : cw, sh = turns & 1 ? cw : ch; /* the turned crop the resize reads */
     int rw = lector__line_resized_width(sw, sh, img_h, img_w);
-    t->xofs = lector__malloc(sizeof(int) * (size_t)rw);
-    t->alpha = lector__malloc(sizeof(int16_t) * 2 * (size_t)rw);
-    t->yofs = lector__malloc(sizeof(int) * 2 * (size_t)img_h);
-    t->beta = lector__malloc(sizeof(int16_t) * 2 * (size_t)img_h);
-    if (!t->xofs || !t->alpha || !t->yofs || !t->beta) {
-        lector__line_tables_free(t);
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "line preprocess: out of memory");
-    }
-    lector__resize_columns(sw, rw, t->xofs, t->alpha);
-    lector__resize_rows(sh, img_h, t->yofs, t->beta);
+    lector_status st = tables_make(t, sw, sh, rw, img_h, "line", err);
+    if (st) return st;
     memcpy(t->warp, warp, sizeof t->warp);
     int rect[4];
     lector__warp_source_rect(warp, cw, ch, page->width, page->height, rect);
@@ -243,16 +243,6 @@ lector_status lector__line_image_input(const lector_image *page, const double wa
                                 .turns = turns, .origin_x = rect[0], .origin_y = rect[1],
                                 .full_width = page->width, .full_height = page->height};
     return LECTOR_OK;
-}
-
-void lector__line_tables_free(lector_line_tables *t)
-{
-    if (!t) return;
-    lector__free(t->xofs);
-    lector__free(t->alpha);
-    lector__free(t->yofs);
-    lector__free(t->beta);
-    memset(t, 0, sizeof *t);
 }
 
 lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,

@@ -49,6 +49,18 @@ lector_status lector__det_preprocess(const lector_image *img, int limit_side_len
                                      lector_det_limit_type type, lector_det_input *out,
                                      lector_error *err);
 void lector__det_input_free(lector_det_input *in);
+/* What a lector_image_input points to besides the pixels: the resize
+ * tables (lector__resize_columns / lector__resize_rows), detection's
+ * normalisation table, a crop's warp matrix. Free with
+ * lector__input_tables_free. */
+typedef struct lector_input_tables {
+    int *xofs, *yofs;
+    int16_t *alpha, *beta;
+    float lut[3 * 256];
+    double warp[9];
+} lector_input_tables;
+void lector__input_tables_free(lector_input_tables *t);
+
 /* Detection's input as a lector_image_input, for a backend that makes it on
  * its device (lector_model_run_image): the tables of
  * lector__det_preprocess_norm's resize and normalisation, so that the
@@ -56,15 +68,9 @@ void lector__det_input_free(lector_det_input *in);
  * padding of tiny images (width + height < 64) gets LECTOR_ERR_UNSUPPORTED_OP
  * and takes lector__det_preprocess_norm. `out` points into `t`, and into
  * `img` for the pixels. */
-typedef struct lector_det_tables {
-    int *xofs, *yofs;
-    int16_t *alpha, *beta;
-    float lut[3 * 256];
-} lector_det_tables;
 lector_status lector__det_image_input(const lector_image *img, int limit_side_len, lector_det_limit_type type,
-                                      const float mean[3], const float stdv[3], lector_det_tables *t,
+                                      const float mean[3], const float stdv[3], lector_input_tables *t,
                                       lector_image_input *out, lector_error *err);
-void lector__det_tables_free(lector_det_tables *t);
 
 /* The same with the normalisation's mean and std (B, G, R order) given. */
 lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len,
@@ -100,15 +106,9 @@ lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int ba
  * lector__image_rotate90_ccw (turns bit 0) and lector__image_rotate180
  * (bit 1) make from `page`: only the page's region under the crop goes up.
  * img_w is the tensor's width (cls_image_width, or the rec batch width).
- * `out` points into `t` (free with lector__line_tables_free) and `page`. */
-typedef struct lector_line_tables {
-    int *xofs, *yofs;
-    int16_t *alpha, *beta;
-    double warp[9];
-} lector_line_tables;
+ * `out` points into `t`, `page` and a static normalisation table. */
 lector_status lector__line_image_input(const lector_image *page, const double warp[9], int crop_width,
-                                       int crop_height, int turns, int img_h, int img_w, lector_line_tables *t,
+                                       int crop_height, int turns, int img_h, int img_w, lector_input_tables *t,
                                        lector_image_input *out, lector_error *err);
-void lector__line_tables_free(lector_line_tables *t);
 
 #endif

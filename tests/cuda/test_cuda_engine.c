@@ -431,7 +431,7 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
 {
     float *host = calloc((size_t)n * 3 * img_h * tw, sizeof(float));
     lector_image_input *in = calloc((size_t)n, sizeof *in);
-    lector_line_tables *t = calloc((size_t)n, sizeof *t);
+    lector_input_tables *t = calloc((size_t)n, sizeof *t);
     lector_error err;
     int bad = !host || !in || !t;
     for (int k = 0; k < n && !bad; k++) {
@@ -479,7 +479,7 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
     *rows_out += n;
     lector_tensors_free(a, na);
     lector_tensors_free(b, nb);
-    for (int k = 0; t && k < n; k++) lector__line_tables_free(&t[k]);
+    for (int k = 0; t && k < n; k++) lector__input_tables_free(&t[k]);
     free(t);
     free(in);
     free(host);

@@ -307,7 +307,7 @@ static void test_image_input_formula(void **state)
             lector_det_input ref;
             assert_int_equal(lector__det_preprocess_norm(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &ref, NULL),
                              LECTOR_OK);
-            lector_det_tables tab;
+            lector_input_tables tab;
             lector_image_input in;
             assert_int_equal(lector__det_image_input(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
                              LECTOR_OK);
@@ -333,7 +333,7 @@ static void test_image_input_formula(void **state)
                 }
             if (bad) fprintf(stderr, "%dx%d -> %dx%d: %zu values differ\n", im.width, im.height, dw, dh, bad);
             assert_int_equal(bad, 0);
-            lector__det_tables_free(&tab);
+            lector__input_tables_free(&tab);
             lector__det_input_free(&ref);
         }
         lector__image_release(&im);
@@ -341,7 +341,7 @@ static void test_image_input_formula(void **state)
     /* a tiny page is padded first: the CPU path */
     lector_image tiny;
     make_image(&tiny, 10, 20, 3);
-    lector_det_tables tab;
+    lector_input_tables tab;
     lector_image_input in;
     assert_int_equal(lector__det_image_input(&tiny, 960, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
                      LECTOR_ERR_UNSUPPORTED_OP);
@@ -425,7 +425,7 @@ static void test_line_input_formula(void **state)
                 int tw = widths[k];
                 float *ref = calloc((size_t)3 * 48 * tw, sizeof(float));
                 assert_int_equal(lector__rec_preprocess(&crop, 48, tw, ref, 0, NULL), LECTOR_OK);
-                lector_line_tables t;
+                lector_input_tables t;
                 lector_image_input in;
                 assert_int_equal(lector__line_image_input(&page, m, w, h, turns, 48, tw, &t, &in, NULL), LECTOR_OK);
                 assert_true(in.origin_x >= 0 && in.origin_y >= 0 && in.origin_x + in.width <= page.width &&
@@ -454,7 +454,7 @@ static void test_line_input_formula(void **state)
                             tw, bad, outside);
                 assert_int_equal(bad, 0);
                 assert_int_equal(outside, 0);
-                lector__line_tables_free(&t);
+                lector__input_tables_free(&t);
                 free(ref);
             }
             lector__image_release(&t1);
