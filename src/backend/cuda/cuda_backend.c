@@ -748,10 +748,13 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         return 0;
     }
     /* a pointwise convolution over NHWC is one matrix product, Y[pixels][K] = X[pixels][C] W^T:
-     * cuBLAS runs these tall, skinny products closer to the memory's speed than cuDNN */
-    if (!transposed && r == 2 && s->nhwc && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 &&
-        pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] && cu_env_flag("LECTOR_CUDA_GEMM1X1", 1) &&
-        x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
+     * cuBLAS runs these tall, skinny products closer to the memory's speed than cuDNN. Over a
+     * 1 x 1 image (the squeeze-and-excitation convolutions after a global pooling) both layouts
+     * hold the same bytes and the product is Y[N][K] = X[N][C] W^T in either */
+    int one_pixel = r == 2 && x->dims[2] * x->dims[3] == 1;
+    if (!transposed && r == 2 && (s->nhwc || one_pixel) && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 &&
+        ph == 0 && pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] &&
+        cu_env_flag("LECTOR_CUDA_GEMM1X1", 1) && x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
         int64_t d4[4] = {wv->dims[0], wv->dims[1], 1, 1};
         s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, 0); /* [K][C] */
         s->m = (int)(x->dims[0] * x->dims[2] * x->dims[3]);
