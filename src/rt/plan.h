@@ -17,7 +17,7 @@
 #include "rt/graph.h"
 #include "rt/ops.h"
 
-#define RT_ARENA_ALIGN 64
+#define RT_ARENA_ALIGN 256 /* every value on a 256-byte boundary: what cuBLASLt assumes of its operands */
 #define RT_NO_OFFSET ((size_t)-1)
 #define RT_ARENA_POOL 4
 
