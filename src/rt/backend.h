@@ -56,6 +56,13 @@ typedef struct rt_backend_iface {
     void *(*get_proc_address)(const char *name);
 } rt_backend_iface;
 
+/* Optional extra "plan_lifetimes": called by the memory plan before it places
+ * anything. last[v] is the position in plan->order of the last node that reads
+ * value v; the backend may raise it (never lower it) to keep v's bytes from
+ * being given to a later value, for a kernel of its own that runs several
+ * nodes at once and still reads v while it writes their results. */
+typedef void (*rt_plan_lifetimes_fn)(rt_backend *be, const struct rt_plan *plan, int *last);
+
 typedef lector_status (*rt_run_images_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
                                           const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
                                           lector_error *err);

@@ -103,6 +103,10 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
             if (n->in[k] >= 0) last[n->in[k]] = s;
     }
     for (int i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = p->n_order; /* live to the end */
+    rt_backend *be = p->backend;
+    rt_plan_lifetimes_fn lifetimes = NULL;
+    if (be && be->iface->get_proc_address) *(void **)&lifetimes = be->iface->get_proc_address("plan_lifetimes");
+    if (lifetimes) lifetimes(be, p, last);
     freelist fl = {0};
     lector_status st = LECTOR_OK;
     for (int s = 0; s < p->n_order && !st; s++) {
