@@ -1690,6 +1690,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         break; /* bias and activation: the chain that follows */
     }
     case S_DWCONV: {
+        if (s->chain) return cu_run_chain(x, s, err); /* the chain after it runs in its kernel */
         const int *q = s->pool;
         rc = ck_dwconv_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->channels, q[0], q[1],
                             q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half);
@@ -1827,6 +1828,7 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
     lector_status st = LECTOR_OK;
     if (cu_check_enabled()) {
         for (int s = 0; s < cp->n_steps && !st; s++) {
+            cu_check_prepare(x, &cp->steps[s]);
             st = run_step(x, &cp->steps[s], be, err);
             if (!st) st = cu_check_step(x, &cp->steps[s], s, err);
         }
@@ -2280,6 +2282,7 @@ static void *cu_proc(const char *name)
     if (!strcmp(name, "device_name")) return (void *)cu_device_name;
     if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;
     if (!strcmp(name, "plan_mode")) return (void *)cu_plan_mode;
+    if (!strcmp(name, "plan_lifetimes")) return (void *)cu_plan_lifetimes;
     return NULL;
 }
 

@@ -83,6 +83,10 @@ typedef struct local_vals {
     int n;
 } local_vals;
 
+/* Externals a chain step overwrites in place (a result given the external's
+ * bytes, element for element: cuda_fuse.c), fetched before the step ran. */
+static __thread local_vals saved;
+
 static __thread int raw_v = -1;
 static __thread float *raw_data;
 static __thread uint64_t raw_plan;
@@ -207,6 +211,85 @@ static lector_status report(const exec_ctx *x, const cu_step *s, int index, int 
     return LECTOR_ERR_BACKEND;
 }
 
+void cu_check_prepare(const exec_ctx *x, const cu_step *s)
+{
+    local_free(&saved);
+    if (!s->chain) return;
+    if (cudaStreamSynchronize(x->w->stream) != cudaSuccess) {
+        cudaGetLastError();
+        return; /* the run reports the failure */
+    }
+    const rt_plan *p = x->p;
+    for (int e = 0; e < s->chain->n_ext && saved.n < MAX_LOCAL; e++) {
+        int v = s->ext_v[e];
+        if (v < 0 || p->g->values[v].data || p->offset[v] == RT_NO_OFFSET) continue;
+        for (int k = 0; k < s->chain->n_out; k++)
+            if (s->out_v[k] != v && p->offset[s->out_v[k]] == p->offset[v]) {
+                void *d = fetch_value(x, v);
+                if (d) {
+                    saved.v[saved.n] = v;
+                    saved.data[saved.n++] = d;
+                }
+                break;
+            }
+    }
+}
+
+/* The nodes of chain step s on the host, each op on the results before it; the
+ * epilogue op (act(raw + bias[c]) of chain_src) on `raw`, the source's result
+ * without its epilogue; then every result the step wrote, compared. */
+static lector_status check_chain(const exec_ctx *x, const cu_step *s, int index, const float *raw, local_vals *loc,
+                                 lector_error *err)
+{
+    const rt_graph *g = x->p->g;
+    lector_status st = LECTOR_OK;
+    for (int k = 0; k < s->chain->n_ops && !st; k++) {
+        int node = s->chain_node[k];
+        if (k > 0 && node == s->chain_node[k - 1] && node >= 0) continue; /* BatchNormalization's two ops */
+        if (node >= 0) {
+            st = ref_node(x, &g->nodes[node], 0, loc, err);
+            continue;
+        }
+        const rt_node *src = &g->nodes[s->chain_src];
+        int v = src->out[0];
+        const rt_value *y = &g->values[v];
+        if (!raw || loc->n == MAX_LOCAL) {
+            st = LECTOR_ERR_INTERNAL;
+            break;
+        }
+        int64_t tot = numel(y), C = y->ndim >= 2 ? y->dims[1] : 1, inner = tot / (y->dims[0] * (C ? C : 1));
+        float *o = malloc(sizeof(float) * (size_t)(tot ? tot : 1));
+        if (!o) {
+            st = LECTOR_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        const float *bias = src->op != RT_OP_MatMul && src->n_in > 2 && src->in[2] >= 0
+                                ? (const float *)g->values[src->in[2]].data
+                                : NULL;
+        const ck_chain_op *op = &s->chain->ops[0];
+        for (int64_t i = 0; i < tot; i++) {
+            float t = raw[i] + (bias ? bias[(i / inner) % C] : 0.f);
+            switch (op->act) { /* rt_act, as the reference kernels apply it */
+            case RT_ACT_RELU: t = t > 0.f ? t : 0.f; break;
+            case RT_ACT_SIGMOID: t = 1.f / (1.f + expf(-t)); break;
+            case RT_ACT_HARDSIGMOID: t = fminf(fmaxf(op->alpha * t + op->beta, 0.f), 1.f); break;
+            case RT_ACT_HARDSWISH: t = t * fminf(fmaxf(op->alpha * t + op->beta, 0.f), 1.f); break;
+            case RT_ACT_SWISH: t = t / (1.f + expf(-t)); break;
+            case RT_ACT_CLIP: t = fminf(fmaxf(t, op->alpha), op->beta); break;
+            default: break;
+            }
+            o[i] = t;
+        }
+        loc->v[loc->n] = v; /* after the raw result in loc (a fused convolution's): local_get finds this */
+        loc->data[loc->n++] = o;
+    }
+    for (int k = 0; k < s->chain->n_out && !st; k++) {
+        void *ref = local_get(loc, s->out_v[k]);
+        if (ref) st = report(x, s, index, s->out_v[k], ref, err);
+    }
+    return st;
+}
+
 lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lector_error *err)
 {
     const rt_graph *g = x->p->g;
@@ -215,55 +298,20 @@ lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lect
         cudaGetLastError();
         return LECTOR_OK; /* the run reports the failure */
     }
-    local_vals loc = {.n = 0};
+    local_vals loc = saved; /* the overwritten externals as they were (ref_node reads loc first) */
+    saved.n = 0;
     lector_status st = LECTOR_OK;
     const rt_node *n = &g->nodes[s->node];
     if (s->kind == S_CHAIN) {
-        for (int k = 0; k < s->chain->n_ops && !st; k++) {
-            int node = s->chain_node[k];
-            if (k > 0 && node == s->chain_node[k - 1] && node >= 0) continue; /* BatchNormalization's two ops */
-            if (node >= 0) {
-                st = ref_node(x, &g->nodes[node], 0, &loc, err);
-                continue;
-            }
-            /* the epilogue of chain_src: act(raw + bias[c]) on the raw result kept by its own check */
-            const rt_node *src = &g->nodes[s->chain_src];
-            int v = src->out[0];
-            const rt_value *y = &g->values[v];
-            if (raw_plan != x->cp->id || raw_v != v || !raw_data || loc.n == MAX_LOCAL) {
-                st = LECTOR_ERR_INTERNAL;
-                break;
-            }
-            int64_t tot = numel(y), C = y->ndim >= 2 ? y->dims[1] : 1, inner = tot / (y->dims[0] * (C ? C : 1));
-            float *o = malloc(sizeof(float) * (size_t)(tot ? tot : 1));
-            if (!o) {
-                st = LECTOR_ERR_OUT_OF_MEMORY;
-                break;
-            }
-            const float *bias = src->op != RT_OP_MatMul && src->n_in > 2 && src->in[2] >= 0
-                                    ? (const float *)g->values[src->in[2]].data
-                                    : NULL;
-            const ck_chain_op *op = &s->chain->ops[0];
-            for (int64_t i = 0; i < tot; i++) {
-                float t = raw_data[i] + (bias ? bias[(i / inner) % C] : 0.f);
-                switch (op->act) { /* rt_act, as the reference kernels apply it */
-                case RT_ACT_RELU: t = t > 0.f ? t : 0.f; break;
-                case RT_ACT_SIGMOID: t = 1.f / (1.f + expf(-t)); break;
-                case RT_ACT_HARDSIGMOID: t = fminf(fmaxf(op->alpha * t + op->beta, 0.f), 1.f); break;
-                case RT_ACT_HARDSWISH: t = t * fminf(fmaxf(op->alpha * t + op->beta, 0.f), 1.f); break;
-                case RT_ACT_SWISH: t = t / (1.f + expf(-t)); break;
-                case RT_ACT_CLIP: t = fminf(fmaxf(t, op->alpha), op->beta); break;
-                default: break;
-                }
-                o[i] = t;
-            }
-            loc.v[loc.n] = v;
-            loc.data[loc.n++] = o;
-        }
-        for (int k = 0; k < s->chain->n_out && !st; k++) {
-            void *ref = local_get(&loc, s->out_v[k]);
-            if (ref) st = report(x, s, index, s->out_v[k], ref, err);
-        }
+        /* the raw result of chain_src, kept by that step's check */
+        const float *raw = s->chain_src >= 0 && raw_plan == x->cp->id && raw_v == g->nodes[s->chain_src].out[0]
+                               ? raw_data
+                               : NULL;
+        st = check_chain(x, s, index, raw, &loc, err);
+    } else if (s->chain) {
+        /* a convolution whose chain runs in its kernel: its raw result exists only on the host */
+        st = ref_node(x, n, 1, &loc, err);
+        if (!st) st = check_chain(x, s, index, local_get(&loc, n->out[0]), &loc, err);
     } else {
         int drop = CU_HAS_RAW_OUTPUT(s->kind) && s->no_epilogue;
         st = ref_node(x, n, drop, &loc, err);

@@ -215,6 +215,18 @@ static void value_strides(const compile_ctx *cc, int v, int64_t *st)
         if (x->dims[d] == 1) st[d] = 0;
 }
 
+/* Do values a and b, both of the chain's shape, hold each element at the same
+ * byte offset from their starts (same storage, same memory order)? */
+static int same_elements(const compile_ctx *cc, const chain_build *b, int va, int vb)
+{
+    const rt_value *x = &cc->g->values[va], *y = &cc->g->values[vb];
+    if (!same_shape(b, x) || !same_shape(b, y) || cc->cp->vhalf[va] != cc->cp->vhalf[vb]) return 0;
+    int64_t sa[LECTOR_MAX_DIMS], sb[LECTOR_MAX_DIMS];
+    value_strides(cc, va, sa);
+    value_strides(cc, vb, sb);
+    return !memcmp(sa, sb, sizeof(int64_t) * (size_t)b->ndim);
+}
+
 /* Fills outputs and strides; 0 when the chain can run as one kernel. */
 static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, cu_step *out)
 {
@@ -239,13 +251,15 @@ static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, 
         if (out_nhwc >= 0 && vn != out_nhwc) return -1; /* outputs of one chain share a memory order */
         out_nhwc = vn;
         /* a written result must not overlap an external it does not equal (threads read and write
-         * different elements): the memory plan may reuse an external's bytes once its last reader ran */
+         * different elements): the memory plan may reuse an external's bytes once its last reader ran.
+         * Unless it is the external's bytes exactly, element for element (same shape, storage and
+         * strides): then each element is read and written by the same thread, read first */
         size_t wo = p->offset[v], we = wo + (size_t)numel(&g->values[v]) * 4;
         for (int e = 0; e < c->n_ext; e++) {
             int ev = b->ext_v[e];
             if (ev < 0 || ev == v || g->values[ev].data || p->offset[ev] == RT_NO_OFFSET) continue;
             size_t eo = p->offset[ev], ee = eo + (size_t)numel(&g->values[ev]) * 4;
-            if (wo < ee && eo < we) return -1;
+            if (wo < ee && eo < we && !(wo == eo && same_elements(cc, b, ev, v) && !b->ext_chan[e])) return -1;
         }
         c->out_reg[c->n_out] = (int8_t)k;
         c->out_half[c->n_out] = cp->vhalf[v];
@@ -395,12 +409,18 @@ lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *er
     for (int e = 0; e < s->chain->n_ext; e++)
         ext[e] = s->ext_cb[e] != RT_NO_OFFSET ? (const void *)cu_const(x->cp, s->ext_cb[e]) : cu_dptr(x, s->ext_v[e]);
     for (int k = 0; k < s->chain->n_out; k++) outs[k] = cu_dptr(x, s->out_v[k]);
-    int rc = s->kfn ? cu_launch_compiled_chain(x->w->stream, s, ext, outs)
-                    : ck_chain_run(x->w->stream, s->chain, ext, outs);
+    const rt_node *n = &x->p->g->nodes[s->node];
+    int rc;
+    if (s->kind == S_DWCONV)
+        rc = cu_launch_compiled_dw(x->w->stream, s, cu_dptr(x, n->in[0]), cu_const(x->cp, s->wconv), ext, outs);
+    else if (s->kfn)
+        rc = cu_launch_compiled_chain(x->w->stream, s, ext, outs);
+    else
+        rc = ck_chain_run(x->w->stream, s->chain, ext, outs);
     if (rc) {
-        const rt_node *n = &x->p->g->nodes[s->node];
         char buf[160];
-        snprintf(buf, sizeof buf, "node %s (%s, elementwise chain)", n->name, cu_op_name(n->op));
+        snprintf(buf, sizeof buf, "node %s (%s, %s)", n->name, cu_op_name(n->op),
+                 s->kind == S_DWCONV ? "depthwise convolution with its elementwise chain" : "elementwise chain");
         if (err) {
             err->code = rc == cudaErrorMemoryAllocation ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND;
             snprintf(err->message, sizeof err->message, "cuda: %s: %s (%s)", buf, cudaGetErrorString((cudaError_t)rc),

@@ -94,7 +94,7 @@ typedef struct cu_step {
     size_t aux, aux2;        /* offsets in the constant block (BN scale/shift, resize tables) */
     size_t elem;
     int no_epilogue;         /* Conv/MatMul: bias and activation are done by the chain that follows */
-    /* S_CHAIN */
+    /* S_CHAIN, and an S_DWCONV that runs the chain after it in its own kernel (cuda_nvrtc.c) */
     ck_chain *chain;
     int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
     size_t ext_cb[CK_CHAIN_EXT];       /* an external held in the constant block (BN tables), or RT_NO_OFFSET */
@@ -235,6 +235,9 @@ const char *cu_op_name(int op);
 
 /* cuda_layout.c: storages of the plan's values (cp->vhalf, cp->vnhwc). */
 void cu_assign_storage(compile_ctx *cc);
+/* rt_plan_lifetimes_fn: keeps a depthwise convolution's input until the end of
+ * the elementwise run after it (its fused epilogue reads the input meanwhile). */
+void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last);
 /* A 4-D tensor of dims (N, C, H, W), fp32 NCHW weights -> `half`/`nhwc`
  * storage, appended to the constant block; returns its offset. */
 size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc);
@@ -242,6 +245,7 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
 /* cuda_fuse.c: every elementwise step into a chain, conv/matmul epilogues
  * absorbed. 0 on success; -1 when a step cannot be expressed. */
 int cu_fuse_chains(compile_ctx *cc);
+/* Runs a chain step, or a depthwise convolution with its chain inside (s->chain set). */
 lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *err);
 
 /* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn)
@@ -249,11 +253,17 @@ lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *er
 void cu_compile_chains(compile_ctx *cc);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
+/* Launches a depthwise convolution (S_DWCONV) whose epilogue chain was compiled
+ * into its kernel (s->chain set): input x, weights w; returns a cudaError_t as int. */
+int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, const void *w, const void *const *ext,
+                          void *const *out);
 /* "nvrtc 13.0" or why chains run in the interpreter. */
 const char *cu_nvrtc_status(void);
 
 /* cuda_check.c: LECTOR_CUDA_CHECK=1, every step against the reference kernels. */
 int cu_check_enabled(void);
 lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lector_error *err);
+/* Before step s runs: keeps the inputs it overwrites in place, for cu_check_step. */
+void cu_check_prepare(const exec_ctx *x, const cu_step *s);
 
 #endif

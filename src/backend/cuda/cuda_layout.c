@@ -210,3 +210,36 @@ void cu_assign_storage(compile_ctx *cc)
     free(parent);
     free(forced);
 }
+
+/* ---- lifetimes ------------------------------------------------------------------
+ * A depthwise convolution may run the elementwise chain after it inside its
+ * own kernel (cuda_nvrtc.c), which reads the convolution's input around each
+ * pixel while it writes the chain's results. The memory plan would give the
+ * input's bytes to those results (the convolution is the input's last
+ * reader), so the input is kept until the end of the elementwise run that
+ * follows: one activation more for a few nodes. Only where the plan may be
+ * NHWC (fp16, or LECTOR_CUDA_NHWC=1): fp32 NCHW plans have no such kernel. */
+void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last)
+{
+    const rt_graph *g = p->g;
+    /* LECTOR_CUDA_DWFUSE_LIFETIMES: these lifetimes without the fusion or the other way round, for A/B runs */
+    if (!cu_env_flag("LECTOR_CUDA_NHWC", be->fp16) ||
+        !cu_env_flag("LECTOR_CUDA_DWFUSE_LIFETIMES", cu_env_flag("LECTOR_CUDA_DWFUSE", 1)))
+        return;
+    for (int s = 0; s < p->n_order; s++) {
+        const rt_node *n = &g->nodes[p->order[s]];
+        if (n->op != RT_OP_Conv || n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0) continue;
+        const rt_value *x = &g->values[n->in[0]], *w = &g->values[n->in[1]], *y = &g->values[n->out[0]];
+        if (x->ndim != 4 || w->ndim != 4 || w->dims[1] != 1 || H->attr_int(n, "group", 1) != x->dims[1]) continue;
+        int end = s;
+        for (int t = s + 1; t < p->n_order && t <= s + CK_CHAIN_OPS; t++) {
+            const rt_node *m = &g->nodes[p->order[t]];
+            const rt_value *o = m->n_out == 1 && m->out[0] >= 0 ? &g->values[m->out[0]] : NULL;
+            if (layout_class(g, m) != L_ELEMWISE || !o || o->ndim != y->ndim ||
+                memcmp(o->dims, y->dims, sizeof(int64_t) * (size_t)y->ndim))
+                break;
+            end = t;
+        }
+        if (last[n->in[0]] < end) last[n->in[0]] = end;
+    }
+}

@@ -176,6 +176,25 @@ static const char prelude_fmt[] =
     "  case 14: return floorf(v);\n"
     "  default: return ceilf(v); } }\n";
 
+/* What the depthwise kernels with a fused epilogue add (no format directives). */
+static const char dw_prelude[] =
+    "struct dw_args { int n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw; };\n"
+    "template <int V> __device__ __forceinline__ void ldx(const float *p, float *o) {\n"
+    "  _Pragma(\"unroll\") for (int j = 0; j < V; j++) o[j] = p[j]; }\n"
+    "template <> __device__ __forceinline__ void ldx<4>(const float *p, float *o) {\n"
+    "  float4 f = *(const float4 *)p; o[0] = f.x; o[1] = f.y; o[2] = f.z; o[3] = f.w; }\n"
+    "template <> __device__ __forceinline__ void ldx<8>(const float *p, float *o) { ldx<4>(p, o); ldx<4>(p + 4, o + 4); }\n"
+    "template <int V> __device__ __forceinline__ void ldx(const unsigned short *p, float *o) {\n"
+    "  _Pragma(\"unroll\") for (int j = 0; j < V; j++) o[j] = h2f(p[j]); }\n"
+    "template <> __device__ __forceinline__ void ldx<8>(const unsigned short *p, float *o) {\n"
+    "  uint4 u = *(const uint4 *)p; const unsigned short *h = (const unsigned short *)&u;\n"
+    "  _Pragma(\"unroll\") for (int j = 0; j < 8; j++) o[j] = h2f(h[j]); }\n";
+
+/* The host's copy of dw_args. */
+typedef struct dw_args {
+    int n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+} dw_args;
+
 enum { M_SCALAR, M_FLAT, M_INNER, M_OUTER, M_GENERIC };
 
 static int ext_mode(const ck_chain *c, int e)
@@ -285,36 +304,37 @@ static void gen_operand(sbuf *b, int opnd, int k, int is_a)
     else sb_printf(b, "e%d[j]", -1 - opnd);
 }
 
-/* The kernel of chain c, named `name`. */
-static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
+/* The body of chain c for the VEC elements from flat output index i0 (an IX
+ * in scope): the externals' loads, the ops, the stores. raw_e >= 0: external
+ * raw_e is not loaded, its values are the float array `raw` in scope (a
+ * convolution's result in registers). */
+static void gen_body(sbuf *b, const ck_chain *c, int vec, int raw_e)
 {
-    int vec = chain_vec(c), i32 = chain_idx32(c), nd = c->ndim, last = nd - 1;
-    const char *IX = i32 ? "unsigned" : "long long";
+    int nd = c->ndim, last = nd - 1;
     int mode[CK_CHAIN_EXT], generic = 0;
     for (int e = 0; e < c->n_ext; e++) {
         mode[e] = ext_mode(c, e);
-        generic |= mode[e] == M_GENERIC;
+        generic |= mode[e] == M_GENERIC && e != raw_e;
     }
-    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, long long n)\n{\n",
-              name);
-    sb_printf(b, "  typedef %s IX;\n  const IX groups = (IX)(n / %d);\n", IX, vec);
-    sb_printf(b, "  for (IX g = (IX)blockIdx.x * 256u + threadIdx.x; g < groups; g += (IX)gridDim.x * 256u) {\n");
-    sb_printf(b, "    const IX i0 = g * %d;\n", vec);
     if (generic) {
         for (int e = 0; e < c->n_ext; e++)
-            if (mode[e] == M_GENERIC) sb_printf(b, "    IX o%d = 0;\n", e);
+            if (mode[e] == M_GENERIC && e != raw_e) sb_printf(b, "    IX o%d = 0;\n", e);
         sb_printf(b, "    { IX r = i0, q, t;\n");
         for (int d = last; d >= 0; d--) {
             if (d > 0) sb_printf(b, "      q = r / (IX)c.dims[%d]; t = r - q * (IX)c.dims[%d]; r = q;\n", d, d);
             else sb_printf(b, "      t = r;\n");
             for (int e = 0; e < c->n_ext; e++)
-                if (mode[e] == M_GENERIC) sb_printf(b, "      o%d += t * (IX)c.stride[%d][%d];\n", e, e, d);
+                if (mode[e] == M_GENERIC && e != raw_e) sb_printf(b, "      o%d += t * (IX)c.stride[%d][%d];\n", e, e, d);
         }
         sb_printf(b, "    }\n");
     }
     for (int e = 0; e < c->n_ext; e++) {
         int h = c->ext_half[e];
         sb_printf(b, "    float e%d[%d];\n", e, vec);
+        if (e == raw_e) {
+            sb_printf(b, "    _Pragma(\"unroll\") for (int j = 0; j < %d; j++) e%d[j] = raw[j];\n", vec, e);
+            continue;
+        }
         switch (mode[e]) {
         case M_SCALAR:
         case M_OUTER: {
@@ -362,7 +382,86 @@ static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
         }
     }
     for (int k = 0; k < c->n_out; k++) gen_store_vec(b, k, c->out_reg[k], c->out_half[k], vec);
+}
+
+/* The kernel of chain c, named `name`. */
+static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
+{
+    int vec = chain_vec(c);
+    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, long long n)\n{\n",
+              name);
+    sb_printf(b, "  typedef %s IX;\n  const IX groups = (IX)(n / %d);\n", chain_idx32(c) ? "unsigned" : "long long", vec);
+    sb_printf(b, "  for (IX g = (IX)blockIdx.x * 256u + threadIdx.x; g < groups; g += (IX)gridDim.x * 256u) {\n");
+    sb_printf(b, "    const IX i0 = g * %d;\n", vec);
+    gen_body(b, c, vec, -1);
     sb_printf(b, "  }\n}\n");
+}
+
+/* A depthwise convolution over NHWC with chain c as its epilogue, named `name`:
+ * the arithmetic of kernels.cu's k_dwconv_nhwc (V channels of TW neighbouring
+ * output pixels per thread, fp32 accumulation by fused multiply-adds), then
+ * the raw result stored as the plan stores it (fp16 rounds it) and, instead
+ * of writing it and reading it back, given to the chain's ops in registers.
+ * The chain runs over the convolution's output in its memory order, so the
+ * flat index of an output pixel's channel group is the chain's i0. */
+static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, int V, int TW, int half, const char *name)
+{
+    const char *T = half ? "unsigned short" : "float";
+    sb_printf(b,
+              "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, const %s *x, "
+              "const float *w, const dw_args a)\n{\n",
+              name, T);
+    sb_printf(b, "  typedef %s IX;\n", chain_idx32(c) ? "unsigned" : "long long");
+    sb_printf(b, "  const int V = %d, TW = %d;\n", V, TW);
+    sb_printf(b, "  const int cg = a.c / V, owt = (a.OW + TW - 1) / TW;\n"
+                 "  const long long tot = (long long)a.n * a.OH * owt * cg;\n"
+                 "  for (long long it = (long long)blockIdx.x * 256 + threadIdx.x; it < tot; it += (long long)gridDim.x * 256) {\n"
+                 "    const int c0 = (int)(it %% cg) * V;\n"
+                 "    long long rr = it / cg;\n"
+                 "    const int ow0 = (int)(rr %% owt) * TW;\n"
+                 "    rr /= owt;\n"
+                 "    const int oh = (int)(rr %% a.OH), bb = (int)(rr / a.OH);\n"
+                 "    float acc[TW][V];\n"
+                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = 0.f;\n"
+                 "    for (int ka = 0; ka < a.kh; ka++) {\n"
+                 "      const int h = oh * a.sh - a.ph + ka * a.dh;\n"
+                 "      if (h < 0 || h >= a.H) continue;\n"
+                 "      const %s *xrow = x + ((long long)(bb * a.H + h) * a.W) * a.c + c0;\n"
+                 "      const float *wrow = w + (long long)ka * a.kw * a.c + c0;\n",
+              T);
+    if (TW > 1)
+        sb_printf(b, "      for (int col = 0; col < a.kw + TW - 1; col++) {\n"
+                     "        const int ww = ow0 - a.pw + col;\n"
+                     "        if (ww < 0 || ww >= a.W) continue;\n"
+                     "        float xv[V];\n"
+                     "        ldx<V>(xrow + (long long)ww * a.c, xv);\n"
+                     "        _Pragma(\"unroll\") for (int t = 0; t < TW; t++) {\n"
+                     "          const int q = col - t;\n"
+                     "          if (q < 0 || q >= a.kw) continue;\n"
+                     "          float wv[V];\n"
+                     "          ldx<V>(wrow + (long long)q * a.c, wv);\n"
+                     "          _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[j], wv[j], acc[t][j]);\n"
+                     "        }\n"
+                     "      }\n");
+    else
+        sb_printf(b, "      for (int q = 0; q < a.kw; q++) {\n"
+                     "        const int ww = ow0 * a.sw - a.pw + q * a.dw;\n"
+                     "        if (ww < 0 || ww >= a.W) continue;\n"
+                     "        float xv[V], wv[V];\n"
+                     "        ldx<V>(xrow + (long long)ww * a.c, xv);\n"
+                     "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
+                     "        _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[0][j] = __fmaf_rn(xv[j], wv[j], acc[0][j]);\n"
+                     "      }\n");
+    sb_printf(b, "    }\n"
+                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) {\n"
+                 "      if (ow0 + t >= a.OW) break;\n"
+                 "      const IX i0 = (IX)((((long long)bb * a.OH + oh) * a.OW + ow0 + t) * a.c + c0);\n"
+                 "      float raw[V];\n");
+    if (half) sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = h2f(f2h(acc[t][j]));\n");
+    else sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = acc[t][j];\n");
+    sb_printf(b, "      {\n");
+    gen_body(b, c, V, raw_e);
+    sb_printf(b, "      }\n    }\n  }\n}\n");
 }
 
 /* ---- the process-wide kernel cache -------------------------------------------------- */
@@ -424,6 +523,7 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     sbuf src = {0};
     sb_printf(&src, prelude_fmt, CK_CHAIN_DIMS, CK_CHAIN_EXT, CK_CHAIN_DIMS, CK_CHAIN_OUT, CK_CHAIN_EXT, CK_CHAIN_OUT,
               CK_CHAIN_OPS, CK_CHAIN_EXT, CK_CHAIN_OUT, sizeof(ck_chain), sizeof(ck_chain_op));
+    sb_printf(&src, "%s", dw_prelude);
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
@@ -486,62 +586,165 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     }
 }
 
+CU_ENV_SWITCH(dw_fusion_enabled, "LECTOR_CUDA_DWFUSE", 1)
+
+/* Channels per thread of the depthwise kernel over c channels (kernels.cu's rule). */
+static int dw_vec(int64_t c) { return c % 8 == 0 ? 8 : c % 4 == 0 ? 4 : c % 2 == 0 ? 2 : 1; }
+
+/* Output pixels per thread along W: 4 when stride and dilation along W are 1 (kernels.cu's rule). */
+static int dw_tw(const cu_step *s) { return s->pool[7] == 1 && s->pool[11] == 1 ? 4 : 1; }
+
+/* Can chain step t run inside depthwise step s's kernel, as its epilogue? Returns
+ * the index of the external of t that is s's raw result, or -1. */
+static int dw_epilogue_ext(const compile_ctx *cc, const cu_step *s, const cu_step *t)
+{
+    const rt_graph *g = cc->g;
+    const rt_plan *p = cc->p;
+    if (s->kind != S_DWCONV || !s->no_epilogue || t->kind != S_CHAIN || t->chain_src != s->node || !t->nhwc)
+        return -1;
+    const ck_chain *c = t->chain;
+    const rt_node *n = &g->nodes[s->node];
+    int64_t tot = 1;
+    for (int d = 0; d < c->ndim; d++) tot *= c->dims[d];
+    if (tot != s->n || c->dims[c->ndim - 1] % dw_vec(s->channels)) return -1;
+    int raw = -1;
+    for (int e = 0; e < c->n_ext; e++)
+        if (t->ext_v[e] == n->out[0] && t->ext_cb[e] == RT_NO_OFFSET) {
+            if (raw >= 0 || ext_mode(c, e) != M_FLAT || c->ext_half[e] != s->half) return -1;
+            raw = e;
+        }
+    if (raw < 0) return -1;
+    /* the kernel reads the convolution's input around each pixel while it writes the chain's
+     * results: none may share the input's bytes (the memory plan may have given them to a result,
+     * the input's last reader being the convolution) */
+    int xv = n->in[0];
+    if (p->offset[xv] == RT_NO_OFFSET) return -1;
+    size_t xo = p->offset[xv], xe = xo + (size_t)numel(&g->values[xv]) * cu_vsize(cc->cp, g, xv);
+    for (int k = 0; k < c->n_out; k++) {
+        int v = t->out_v[k];
+        size_t wo = p->offset[v], we = wo + (size_t)numel(&g->values[v]) * cu_vsize(cc->cp, g, v);
+        if (wo < xe && xo < we) return -1;
+    }
+    return raw;
+}
+
+/* A new kernel source for the cache (or the entry that has it); -1 on failure. */
+static int cache_slot(sbuf *b, int vec, int *todo, int *n_todo)
+{
+    if (b->oom) {
+        free(b->p);
+        return -1;
+    }
+    int k = cache_find(b->p);
+    if (k >= 0) {
+        free(b->p);
+        return k;
+    }
+    if ((k = cache_add(b->p, vec)) < 0) {
+        free(b->p);
+        return -1;
+    }
+    todo[(*n_todo)++] = k;
+    return k;
+}
+
 void cu_compile_chains(compile_ctx *cc)
 {
     pthread_once(&nv_once, nv_load);
     if (!nv_ok) return;
     cu_plan *cp = cc->cp;
-    int *todo = malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
+    /* a chain's kernel per step, and a depthwise convolution's with the next chain fused in */
+    int *todo = malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
     int *slot = malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
-    if (!todo || !slot) {
+    int *dwslot = malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
+    if (!todo || !slot || !dwslot) {
         free(todo);
         free(slot);
+        free(dwslot);
         return;
     }
-    int n_todo = 0;
-    double t0 = 0;
+    int n_todo = 0, fuse_dw = dw_fusion_enabled();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    t0 = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    double t0 = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < cp->n_steps; i++) {
-        slot[i] = -1;
+        slot[i] = dwslot[i] = -1;
         cu_step *s = &cp->steps[i];
-        if (s->kind != S_CHAIN) continue;
-        sbuf b = {0};
-        gen_kernel(&b, s->chain, "K");
-        if (b.oom) {
-            free(b.p);
-            continue;
+        if (s->kind == S_CHAIN) {
+            sbuf b = {0};
+            gen_kernel(&b, s->chain, "K");
+            slot[i] = cache_slot(&b, chain_vec(s->chain), todo, &n_todo);
         }
-        int k = cache_find(b.p);
-        if (k < 0) {
-            k = cache_add(b.p, chain_vec(s->chain));
-            if (k < 0) {
-                free(b.p);
-                continue;
-            }
-            todo[n_todo++] = k;
-        } else {
-            free(b.p);
+        int raw = fuse_dw && i + 1 < cp->n_steps ? dw_epilogue_ext(cc, s, &cp->steps[i + 1]) : -1;
+        if (raw >= 0) {
+            sbuf b = {0};
+            gen_dw_kernel(&b, cp->steps[i + 1].chain, raw, dw_vec(s->channels), dw_tw(s), s->half, "K");
+            dwslot[i] = cache_slot(&b, dw_vec(s->channels), todo, &n_todo);
         }
-        slot[i] = k;
     }
     if (n_todo) compile_batch(cc->sm, todo, n_todo, cc->g->name);
-    int compiled = 0;
-    for (int i = 0; i < cp->n_steps; i++)
+    int compiled = 0, fused = 0, nn = 0;
+    for (int i = 0; i < cp->n_steps; i++) {
+        cu_step *s = &cp->steps[i];
         if (slot[i] >= 0 && cache[slot[i]].kernel) {
-            cp->steps[i].kfn = cache[slot[i]].kernel;
-            cp->steps[i].kvec = cache[slot[i]].vec;
+            s->kfn = cache[slot[i]].kernel;
+            s->kvec = cache[slot[i]].vec;
             compiled++;
         }
+        if (dwslot[i] >= 0 && cache[dwslot[i]].kernel) { /* the chain moves into the convolution's step */
+            cu_step *t = &cp->steps[i + 1];
+            s->chain = t->chain;
+            t->chain = NULL;
+            memcpy(s->ext_v, t->ext_v, sizeof s->ext_v);
+            memcpy(s->out_v, t->out_v, sizeof s->out_v);
+            memcpy(s->ext_cb, t->ext_cb, sizeof s->ext_cb);
+            memcpy(s->chain_node, t->chain_node, sizeof s->chain_node);
+            s->chain_src = t->chain_src;
+            s->kfn = cache[dwslot[i]].kernel;
+            s->kvec = cache[dwslot[i]].vec;
+            cp->steps[nn++] = *s;
+            i++;
+            fused++;
+            continue;
+        }
+        cp->steps[nn++] = *s;
+    }
+    cp->n_steps = nn;
     pthread_mutex_unlock(&cache_lock);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     if (n_todo)
-        H->log(3, "cuda: %s: %d chain kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels",
-               cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0, compiled);
+        H->log(3, "cuda: %s: %d kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels, %d run inside "
+               "their depthwise convolution's", cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0,
+               compiled - fused, fused);
     free(todo);
     free(slot);
+    free(dwslot);
+}
+
+int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, const void *w, const void *const *ext,
+                          void *const *out)
+{
+    const ck_chain *c = s->chain;
+    const int *q = s->pool;
+    int64_t n = s->outer, ch = s->channels;
+    if (n * q[2] * q[3] * ch == 0) return 0;
+    if (n * q[0] * q[1] * ch >= ((int64_t)1 << 31) || n * q[2] * q[3] * ch >= ((int64_t)1 << 31))
+        return (int)cudaErrorInvalidValue; /* as ck_dwconv_nhwc */
+    dw_args a = {(int)n, (int)ch, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11]};
+    int tw = dw_tw(s);
+    int64_t threads = n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec), blocks = (threads + 255) / 256;
+    if (blocks > 65535LL * 8) blocks = 65535LL * 8;
+    if (blocks < 1) blocks = 1;
+    struct {
+        const void *ext[CK_CHAIN_EXT];
+        void *out[CK_CHAIN_OUT];
+    } p;
+    for (int e = 0; e < CK_CHAIN_EXT; e++) p.ext[e] = e < c->n_ext ? ext[e] : NULL;
+    for (int k = 0; k < CK_CHAIN_OUT; k++) p.out[k] = k < c->n_out ? out[k] : NULL;
+    void *args[] = {(void *)c, &p, (void *)&x, (void *)&w, &a};
+    dim3 grid = {(unsigned)blocks, 1, 1}, block = {256, 1, 1};
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid, block, args, 0, sm);
 }
 
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out)

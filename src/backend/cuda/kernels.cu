@@ -688,7 +688,9 @@ template <> __device__ __forceinline__ void ldv<float, 8>(const float *p, float 
 /* V channels of TW neighbouring output pixels (along W) per thread: with
  * stride and dilation 1 along W, each input column of a row is loaded once
  * for all the outputs it touches (kw + TW - 1 loads instead of kw * TW).
- * Weights fp32 [kh * kw][C]; fp32 accumulation. */
+ * Weights fp32 [kh * kw][C]; fp32 accumulation by fused multiply-adds, written
+ * out: cuda_nvrtc.c's copy of this kernel with a fused epilogue must give the
+ * same sums. */
 template <typename T, int V, int TW>
 __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int kh,
                               int kw, int sh, int sw, int ph, int pw, int dh, int dw)
@@ -724,7 +726,7 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
                         float wv[V];
                         ldv<float, V>(wrow + (long long)q * c, wv);
 #pragma unroll
-                        for (int j = 0; j < V; j++) acc[t][j] += xv[j] * wv[j];
+                        for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[j], wv[j], acc[t][j]);
                     }
                 }
             } else {
@@ -735,7 +737,7 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
                     ldv<T, V>(xrow + (long long)ww * c, xv);
                     ldv<float, V>(wrow + (long long)q * c, wv);
 #pragma unroll
-                    for (int j = 0; j < V; j++) acc[0][j] += xv[j] * wv[j];
+                    for (int j = 0; j < V; j++) acc[0][j] = __fmaf_rn(xv[j], wv[j], acc[0][j]);
                 }
             }
         }
