@@ -1,6 +1,6 @@
 /*
  * lector run-model MODEL.onnx [--input NAME=FILE.pb | --input FILE.pb]...
- *                  [--backend cpu|ref] [--threads N] [--repeat N] --out DIR
+ *                  [--backend cpu|ref|cuda[:N]] [--fp16] [--threads N] [--repeat N] --out DIR
  *
  * Runs any ONNX model within Lector's op set on tensors stored as ONNX
  * TensorProto files and writes each output as DIR/output_N.pb.
@@ -17,11 +17,13 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: lector run-model MODEL.onnx [--input NAME=FILE.pb]... [--backend cpu|ref]\n"
-            "                        [--threads N] [--repeat N] --out DIR\n"
+            "usage: lector run-model MODEL.onnx [--input NAME=FILE.pb]... [--backend cpu|ref|cuda[:N]]\n"
+            "                        [--fp16] [--threads N] [--repeat N] --out DIR\n"
             "  --input NAME=FILE.pb   input tensor (onnx.TensorProto); NAME may be omitted, then\n"
             "                         inputs are taken in the model's order\n"
             "  --out DIR              write outputs as DIR/output_0.pb, output_1.pb, ...\n"
+            "  --backend B            cpu (default), ref (the reference kernels) or cuda[:N]\n"
+            "  --fp16                 with cuda: half precision where the backend has it\n"
             "  --repeat N             run N times and print the median time\n");
 }
 
@@ -39,6 +41,7 @@ int cmd_run_model(int argc, char **argv)
             in_spec[n_spec++] = argv[++i];
         } else if (!strcmp(a, "--out") && i + 1 < argc) out_dir = argv[++i];
         else if (!strcmp(a, "--backend") && i + 1 < argc) opt.backend = argv[++i];
+        else if (!strcmp(a, "--fp16")) opt.fp16 = 1;
         else if (!strcmp(a, "--threads") && i + 1 < argc) opt.threads = atoi(argv[++i]);
         else if (!strcmp(a, "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
