@@ -5,6 +5,7 @@
 #   nodes   ONNX node tests on the CUDA backend (oracle: ONNX's expected outputs): fp32 NCHW, fp32 NHWC,
 #           the chain interpreter
 #   check   every GPU step against the reference kernels (LECTOR_CUDA_CHECK=1), fp32 and fp16
+#   fuse    the fused depthwise epilogues (LECTOR_CUDA_DWFUSE) leave the output bytes as they were
 #   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
 #   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images
 #   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads
@@ -43,6 +44,45 @@ for step in "$@"; do
         LECTOR_CUDA_CHECK=1 "$dev/bin/test_cuda_engine" same $f --models "$B/models" samples/sample.jpg \
             >"$out/check$f.log" 2>&1
         echo "check [${f:-fp32}] rc=$?"; grep -E "FAIL|cuda-check|passed|same" "$out/check$f.log" | head -12
+      done
+      ;;
+    fuse)      # the depthwise convolutions' fused epilogues change no bit. Model outputs (run-model, fp16,
+               # random inputs) and texts, boxes and scores (ICDAR2015, fp32 and fp16), as the same bytes:
+               # fused; unfused with the same memory plan (DWFUSE_LIFETIMES=1); unfused, the plan without
+               # the longer lifetimes; fused again (determinism)
+      python3 - /tmp/fuse_in <<'PY'
+import os, random, struct, sys
+def tensor(path, dims):   # onnx.TensorProto: dims (1), data_type FLOAT (2), raw_data (9)
+    def varint(v):
+        b = b""
+        while True:
+            c = v & 0x7F; v >>= 7
+            b += bytes([c | (0x80 if v else 0)])
+            if not v: return b
+    n = 1
+    for d in dims: n *= d
+    raw = struct.pack("<%df" % n, *[random.uniform(-1, 1) for _ in range(n)])
+    with open(path, "wb") as f:
+        f.write(b"".join(b"\x08" + varint(d) for d in dims) + b"\x10\x01" + b"\x4a" + varint(len(raw)) + raw)
+random.seed(7); os.makedirs(sys.argv[1], exist_ok=True)
+tensor(sys.argv[1] + "/det.pb", [2, 3, 640, 640]); tensor(sys.argv[1] + "/rec.pb", [16, 3, 48, 320])
+tensor(sys.argv[1] + "/cls.pb", [16, 3, 48, 192])
+PY
+      LECTOR_LOG=debug $L --device cuda --fp16 samples/sample.jpg 2>&1 | grep "compiled by NVRTC" | head -3
+      for m in det:ch_PP-OCRv4_det_infer rec:ch_PP-OCRv4_rec_infer cls:ch_ppocr_mobile_v2.0_cls_infer; do
+        k=0; for e in LECTOR_X=1 "LECTOR_CUDA_DWFUSE=0 LECTOR_CUDA_DWFUSE_LIFETIMES=1" LECTOR_CUDA_DWFUSE=0 LECTOR_X=1; do
+          env $e $L run-model "$B/models/${m#*:}.onnx" --backend cuda --fp16 --input /tmp/fuse_in/${m%%:*}.pb --out /tmp/fuse_out$k >/dev/null 2>&1
+          k=$((k+1)); done
+        r="${m%%:*} fp16:"; for k in 1 2 3; do
+          if cmp -s /tmp/fuse_out0/output_0.pb /tmp/fuse_out$k/output_0.pb; then r="$r same"; else r="$r DIFFER"; fi; done
+        echo "$r (fused vs: unfused same plan, unfused old plan, fused again)"
+      done
+      images icdar2015_test | head -${FUSE_N:-40} >/tmp/list.txt
+      for f in "" --fp16 "--fp16 --fp16-det"; do
+        $L --device cuda $f --format tsv $(cat /tmp/list.txt) >"$out/fuse_on.tsv" 2>/dev/null
+        LECTOR_CUDA_DWFUSE=0 LECTOR_CUDA_DWFUSE_LIFETIMES=1 $L --device cuda $f --format tsv $(cat /tmp/list.txt) >"$out/fuse_off.tsv" 2>/dev/null
+        if cmp -s "$out/fuse_on.tsv" "$out/fuse_off.tsv"; then echo "fuse [${f:-fp32}]: identical, $(wc -l <"$out/fuse_on.tsv") rows"
+        else echo "fuse [${f:-fp32}]: DIFFER"; diff "$out/fuse_on.tsv" "$out/fuse_off.tsv" | head -6; fi
       done
       ;;
     parity)
