@@ -722,6 +722,29 @@ void cu_compile_chains(compile_ctx *cc)
     free(dwslot);
 }
 
+/* The host's copy of the kernels' chain_ptrs argument. */
+typedef struct chain_ptrs {
+    const void *ext[CK_CHAIN_EXT];
+    void *out[CK_CHAIN_OUT];
+} chain_ptrs;
+
+static chain_ptrs chain_ptrs_of(const ck_chain *c, const void *const *ext, void *const *out)
+{
+    chain_ptrs p;
+    for (int e = 0; e < CK_CHAIN_EXT; e++) p.ext[e] = e < c->n_ext ? ext[e] : NULL;
+    for (int k = 0; k < CK_CHAIN_OUT; k++) p.out[k] = k < c->n_out ? out[k] : NULL;
+    return p;
+}
+
+/* Blocks of 256 for `threads` work items; the kernels' grid-stride loops cover what the cap leaves. */
+static dim3 grid_for(int64_t threads)
+{
+    int64_t blocks = (threads + 255) / 256;
+    if (blocks > 65535LL * 8) blocks = 65535LL * 8;
+    dim3 grid = {(unsigned)(blocks < 1 ? 1 : blocks), 1, 1};
+    return grid;
+}
+
 int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, const void *w, const void *const *ext,
                           void *const *out)
 {
@@ -733,18 +756,11 @@ int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, cons
         return (int)cudaErrorInvalidValue; /* as ck_dwconv_nhwc */
     dw_args a = {(int)n, (int)ch, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11]};
     int tw = dw_tw(s);
-    int64_t threads = n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec), blocks = (threads + 255) / 256;
-    if (blocks > 65535LL * 8) blocks = 65535LL * 8;
-    if (blocks < 1) blocks = 1;
-    struct {
-        const void *ext[CK_CHAIN_EXT];
-        void *out[CK_CHAIN_OUT];
-    } p;
-    for (int e = 0; e < CK_CHAIN_EXT; e++) p.ext[e] = e < c->n_ext ? ext[e] : NULL;
-    for (int k = 0; k < CK_CHAIN_OUT; k++) p.out[k] = k < c->n_out ? out[k] : NULL;
+    chain_ptrs p = chain_ptrs_of(c, ext, out);
     void *args[] = {(void *)c, &p, (void *)&x, (void *)&w, &a};
-    dim3 grid = {(unsigned)blocks, 1, 1}, block = {256, 1, 1};
-    return (int)cudaLaunchKernel((const void *)s->kfn, grid, block, args, 0, sm);
+    dim3 block = {256, 1, 1};
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec)),
+                                 block, args, 0, sm);
 }
 
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out)
@@ -753,17 +769,9 @@ int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *cons
     int64_t n = 1;
     for (int d = 0; d < c->ndim; d++) n *= c->dims[d];
     if (n == 0) return 0;
-    struct {
-        const void *ext[CK_CHAIN_EXT];
-        void *out[CK_CHAIN_OUT];
-    } p;
-    for (int e = 0; e < CK_CHAIN_EXT; e++) p.ext[e] = e < c->n_ext ? ext[e] : NULL;
-    for (int k = 0; k < CK_CHAIN_OUT; k++) p.out[k] = k < c->n_out ? out[k] : NULL;
+    chain_ptrs p = chain_ptrs_of(c, ext, out);
     long long nn = (long long)n;
-    int64_t groups = n / s->kvec, blocks = (groups + 255) / 256;
-    if (blocks > 65535LL * 8) blocks = 65535LL * 8;
-    if (blocks < 1) blocks = 1;
     void *args[] = {(void *)c, &p, &nn};
-    dim3 grid = {(unsigned)blocks, 1, 1}, block = {256, 1, 1};
-    return (int)cudaLaunchKernel((const void *)s->kfn, grid, block, args, 0, sm);
+    dim3 block = {256, 1, 1};
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n / s->kvec), block, args, 0, sm);
 }
