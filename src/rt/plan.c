@@ -103,10 +103,33 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
             if (n->in[k] >= 0) last[n->in[k]] = s;
     }
     for (int i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = p->n_order; /* live to the end */
+    /* a backend may keep values longer (plan_lifetimes); such a value is released after the node at
+     * its new last position, which need not read it: later[s] lists them (next[] links the list) */
     rt_backend *be = p->backend;
     rt_plan_lifetimes_fn lifetimes = NULL;
+    int *later = NULL, *next = NULL;
     if (be && be->iface->get_proc_address) *(void **)&lifetimes = be->iface->get_proc_address("plan_lifetimes");
-    if (lifetimes) lifetimes(be, p, last);
+    if (lifetimes) {
+        int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
+        later = lector__malloc(sizeof(int) * (size_t)(p->n_order + 1));
+        next = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
+        if (!before || !later || !next) {
+            lector__free(before);
+            lector__free(later);
+            lector__free(next);
+            lector__free(last);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+        }
+        memcpy(before, last, sizeof(int) * (size_t)g->n_values);
+        lifetimes(be, p, last);
+        for (int s = 0; s < p->n_order; s++) later[s] = -1;
+        for (int v = 0; v < g->n_values; v++)
+            if (last[v] > before[v] && last[v] < p->n_order) {
+                next[v] = later[last[v]];
+                later[last[v]] = v;
+            }
+        lector__free(before);
+    }
     freelist fl = {0};
     lector_status st = LECTOR_OK;
     for (int s = 0; s < p->n_order && !st; s++) {
@@ -145,8 +168,18 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
             if (fl_insert(&fl, p->offset[v], align_up(rt_value_nbytes(&g->values[v]))))
                 st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
         }
+        /* values kept until here by the backend that this node does not read (those it reads: above) */
+        for (int v = later ? later[s] : -1; v >= 0 && !st; v = next[v]) {
+            int seen = 0;
+            for (int k = 0; k < n->n_in + n->n_out; k++) seen |= (k < n->n_in ? n->in[k] : n->out[k - n->n_in]) == v;
+            if (seen || p->offset[v] == RT_NO_OFFSET) continue;
+            if (fl_insert(&fl, p->offset[v], align_up(rt_value_nbytes(&g->values[v]))))
+                st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+        }
     }
     p->arena_size = fl.top;
+    lector__free(later);
+    lector__free(next);
     lector__free(fl.b);
     lector__free(last);
     return st;
