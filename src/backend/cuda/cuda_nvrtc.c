@@ -15,8 +15,11 @@
  *
  * NVRTC is found as the core's loader found cuBLAS (it preloads
  * libnvrtc.so.<major> when it can) or by ld.so; without it, or with
- * LECTOR_CUDA_NVRTC=0, chains run in the interpreter (same results: both
- * compile with fmad off, the arithmetic of the reference kernels).
+ * LECTOR_CUDA_NVRTC=0, chains run in the interpreter. The compiled chains
+ * have fmad off, the reference kernels' arithmetic; the interpreter is in
+ * kernels.cu, which nvcc compiles with its default contraction, so a
+ * multiply-add (hard sigmoid's alpha * x + beta, say) may differ in the last
+ * bit between the two. Both pass ONNX's node tests (device.sh nodes).
  */
 #include <dlfcn.h>
 #include <pthread.h>
