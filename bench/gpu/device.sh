@@ -160,7 +160,7 @@ PY
       $L bench pipeline --models "$B/models" --device cpu --workers 16 --threads 1 --rounds 1 --json $(cat /tmp/list.txt) | tee -a "$out/pipeline.jsonl"
       ;;
     profile)   # where the time goes, per operator (eager, events around each step), fp16 at batch 32
-      for m in det rec; do
+      for m in det rec cls; do
         LECTOR_CUDA_PROFILE=1 $L bench gpu --fp16 --only $m --models "$B/models" --batches 32 --runs 3 2>&1 | grep -v "^  .* 0\.[0-4]%$" | head -24
       done
       for e in ${PROFILE_ENVS:-LECTOR_CUDA_DW=0 LECTOR_CUDA_CONV_SEARCH=1}; do
