@@ -444,32 +444,32 @@ __global__ void k_warp_crops(char *up, const ck_image_row *rows, const int16_t *
     const ck_image_row &r = rows[blockIdx.z];
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     if (!r.warp || x >= r.crop_width) return;
-    for (int y = blockIdx.y; y < r.crop_height; y += gridDim.y) {
     const uint8_t *px = (const uint8_t *)up + r.px;
     size_t stride = (size_t)r.width * cn;
     const double *M = r.m;
-    double X0 = __dadd_rn(__dmul_rn(M[1], (double)y), M[2]), Y0 = __dadd_rn(__dmul_rn(M[4], (double)y), M[5]);
-    double W = __dadd_rn(__dadd_rn(__dmul_rn(M[7], (double)y), M[8]), __dmul_rn(M[6], (double)x));
-    W = W != 0 ? __ddiv_rn(32.0, W) : 0;
-    double fX = clamp_int_range(__dmul_rn(__dadd_rn(X0, __dmul_rn(M[0], (double)x)), W));
-    double fY = clamp_int_range(__dmul_rn(__dadd_rn(Y0, __dmul_rn(M[3], (double)x)), W));
-    int X = __double2int_rn(fX), Y = __double2int_rn(fY);
-    int sx = clampi(X >> 5, -32768, 32767) - 1, sy = clampi(Y >> 5, -32768, 32767) - 1;
-    const int16_t *wt = cubic + ((Y & 31) * 32 + (X & 31)) * 16;
-    int xs[4];
-    const uint8_t *rw[4];
-    for (int i = 0; i < 4; i++) {
-        xs[i] = clampi(clampi(sx + i, 0, r.full_width - 1) - r.origin_x, 0, r.width - 1) * cn;
-        rw[i] = px + (size_t)clampi(clampi(sy + i, 0, r.full_height - 1) - r.origin_y, 0, r.height - 1) * stride;
-    }
-    uint8_t *d = (uint8_t *)up + r.crop + ((size_t)y * r.crop_width + x) * cn;
-    for (int c = 0; c < cn; c++) {
-        int sum = 0;
-        for (int i = 0; i < 4; i++)
-            sum += rw[i][xs[0] + c] * wt[i * 4] + rw[i][xs[1] + c] * wt[i * 4 + 1] + rw[i][xs[2] + c] * wt[i * 4 + 2] +
-                   rw[i][xs[3] + c] * wt[i * 4 + 3];
-        d[c] = (uint8_t)clampi((sum + (1 << 14)) >> 15, 0, 255);
-    }
+    for (int y = blockIdx.y; y < r.crop_height; y += gridDim.y) {
+        double X0 = __dadd_rn(__dmul_rn(M[1], (double)y), M[2]), Y0 = __dadd_rn(__dmul_rn(M[4], (double)y), M[5]);
+        double W = __dadd_rn(__dadd_rn(__dmul_rn(M[7], (double)y), M[8]), __dmul_rn(M[6], (double)x));
+        W = W != 0 ? __ddiv_rn(32.0, W) : 0;
+        double fX = clamp_int_range(__dmul_rn(__dadd_rn(X0, __dmul_rn(M[0], (double)x)), W));
+        double fY = clamp_int_range(__dmul_rn(__dadd_rn(Y0, __dmul_rn(M[3], (double)x)), W));
+        int X = __double2int_rn(fX), Y = __double2int_rn(fY);
+        int sx = clampi(X >> 5, -32768, 32767) - 1, sy = clampi(Y >> 5, -32768, 32767) - 1;
+        const int16_t *wt = cubic + ((Y & 31) * 32 + (X & 31)) * 16;
+        int xs[4];
+        const uint8_t *rw[4];
+        for (int i = 0; i < 4; i++) {
+            xs[i] = clampi(clampi(sx + i, 0, r.full_width - 1) - r.origin_x, 0, r.width - 1) * cn;
+            rw[i] = px + (size_t)clampi(clampi(sy + i, 0, r.full_height - 1) - r.origin_y, 0, r.height - 1) * stride;
+        }
+        uint8_t *d = (uint8_t *)up + r.crop + ((size_t)y * r.crop_width + x) * cn;
+        for (int c = 0; c < cn; c++) {
+            int sum = 0;
+            for (int i = 0; i < 4; i++)
+                sum += rw[i][xs[0] + c] * wt[i * 4] + rw[i][xs[1] + c] * wt[i * 4 + 1] +
+                       rw[i][xs[2] + c] * wt[i * 4 + 2] + rw[i][xs[3] + c] * wt[i * 4 + 3];
+            d[c] = (uint8_t)clampi((sum + (1 << 14)) >> 15, 0, 255);
+        }
     }
 }
 
