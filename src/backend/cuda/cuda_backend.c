@@ -1797,8 +1797,24 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
 CU_ENV_SWITCH(graphs_enabled, "LECTOR_CUDA_GRAPHS", 1)
 
 /* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
- * per operator (with its step kind: cudnn/own kernel/host) is printed at exit. */
-CU_ENV_SWITCH(profiling, "LECTOR_CUDA_PROFILE", 0)
+ * per operator (with its step kind: cudnn/own kernel/host) is printed at exit.
+ * A plan's first run is left out: it holds the libraries' lazy loading (cuBLAS
+ * loads its kernels on first use), which would swamp a small model's figures.
+ * LECTOR_CUDA_PROFILE=2 also prints every step of each plan's second run.
+ * LECTOR_CUDA_PROFILE=3 times each step as a CUDA graph of its own, replayed
+ * back to back: what the step costs inside the plan's graph, without the host
+ * work between events that swamps small steps in eager timing (cuDNN's, most).
+ * The replays run a step again over its own results (in-place chains), so the
+ * outputs of a profiled run are meaningless. */
+static int profiling(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *e = getenv("LECTOR_CUDA_PROFILE");
+        level = e && *e ? atoi(e) : 0;
+    }
+    return level;
+}
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */
@@ -1806,12 +1822,16 @@ static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS];
 static long prof_n[RT_OP_COUNT + 1][PROF_KINDS];
 
+static const char *const prof_kinds[PROF_KINDS] = {
+    "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
+    "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert", "own-dwconv",
+    "own-deconv", "cublas-1x1", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
+
+static int prof_kind(const cu_step *sp) { return sp->kind == S_CONV ? S_KIND_COUNT + sp->op : sp->kind; }
+static const char *prof_kind_name(const cu_step *sp) { return prof_kinds[prof_kind(sp)]; }
+
 static void prof_report(void)
 {
-    static const char *const kinds[PROF_KINDS] = {
-        "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
-        "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert", "own-dwconv",
-        "own-deconv", "cublas-1x1", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
     double total = 0;
     for (int o = 0; o <= RT_OP_COUNT; o++)
         for (int k = 0; k < PROF_KINDS; k++) total += prof_ms[o][k];
@@ -1820,10 +1840,36 @@ static void prof_report(void)
         for (int k = 0; k < PROF_KINDS; k++)
             if (prof_n[o][k])
                 fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", o < RT_OP_COUNT ? H->ops[o].name : "-",
-                        kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
+                        prof_kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
 }
 
-static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend *be, lector_error *err)
+/* LECTOR_CUDA_PROFILE=3: step s captured alone, the mean of its graph's replays in ms (-1: not capturable). */
+static float step_graph_ms(const exec_ctx *x, const cu_step *sp, rt_backend *be, cudaEvent_t a, cudaEvent_t b)
+{
+    enum { REPLAYS = 20 };
+    cudaStream_t sm = x->w->stream;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    float ms = -1;
+    if (sp->kind == S_HOST || cudaStreamBeginCapture(sm, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        cudaGetLastError();
+        return ms;
+    }
+    lector_status st = run_step(x, sp, be, NULL);
+    if (cudaStreamEndCapture(sm, &graph) == cudaSuccess && !st && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+        cudaGraphLaunch(exec, sm) == cudaSuccess) {
+        cudaEventRecord(a, sm);
+        for (int r = 0; r < REPLAYS; r++) cudaGraphLaunch(exec, sm);
+        cudaEventRecord(b, sm);
+        if (cudaEventSynchronize(b) == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess) ms /= REPLAYS;
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return ms;
+}
+
+static lector_status run_eager(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     if (cu_check_enabled()) {
@@ -1838,6 +1884,9 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
         cudaEvent_t a, b;
         cudaEventCreate(&a);
         cudaEventCreate(&b);
+        pthread_mutex_lock(&prof_lock);
+        int run = ++cp->prof_runs;
+        pthread_mutex_unlock(&prof_lock);
         for (int s = 0; s < cp->n_steps && !st; s++) {
             cudaEventRecord(a, x->w->stream);
             st = run_step(x, &cp->steps[s], be, err);
@@ -1847,10 +1896,25 @@ static lector_status run_eager(const exec_ctx *x, const cu_plan *cp, rt_backend 
             cudaEventElapsedTime(&ms, a, b);
             const cu_step *sp = &cp->steps[s];
             int op = sp->node >= 0 ? x->p->g->nodes[sp->node].op : RT_OP_COUNT;
+            if (run == 1) continue;
+            if (profiling() >= 3 && !st) {
+                float gms = step_graph_ms(x, sp, be, a, b);
+                if (gms >= 0) ms = gms;
+            }
+            if (run == 2 && profiling() >= 2) {
+                const rt_node *n = sp->node >= 0 ? &x->p->g->nodes[sp->node] : NULL;
+                const rt_value *v = n ? &x->p->g->values[n->out[0]] : NULL;
+                char dims[64] = "";
+                for (int d = 0, at = 0; v && d < v->ndim && at < (int)sizeof dims - 12; d++)
+                    at += snprintf(dims + at, sizeof dims - at, d ? "x%lld" : "%lld", (long long)v->dims[d]);
+                fprintf(stderr, "cuda step %3d %-18s %-11s %8.4f ms %-18s %s%s\n", s,
+                        n ? H->ops[op].name : "-", prof_kind_name(sp), ms, dims, n ? n->name : "convert",
+                        sp->chain ? " +chain" : "");
+            }
             pthread_mutex_lock(&prof_lock);
             static int registered;
             if (!registered++) atexit(prof_report);
-            int pk = sp->kind == S_CONV ? S_KIND_COUNT + sp->op : sp->kind;
+            int pk = prof_kind(sp);
             prof_ms[op][pk] += ms;
             prof_n[op][pk]++;
             pthread_mutex_unlock(&prof_lock);

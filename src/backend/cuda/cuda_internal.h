@@ -128,6 +128,7 @@ typedef struct cu_plan {
     size_t ws;         /* largest workspace of a step */
     size_t io_bytes;   /* inputs + outputs, for the pinned staging */
     int n_host;
+    int prof_runs;     /* LECTOR_CUDA_PROFILE: runs so far (under the profile's lock) */
 } cu_plan;
 
 /* Weights are shared by every plan of the process on one device that holds
