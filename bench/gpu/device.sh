@@ -49,7 +49,8 @@ for step in "$@"; do
     fuse)      # the depthwise convolutions' fused epilogues change no bit. Model outputs (run-model, fp16,
                # random inputs) and texts, boxes and scores (ICDAR2015, fp32 and fp16), as the same bytes:
                # fused; unfused with the same memory plan (DWFUSE_LIFETIMES=1); unfused, the plan without
-               # the longer lifetimes; fused again (determinism)
+               # the longer lifetimes (chains split elsewhere: may differ in fp16); fused again (determinism);
+               # the depthwise kernels' loop over the taps instead of the unrolled ones (DW_UNROLL=0)
       python3 - /tmp/fuse_in <<'PY'
 import os, random, struct, sys
 def tensor(path, dims):   # onnx.TensorProto: dims (1), data_type FLOAT (2), raw_data (9)
@@ -70,12 +71,13 @@ tensor(sys.argv[1] + "/cls.pb", [16, 3, 48, 192])
 PY
       LECTOR_LOG=debug $L --device cuda --fp16 samples/sample.jpg 2>&1 | grep "compiled by NVRTC" | head -3
       for m in det:ch_PP-OCRv4_det_infer rec:ch_PP-OCRv4_rec_infer cls:ch_ppocr_mobile_v2.0_cls_infer; do
-        k=0; for e in LECTOR_X=1 "LECTOR_CUDA_DWFUSE=0 LECTOR_CUDA_DWFUSE_LIFETIMES=1" LECTOR_CUDA_DWFUSE=0 LECTOR_X=1; do
+        k=0; for e in LECTOR_X=1 "LECTOR_CUDA_DWFUSE=0 LECTOR_CUDA_DWFUSE_LIFETIMES=1" LECTOR_CUDA_DWFUSE=0 LECTOR_X=1 \
+            LECTOR_CUDA_DW_UNROLL=0; do
           env $e $L run-model "$B/models/${m#*:}.onnx" --backend cuda --fp16 --input /tmp/fuse_in/${m%%:*}.pb --out /tmp/fuse_out$k >/dev/null 2>&1
           k=$((k+1)); done
-        r="${m%%:*} fp16:"; for k in 1 2 3; do
+        r="${m%%:*} fp16:"; for k in 1 2 3 4; do
           if cmp -s /tmp/fuse_out0/output_0.pb /tmp/fuse_out$k/output_0.pb; then r="$r same"; else r="$r DIFFER"; fi; done
-        echo "$r (fused vs: unfused same plan, unfused old plan, fused again)"
+        echo "$r (fused vs: unfused same plan, unfused old plan, fused again, taps not unrolled)"
       done
       images icdar2015_test | head -${FUSE_N:-40} >/tmp/list.txt
       for f in "" --fp16 "--fp16 --fp16-det"; do

@@ -743,6 +743,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         free(t);
         q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[2] = (int)y->dims[2], q[3] = (int)y->dims[3];
         q[4] = kh, q[5] = kw, q[6] = sh, q[7] = sw, q[8] = ph, q[9] = pw, q[10] = dh, q[11] = dw;
+        q[13] = cu_env_flag("LECTOR_CUDA_DW_UNROLL", 1); /* ck_dw_shape's unrolled kernel where it applies */
         s->outer = x->dims[0];
         s->kind = S_DWCONV;
         return 0;
@@ -1693,7 +1694,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
         if (s->chain) return cu_run_chain(x, s, err); /* the chain after it runs in its kernel */
         const int *q = s->pool;
         rc = ck_dwconv_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->channels, q[0], q[1],
-                            q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half);
+                            q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half, q[13]);
         break;
     }
     case S_CONV_GEMM: {

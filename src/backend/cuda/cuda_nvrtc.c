@@ -189,6 +189,9 @@ static const char dw_prelude[] =
     "template <> __device__ __forceinline__ void ldx<8>(const float *p, float *o) { ldx<4>(p, o); ldx<4>(p + 4, o + 4); }\n"
     "template <int V> __device__ __forceinline__ void ldx(const unsigned short *p, float *o) {\n"
     "  _Pragma(\"unroll\") for (int j = 0; j < V; j++) o[j] = h2f(p[j]); }\n"
+    "template <> __device__ __forceinline__ void ldx<4>(const unsigned short *p, float *o) {\n"
+    "  uint2 u = *(const uint2 *)p; const unsigned short *h = (const unsigned short *)&u;\n"
+    "  _Pragma(\"unroll\") for (int j = 0; j < 4; j++) o[j] = h2f(h[j]); }\n"
     "template <> __device__ __forceinline__ void ldx<8>(const unsigned short *p, float *o) {\n"
     "  uint4 u = *(const uint4 *)p; const unsigned short *h = (const unsigned short *)&u;\n"
     "  _Pragma(\"unroll\") for (int j = 0; j < 8; j++) o[j] = h2f(h[j]); }\n";
@@ -401,14 +404,16 @@ static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
 }
 
 /* A depthwise convolution over NHWC with chain c as its epilogue, named `name`:
- * the arithmetic of kernels.cu's k_dwconv_nhwc (V channels of TW neighbouring
- * output pixels per thread, fp32 accumulation by fused multiply-adds), then
+ * the arithmetic of kernels.cu's k_dwconv_nhwc, or of k_dwconv_nhwc_k when
+ * wk.k > 0 (V channels of TW neighbouring output pixels per thread, fp32
+ * accumulation by fused multiply-adds), then
  * the raw result stored as the plan stores it (fp16 rounds it) and, instead
  * of writing it and reading it back, given to the chain's ops in registers.
  * The chain runs over the convolution's output in its memory order, so the
  * flat index of an output pixel's channel group is the chain's i0. */
-static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, int V, int TW, int half, const char *name)
+static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, int half, const char *name)
 {
+    int V = wk.v, TW = wk.tw, K = wk.k;
     const char *T = half ? "unsigned short" : "float";
     sb_printf(b,
               "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, const %s *x, "
@@ -425,14 +430,30 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, int V, int TW, 
                  "    rr /= owt;\n"
                  "    const int oh = (int)(rr %% a.OH), bb = (int)(rr / a.OH);\n"
                  "    float acc[TW][V];\n"
-                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = 0.f;\n"
-                 "    for (int ka = 0; ka < a.kh; ka++) {\n"
-                 "      const int h = oh * a.sh - a.ph + ka * a.dh;\n"
+                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = 0.f;\n");
+    if (K) sb_printf(b, "    _Pragma(\"unroll\") for (int ka = 0; ka < %d; ka++) {\n", K);
+    else sb_printf(b, "    for (int ka = 0; ka < a.kh; ka++) {\n");
+    sb_printf(b, "      const int h = oh * a.sh - a.ph + ka * a.dh;\n"
                  "      if (h < 0 || h >= a.H) continue;\n"
                  "      const %s *xrow = x + ((long long)(bb * a.H + h) * a.W) * a.c + c0;\n"
                  "      const float *wrow = w + (long long)ka * a.kw * a.c + c0;\n",
               T);
-    if (TW > 1)
+    if (K) /* k_dwconv_nhwc_k: a.kh == a.kw == K, stride and dilation 1 along W */
+        sb_printf(b, "      float xv[%d][V];\n"
+                     "      bool in[%d];\n"
+                     "      _Pragma(\"unroll\") for (int col = 0; col < %d; col++) {\n"
+                     "        const int ww = ow0 - a.pw + col;\n"
+                     "        in[col] = ww >= 0 && ww < a.W;\n"
+                     "        if (in[col]) ldx<V>(xrow + (long long)ww * a.c, xv[col]);\n"
+                     "      }\n"
+                     "      _Pragma(\"unroll\") for (int q = 0; q < %d; q++) {\n"
+                     "        float wv[V];\n"
+                     "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
+                     "        _Pragma(\"unroll\") for (int t = 0; t < TW; t++)\n"
+                     "          if (in[q + t]) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);\n"
+                     "      }\n",
+                  K + TW - 1, K + TW - 1, K + TW - 1, K);
+    else if (TW > 1)
         sb_printf(b, "      for (int col = 0; col < a.kw + TW - 1; col++) {\n"
                      "        const int ww = ow0 - a.pw + col;\n"
                      "        if (ww < 0 || ww >= a.W) continue;\n"
@@ -591,11 +612,12 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
 
 CU_ENV_SWITCH(dw_fusion_enabled, "LECTOR_CUDA_DWFUSE", 1)
 
-/* Channels per thread of the depthwise kernel over c channels (kernels.cu's rule). */
-static int dw_vec(int64_t c) { return c % 8 == 0 ? 8 : c % 4 == 0 ? 4 : c % 2 == 0 ? 2 : 1; }
-
-/* Output pixels per thread along W: 4 when stride and dilation along W are 1 (kernels.cu's rule). */
-static int dw_tw(const cu_step *s) { return s->pool[7] == 1 && s->pool[11] == 1 ? 4 : 1; }
+/* The depthwise kernel's work per thread for step s (kernels.cu's rule). */
+static ck_dw_work dw_work(const cu_step *s)
+{
+    const int *q = s->pool;
+    return ck_dw_shape(s->channels, q[4], q[5], q[7], q[11], q[13]);
+}
 
 /* Can chain step t run inside depthwise step s's kernel, as its epilogue? Returns
  * the index of the external of t that is s's raw result, or -1. */
@@ -609,7 +631,7 @@ static int dw_epilogue_ext(const compile_ctx *cc, const cu_step *s, const cu_ste
     const rt_node *n = &g->nodes[s->node];
     int64_t tot = 1;
     for (int d = 0; d < c->ndim; d++) tot *= c->dims[d];
-    if (tot != s->n || c->dims[c->ndim - 1] % dw_vec(s->channels)) return -1;
+    if (tot != s->n || c->dims[c->ndim - 1] % dw_work(s).v) return -1;
     int raw = -1;
     for (int e = 0; e < c->n_ext; e++)
         if (t->ext_v[e] == n->out[0] && t->ext_cb[e] == RT_NO_OFFSET) {
@@ -682,8 +704,8 @@ void cu_compile_chains(compile_ctx *cc)
         int raw = fuse_dw && i + 1 < cp->n_steps ? dw_epilogue_ext(cc, s, &cp->steps[i + 1]) : -1;
         if (raw >= 0) {
             sbuf b = {0};
-            gen_dw_kernel(&b, cp->steps[i + 1].chain, raw, dw_vec(s->channels), dw_tw(s), s->half, "K");
-            dwslot[i] = cache_slot(&b, dw_vec(s->channels), todo, &n_todo);
+            gen_dw_kernel(&b, cp->steps[i + 1].chain, raw, dw_work(s), s->half, "K");
+            dwslot[i] = cache_slot(&b, dw_work(s).v, todo, &n_todo);
         }
     }
     if (n_todo) compile_batch(cc->sm, todo, n_todo, cc->g->name);
@@ -758,9 +780,9 @@ int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, cons
     if (n * q[0] * q[1] * ch >= ((int64_t)1 << 31) || n * q[2] * q[3] * ch >= ((int64_t)1 << 31))
         return (int)cudaErrorInvalidValue; /* as ck_dwconv_nhwc */
     dw_args a = {(int)n, (int)ch, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11]};
-    int tw = dw_tw(s);
     chain_ptrs p = chain_ptrs_of(c, ext, out);
     void *args[] = {(void *)c, &p, (void *)&x, (void *)&w, &a};
+    int tw = dw_work(s).tw;
     dim3 block = {256, 1, 1};
     return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec)),
                                  block, args, 0, sm);

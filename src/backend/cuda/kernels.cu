@@ -674,6 +674,17 @@ template <> __device__ __forceinline__ void ldv<__half, 8>(const __half *p, floa
         o[2 * k + 1] = f.y;
     }
 }
+template <> __device__ __forceinline__ void ldv<__half, 4>(const __half *p, float *o)
+{
+    uint2 u = *(const uint2 *)p;
+    const __half2 *h = (const __half2 *)&u;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float2 f = __half22float2(h[k]);
+        o[2 * k] = f.x;
+        o[2 * k + 1] = f.y;
+    }
+}
 template <> __device__ __forceinline__ void ldv<float, 4>(const float *p, float *o)
 {
     float4 f = *(const float4 *)p;
@@ -751,6 +762,63 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
     }
 }
 
+/* The same with the K x K taps unrolled (stride and dilation 1 along W): the
+ * K + TW - 1 input columns of a row are loaded into registers at once, then
+ * each weight once for the TW pixels, instead of a load after each other's
+ * latency. A tap outside the image is skipped, as above, so the sums are
+ * the same bytes. */
+template <typename T, int V, int TW, int K>
+__global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int sh,
+                                int ph, int pw, int dh)
+{
+    int cg = c / V, owt = (OW + TW - 1) / TW;
+    long long tot = (long long)n * OH * owt * cg;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+        int c0 = (int)(i % cg) * V;
+        long long r = i / cg;
+        int ow0 = (int)(r % owt) * TW;
+        r /= owt;
+        int oh = (int)(r % OH), b = (int)(r / OH);
+        float acc[TW][V];
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[t][j] = 0.f;
+#pragma unroll
+        for (int a = 0; a < K; a++) {
+            int h = oh * sh - ph + a * dh;
+            if (h < 0 || h >= H) continue;
+            const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
+            const float *wrow = w + (long long)a * K * c + c0;
+            float xv[K + TW - 1][V];
+            bool in[K + TW - 1];
+#pragma unroll
+            for (int col = 0; col < K + TW - 1; col++) {
+                int ww = ow0 - pw + col;
+                in[col] = ww >= 0 && ww < W;
+                if (in[col]) ldv<T, V>(xrow + (long long)ww * c, xv[col]);
+            }
+#pragma unroll
+            for (int q = 0; q < K; q++) {
+                float wv[V];
+                ldv<float, V>(wrow + (long long)q * c, wv);
+#pragma unroll
+                for (int t = 0; t < TW; t++)
+                    if (in[q + t])
+#pragma unroll
+                        for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TW; t++) {
+            if (ow0 + t >= OW) break;
+            T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
+#pragma unroll
+            for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
+        }
+    }
+}
+
 template <typename T, int V>
 static void dwconv(cudaStream_t st, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W, int OH,
                    int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw)
@@ -766,13 +834,34 @@ static void dwconv(cudaStream_t st, const void *x, const float *w, void *y, int6
     }
 }
 
+template <typename T, int TW, int K>
+static void dwconv_k(cudaStream_t st, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
+                     int OH, int OW, int sh, int ph, int pw, int dh)
+{
+    int64_t tot = n * OH * ((OW + TW - 1) / TW) * (c / 4);
+    k_dwconv_nhwc_k<T, 4, TW, K><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W,
+                                                                        OH, OW, sh, ph, pw, dh);
+}
+
 extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
-                              int OH, int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half)
+                              int OH, int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half,
+                              int unrolled)
 {
     cudaStream_t st_ = (cudaStream_t)s;
     if (n * OH * OW * c == 0) return 0;
     if (n * H * W * c >= ((int64_t)1 << 31) || n * OH * OW * c >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
-    int v = c % 8 == 0 ? 8 : c % 4 == 0 ? 4 : c % 2 == 0 ? 2 : 1;
+    ck_dw_work wk = ck_dw_shape(c, kh, kw, sw, dw, unrolled);
+#define DWK(TW, K)                                                                                  \
+    if (wk.k == K && wk.tw == TW) {                                                                 \
+        if (half) dwconv_k<__half, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);        \
+        else dwconv_k<float, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);              \
+        return last_error();                                                                        \
+    }
+    DWK(4, 5)
+    DWK(2, 3)
+#undef DWK
+    if (wk.k) wk = ck_dw_shape(c, kh, kw, sw, dw, 0); /* a choice without its instance: the loop */
+    int v = wk.v;
 #define DW(V)                                                                                              \
     do {                                                                                                   \
         if (half) dwconv<__half, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);     \

@@ -103,9 +103,33 @@ int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t
 
 /* Depthwise convolution over NHWC (group = C = K): w is fp32 [kh * kw][C]
  * (tap-major, so that neighbouring channels are neighbouring weights); the
- * raw sum (no bias: the epilogue chain adds it). */
+ * raw sum (no bias: the epilogue chain adds it). unrolled: the kernel with
+ * the taps unrolled where ck_dw_shape allows it (0: the loop; the same sums). */
 int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W, int OH,
-                   int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half);
+                   int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw, int half, int unrolled);
+/* The depthwise kernel's work per thread, which cuda_nvrtc.c's copy with a
+ * fused epilogue shares: v channels of tw neighbouring output pixels along W.
+ * k > 0: the k x k taps unrolled, each input column of a row loaded once into
+ * registers (k 3 or 5, stride and dilation 1 along W, channels by 4); k = 0:
+ * loops over the taps, tw > 1 when stride and dilation along W are 1. The
+ * unrolled kernel's v and tw come from a sweep (v 4, 8; tw 1, 2, 4) over the
+ * PP-OCR models' depthwise shapes on an H200: v 4 beat 8, tw 4 was best for
+ * 5 x 5 taps and 2 for 3 x 3 (docs/GPU.md). */
+typedef struct ck_dw_work {
+    int v, tw, k;
+} ck_dw_work;
+static inline ck_dw_work ck_dw_shape(int64_t c, int kh, int kw, int sw, int dw, int unrolled)
+{
+    ck_dw_work r;
+    if (unrolled && sw == 1 && dw == 1 && kh == kw && (kh == 3 || kh == 5) && c % 4 == 0) {
+        r.v = 4, r.tw = kh == 5 ? 4 : 2, r.k = kh;
+        return r;
+    }
+    r.v = c % 8 == 0 ? 8 : c % 4 == 0 ? 4 : c % 2 == 0 ? 2 : 1;
+    r.tw = sw == 1 && dw == 1 ? 4 : 1;
+    r.k = 0;
+    return r;
+}
 /* ConvTranspose whose kernel equals its stride, no padding, one group (each
  * input pixel paints its own kh x kw block): w fp32 [cin][cout][kh][kw]; the
  * raw sum. NCHW or NHWC. */
