@@ -70,7 +70,7 @@ lector_params lector_default_params(void)
     p.max_file_size = (int64_t)256 << 20;
     p.max_pages = 1000;
     p.use_det = 1;
-    p.gpu_fp16_recheck = 0.8f;
+    p.gpu_fp16_recheck = 0.9f;
     return p;
 }
 

@@ -36,7 +36,7 @@ static void usage(FILE *f)
 "  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
 "  --fp16                           recognition and classifier in half precision (GPU)\n"
 "  --fp16-det                       detection in half precision too (moves some boxes)\n"
-"  --fp16-recheck F                 with --fp16: lines scoring below F (0.8) recognised again in fp32; 0: off\n"
+"  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
 "  --threads N                      threads per inference (default: physical cores)\n"
 "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
 "detection (PaddleOCR defaults):\n"

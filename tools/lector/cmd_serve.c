@@ -25,7 +25,7 @@ static void usage(FILE *f)
 "                          breaker and the CPU engine answers\n"
 "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
 "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
-"  --fp16-recheck F        with --fp16: lines scoring below F (0.8) recognised again in fp32; 0: off\n"
+"  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
 "  --models DIR            models directory (default: models)\n"
 "  --threads N             threads per inference (default 1)\n"
 "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
