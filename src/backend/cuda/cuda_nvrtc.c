@@ -404,11 +404,11 @@ static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
 }
 
 /* A depthwise convolution over NHWC with chain c as its epilogue, named `name`:
- * the arithmetic of kernels.cu's k_dwconv_nhwc, its taps unrolled when
+ * the arithmetic of kernels.cu's k_dwconv_nhwc, or of k_dwconv_nhwc_k when
  * wk.k > 0 (V channels of TW neighbouring output pixels per thread, fp32
- * accumulation by fused multiply-adds), then the raw result stored as the
- * plan stores it (fp16 rounds it) and, instead of writing it and reading it
- * back, given to the chain's ops in registers.
+ * accumulation by fused multiply-adds), then
+ * the raw result stored as the plan stores it (fp16 rounds it) and, instead
+ * of writing it and reading it back, given to the chain's ops in registers.
  * The chain runs over the convolution's output in its memory order, so the
  * flat index of an output pixel's channel group is the chain's i0. */
 static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, int half, const char *name)
@@ -438,7 +438,7 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
                  "      const %s *xrow = x + ((long long)(bb * a.H + h) * a.W) * a.c + c0;\n"
                  "      const float *wrow = w + (long long)ka * a.kw * a.c + c0;\n",
               T);
-    if (K) /* a.kh == a.kw == K, stride and dilation 1 along W */
+    if (K) /* k_dwconv_nhwc_k: a.kh == a.kw == K, stride and dilation 1 along W */
         sb_printf(b, "      float xv[%d][V];\n"
                      "      bool in[%d];\n"
                      "      _Pragma(\"unroll\") for (int col = 0; col < %d; col++) {\n"

@@ -699,19 +699,13 @@ template <> __device__ __forceinline__ void ldv<float, 8>(const float *p, float 
 /* V channels of TW neighbouring output pixels (along W) per thread: with
  * stride and dilation 1 along W, each input column of a row is loaded once
  * for all the outputs it touches (kw + TW - 1 loads instead of kw * TW).
- * K > 0 (K x K taps, stride and dilation 1 along W): the taps unrolled, the
- * K + TW - 1 input columns of a row loaded into registers at once, then each
- * weight once for the TW pixels, instead of a load after each other's
- * latency. Either way a tap outside the image is skipped and the sums run
- * over the rows, then the taps of a row in order, so both give the same
- * bytes. Weights fp32 [kh * kw][C]; fp32 accumulation by fused
- * multiply-adds, written out: cuda_nvrtc.c's copy of this kernel with a
- * fused epilogue must give the same sums. */
-template <typename T, int V, int TW, int K>
+ * Weights fp32 [kh * kw][C]; fp32 accumulation by fused multiply-adds, written
+ * out: cuda_nvrtc.c's copy of this kernel with a fused epilogue must give the
+ * same sums. */
+template <typename T, int V, int TW>
 __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int kh,
                               int kw, int sh, int sw, int ph, int pw, int dh, int dw)
 {
-    constexpr int NC = K ? K + TW - 1 : 1; /* the unrolled kernel's input columns per row */
     int cg = c / V, owt = (OW + TW - 1) / TW;
     long long tot = (long long)n * OH * owt * cg;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
@@ -725,32 +719,12 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
         for (int t = 0; t < TW; t++)
 #pragma unroll
             for (int j = 0; j < V; j++) acc[t][j] = 0.f;
-#pragma unroll
-        for (int a = 0; a < (K ? K : kh); a++) {
+        for (int a = 0; a < kh; a++) {
             int h = oh * sh - ph + a * dh;
             if (h < 0 || h >= H) continue;
             const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
             const float *wrow = w + (long long)a * kw * c + c0;
-            if (K) { /* kw == K, sw == dw == 1 */
-                float xv[NC][V];
-                bool in[NC];
-#pragma unroll
-                for (int col = 0; col < NC; col++) {
-                    int ww = ow0 - pw + col;
-                    in[col] = ww >= 0 && ww < W;
-                    if (in[col]) ldv<T, V>(xrow + (long long)ww * c, xv[col]);
-                }
-#pragma unroll
-                for (int q = 0; q < K; q++) {
-                    float wv[V];
-                    ldv<float, V>(wrow + (long long)q * c, wv);
-#pragma unroll
-                    for (int t = 0; t < TW; t++)
-                        if (q + t < NC && in[q + t])
-#pragma unroll
-                            for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);
-                }
-            } else if (TW > 1) { /* sw == dw == 1 */
+            if (TW > 1) { /* sw == dw == 1 */
                 for (int col = 0; col < kw + TW - 1; col++) {
                     int ww = ow0 - pw + col;
                     if (ww < 0 || ww >= W) continue;
@@ -788,13 +762,85 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
     }
 }
 
+/* The same with the K x K taps unrolled (stride and dilation 1 along W): the
+ * K + TW - 1 input columns of a row are loaded into registers at once, then
+ * each weight once for the TW pixels, instead of a load after each other's
+ * latency. A tap outside the image is skipped, as above, so the sums are
+ * the same bytes. */
 template <typename T, int V, int TW, int K>
+__global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int sh,
+                                int ph, int pw, int dh)
+{
+    int cg = c / V, owt = (OW + TW - 1) / TW;
+    long long tot = (long long)n * OH * owt * cg;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+        int c0 = (int)(i % cg) * V;
+        long long r = i / cg;
+        int ow0 = (int)(r % owt) * TW;
+        r /= owt;
+        int oh = (int)(r % OH), b = (int)(r / OH);
+        float acc[TW][V];
+#pragma unroll
+        for (int t = 0; t < TW; t++)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[t][j] = 0.f;
+#pragma unroll
+        for (int a = 0; a < K; a++) {
+            int h = oh * sh - ph + a * dh;
+            if (h < 0 || h >= H) continue;
+            const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
+            const float *wrow = w + (long long)a * K * c + c0;
+            float xv[K + TW - 1][V];
+            bool in[K + TW - 1];
+#pragma unroll
+            for (int col = 0; col < K + TW - 1; col++) {
+                int ww = ow0 - pw + col;
+                in[col] = ww >= 0 && ww < W;
+                if (in[col]) ldv<T, V>(xrow + (long long)ww * c, xv[col]);
+            }
+#pragma unroll
+            for (int q = 0; q < K; q++) {
+                float wv[V];
+                ldv<float, V>(wrow + (long long)q * c, wv);
+#pragma unroll
+                for (int t = 0; t < TW; t++)
+                    if (in[q + t])
+#pragma unroll
+                        for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TW; t++) {
+            if (ow0 + t >= OW) break;
+            T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
+#pragma unroll
+            for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
+        }
+    }
+}
+
+template <typename T, int V>
 static void dwconv(cudaStream_t st, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W, int OH,
                    int OW, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw)
 {
-    int64_t tot = n * OH * ((OW + TW - 1) / TW) * (c / V);
-    k_dwconv_nhwc<T, V, TW, K><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
-                                                                      OW, kh, kw, sh, sw, ph, pw, dh, dw);
+    if (sw == 1 && dw == 1) {
+        int64_t tot = n * OH * ((OW + 3) / 4) * (c / V);
+        k_dwconv_nhwc<T, V, 4><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
+                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+    } else {
+        int64_t tot = n * OH * OW * (c / V);
+        k_dwconv_nhwc<T, V, 1><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
+                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+    }
+}
+
+template <typename T, int TW, int K>
+static void dwconv_k(cudaStream_t st, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
+                     int OH, int OW, int sh, int ph, int pw, int dh)
+{
+    int64_t tot = n * OH * ((OW + TW - 1) / TW) * (c / 4);
+    k_dwconv_nhwc_k<T, 4, TW, K><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W,
+                                                                        OH, OW, sh, ph, pw, dh);
 }
 
 extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
@@ -805,16 +851,28 @@ extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *
     if (n * OH * OW * c == 0) return 0;
     if (n * H * W * c >= ((int64_t)1 << 31) || n * OH * OW * c >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
     ck_dw_work wk = ck_dw_shape(c, kh, kw, sw, dw, unrolled);
-#define DW(V, TW, K)                                                                                          \
-    if (wk.v == V && wk.tw == TW && wk.k == K) {                                                              \
-        if (half) dwconv<__half, V, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw); \
-        else dwconv<float, V, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);       \
-        return last_error();                                                                                  \
+#define DWK(TW, K)                                                                                  \
+    if (wk.k == K && wk.tw == TW) {                                                                 \
+        if (half) dwconv_k<__half, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);        \
+        else dwconv_k<float, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);              \
+        return last_error();                                                                        \
     }
-    DW(4, 4, 5) DW(4, 2, 3) /* the unrolled kernels ck_dw_shape chooses */
-    DW(8, 4, 0) DW(4, 4, 0) DW(2, 4, 0) DW(1, 4, 0) DW(8, 1, 0) DW(4, 1, 0) DW(2, 1, 0) DW(1, 1, 0)
+    DWK(4, 5)
+    DWK(2, 3)
+#undef DWK
+    if (wk.k) wk = ck_dw_shape(c, kh, kw, sw, dw, 0); /* a choice without its instance: the loop */
+    int v = wk.v;
+#define DW(V)                                                                                              \
+    do {                                                                                                   \
+        if (half) dwconv<__half, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);     \
+        else dwconv<float, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);           \
+    } while (0)
+    if (v == 8) DW(8);
+    else if (v == 4) DW(4);
+    else if (v == 2) DW(2);
+    else DW(1);
 #undef DW
-    return (int)cudaErrorInvalidConfiguration; /* a choice of ck_dw_shape without its instance */
+    return last_error();
 }
 
 template <typename T>
