@@ -68,56 +68,56 @@ typedef struct lector_params {
     /* Models: a directory holding ch_PP-OCRv4_det_infer.onnx,
      * ch_PP-OCRv4_rec_infer.onnx, ch_ppocr_mobile_v2.0_cls_infer.onnx and
      * ppocr_keys_v1.txt; any of the four paths below overrides its file. */
-    const char *models_dir;      /* default "models" */
+    const char *models_dir; /* default "models" */
     const char *det_model;
     const char *cls_model;
     const char *rec_model;
-    const char *rec_dict;        /* one character per line; a space is appended */
+    const char *rec_dict; /* one character per line; a space is appended */
 
-    lector_device device;        /* default LECTOR_DEVICE_CPU */
-    int device_id;               /* GPU ordinal for LECTOR_DEVICE_CUDA/AUTO */
-    int threads;                 /* threads per inference; 0 = physical cores */
-    const char *backend;         /* CPU backend: NULL/"cpu" (best), "ref" (reference) */
+    lector_device device; /* default LECTOR_DEVICE_CPU */
+    int device_id;        /* GPU ordinal for LECTOR_DEVICE_CUDA/AUTO */
+    int threads;          /* threads per inference; 0 = physical cores */
+    const char *backend;  /* CPU backend: NULL/"cpu" (best), "ref" (reference) */
 
     /* Detection (DB). */
-    int det_limit_side_len;      /* 960 */
-    lector_limit_type det_limit_type; /* LECTOR_LIMIT_MAX */
-    float det_db_thresh;         /* 0.3: binarisation threshold of the probability map */
-    float det_db_box_thresh;     /* 0.6: minimum box score */
-    float det_db_unclip_ratio;   /* 1.5: box expansion */
+    int det_limit_side_len;              /* 960 */
+    lector_limit_type det_limit_type;    /* LECTOR_LIMIT_MAX */
+    float det_db_thresh;                 /* 0.3: binarisation threshold of the probability map */
+    float det_db_box_thresh;             /* 0.6: minimum box score */
+    float det_db_unclip_ratio;           /* 1.5: box expansion */
     lector_score_mode det_db_score_mode; /* LECTOR_SCORE_FAST */
-    int det_use_dilation;        /* 0: dilate the bitmap with a 2x2 kernel */
-    int det_max_candidates;      /* 1000 contours at most */
-    int det_min_size;            /* 3 px: shortest side of a box */
-    float det_mean[3];           /* input normalisation (x/255 - mean)/std, B, G, R order: */
-    float det_std[3];            /* ImageNet's {0.485,0.456,0.406} / {0.229,0.224,0.225} */
+    int det_use_dilation;                /* 0: dilate the bitmap with a 2x2 kernel */
+    int det_max_candidates;              /* 1000 contours at most */
+    int det_min_size;                    /* 3 px: shortest side of a box */
+    float det_mean[3];                   /* input normalisation (x/255 - mean)/std, B, G, R order: */
+    float det_std[3];                    /* ImageNet's {0.485,0.456,0.406} / {0.229,0.224,0.225} */
 
     /* Text-line orientation classifier. */
-    int use_angle_cls;           /* 0 (PaddleOCR's default); 1 = rotate lines read as 180 deg */
-    float cls_thresh;            /* 0.9 */
-    int cls_batch_num;           /* 6 */
-    int cls_image_height;        /* 48 */
-    int cls_image_width;         /* 192 */
+    int use_angle_cls;    /* 0 (PaddleOCR's default); 1 = rotate lines read as 180 deg */
+    float cls_thresh;     /* 0.9 */
+    int cls_batch_num;    /* 6 */
+    int cls_image_height; /* 48 */
+    int cls_image_width;  /* 192 */
 
     /* Recognition. */
-    int rec_batch_num;           /* 6 */
-    int rec_image_height;        /* 48 */
-    int rec_image_width;         /* 320 */
-    float drop_score;            /* 0.5: lines scoring below are dropped */
-    int use_space_char;          /* 1: a space is appended to the dictionary */
+    int rec_batch_num;    /* 6 */
+    int rec_image_height; /* 48 */
+    int rec_image_width;  /* 320 */
+    float drop_score;     /* 0.5: lines scoring below are dropped */
+    int use_space_char;   /* 1: a space is appended to the dictionary */
 
     /* Input limits. */
-    int64_t max_pixels;          /* per page, 100,000,000 */
-    int64_t max_file_size;       /* bytes, 256 MiB */
-    int max_pages;               /* per TIFF file, 1000 */
+    int64_t max_pixels;    /* per page, 100,000,000 */
+    int64_t max_file_size; /* bytes, 256 MiB */
+    int max_pages;         /* per TIFF file, 1000 */
 
     /* 1 (default): detect text lines. 0: the whole image is one text line
      * (PaddleOCR's det=False: classify and recognise the image as it is). */
     int use_det;
 
     /* GPU (device cuda/auto). */
-    size_t gpu_mem_limit;        /* bytes of GPU memory for the process; 0 = no cap */
-    int gpu_fp16;                /* 1: the recogniser and the classifier in half precision (tensor
+    size_t gpu_mem_limit; /* bytes of GPU memory for the process; 0 = no cap */
+    int gpu_fp16;         /* 1: the recogniser and the classifier in half precision (tensor
                                     cores); 0 (default): fp32 */
 
     /* lector_read_batch(): pages whose detection input has the same size run
@@ -144,9 +144,9 @@ lector_params lector_default_params(void);
 
 /* Per-read overrides: NULL means the engine's parameters. */
 typedef struct lector_read_options {
-    int det_limit_side_len;      /* 0 = engine's */
-    float drop_score;            /* < 0 = engine's */
-    int use_angle_cls;           /* -1 = engine's, 0 off, 1 on */
+    int det_limit_side_len; /* 0 = engine's */
+    float drop_score;       /* < 0 = engine's */
+    int use_angle_cls;      /* -1 = engine's, 0 off, 1 on */
 } lector_read_options;
 /* {0, -1, -1}: everything from the engine. */
 lector_read_options lector_default_read_options(void);
@@ -154,8 +154,7 @@ lector_read_options lector_default_read_options(void);
 typedef struct lector_engine lector_engine;
 
 /* Loads the models and the dictionary. */
-lector_status lector_engine_create(const lector_params *params, lector_engine **out,
-                                   lector_error *err);
+lector_status lector_engine_create(const lector_params *params, lector_engine **out, lector_error *err);
 /* Frees an engine; NULL is a no-op. No read may be in progress. */
 void lector_engine_free(lector_engine *engine);
 /* "cpu (onednn, 2 threads)", "cpu (ref, 1 threads)", "cuda:0", ... for logs. */
@@ -175,15 +174,15 @@ typedef struct lector_point {
 } lector_point;
 
 typedef struct lector_line {
-    lector_point box[4];   /* clockwise from top-left, in page pixels */
-    char *text;            /* UTF-8, NUL-terminated */
-    float score;           /* mean probability of the kept characters */
-    int rotated;           /* 1 when the classifier turned the line by 180 deg */
+    lector_point box[4]; /* clockwise from top-left, in page pixels */
+    char *text;          /* UTF-8, NUL-terminated */
+    float score;         /* mean probability of the kept characters */
+    int rotated;         /* 1 when the classifier turned the line by 180 deg */
 } lector_line;
 
 typedef struct lector_page {
     int width, height;
-    lector_line *lines;    /* in reading order */
+    lector_line *lines; /* in reading order */
     size_t n_lines;
 } lector_page;
 
@@ -192,26 +191,24 @@ typedef struct lector_timings {
 } lector_timings;
 
 typedef struct lector_result {
-    lector_page *pages;    /* one per image; a multi-page TIFF gives several */
+    lector_page *pages; /* one per image; a multi-page TIFF gives several */
     size_t n_pages;
     lector_timings timings;
 } lector_result;
 
 /* Reads an image file (JPEG, PNG, TIFF, WebP, BMP; format by content). */
-lector_status lector_read_file(lector_engine *engine, const char *path,
-                               const lector_read_options *opt, lector_result **out,
-                               lector_error *err);
+lector_status lector_read_file(lector_engine *engine, const char *path, const lector_read_options *opt,
+                               lector_result **out, lector_error *err);
 
 /* Reads an encoded image held in memory; `name` is used in messages. */
-lector_status lector_read_memory(lector_engine *engine, const void *data, size_t size,
-                                 const char *name, const lector_read_options *opt,
-                                 lector_result **out, lector_error *err);
+lector_status lector_read_memory(lector_engine *engine, const void *data, size_t size, const char *name,
+                                 const lector_read_options *opt, lector_result **out, lector_error *err);
 
 /* One encoded image of a lector_read_batch() call (as lector_read_memory). */
 typedef struct lector_batch_input {
     const void *data;
     size_t size;
-    const char *name;      /* used in messages; NULL = "image" */
+    const char *name; /* used in messages; NULL = "image" */
 } lector_batch_input;
 
 /* Reads n encoded images in one call (micro-batching): decoding and
@@ -235,8 +232,8 @@ typedef struct lector_batch_input {
  * ran (see statuses), LECTOR_ERR_INVALID_ARGUMENT / OUT_OF_MEMORY (with
  * errs[0] filled when errs is non-NULL) when it could not start. */
 lector_status lector_read_batch(lector_engine *engine, const lector_batch_input *inputs, size_t n,
-                                const lector_read_options *opt, lector_result **results,
-                                lector_status *statuses, lector_error *errs);
+                                const lector_read_options *opt, lector_result **results, lector_status *statuses,
+                                lector_error *errs);
 
 typedef enum lector_pixel_format {
     LECTOR_PIXEL_RGB = 0,
@@ -247,9 +244,8 @@ typedef enum lector_pixel_format {
 } lector_pixel_format;
 
 /* Reads raw 8-bit pixels: `stride` bytes per row (0 = packed). */
-lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, int width,
-                                 int height, size_t stride, lector_pixel_format format,
-                                 const lector_read_options *opt, lector_result **out,
+lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, int width, int height, size_t stride,
+                                 lector_pixel_format format, const lector_read_options *opt, lector_result **out,
                                  lector_error *err);
 
 /* Frees a result; NULL is a no-op. */
@@ -260,8 +256,8 @@ void lector_result_free(lector_result *result);
  * text inside the same boxes on a white panel on the right (PaddleOCR's
  * draw_ocr_box_txt layout). Uses a CJK font from the system when one is
  * installed (fonts-wqy-microhei, fonts-noto-cjk), else numbers only. */
-lector_status lector_draw_result(const char *image_path, const lector_result *result,
-                                 size_t page, const char *out_png, lector_error *err);
+lector_status lector_draw_result(const char *image_path, const lector_result *result, size_t page, const char *out_png,
+                                 lector_error *err);
 
 #ifdef __cplusplus
 }

@@ -43,8 +43,8 @@ typedef enum lector_doctor_status {
 
 /** Parameters of a run. Fill with lector_doctor_default_options() first. */
 typedef struct lector_doctor_options {
-    const char *root;            /* examine this tree instead of "/" (NULL: live) */
-    const char *const *inspect;  /* ELF files for --inspect (in-tree paths) */
+    const char *root;           /* examine this tree instead of "/" (NULL: live) */
+    const char *const *inspect; /* ELF files for --inspect (in-tree paths) */
     size_t n_inspect;
     const char *nvml_path;       /* NVML to dlopen; NULL: $LECTOR_DOCTOR_NVML,
                                     else "libnvidia-ml.so.1" (skipped under root) */

@@ -147,14 +147,13 @@ typedef struct lector_model_options {
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
-lector_status lector_model_load_file(const char *path, const lector_model_options *opt,
-                                     lector_model **out, lector_error *err);
+lector_status lector_model_load_file(const char *path, const lector_model_options *opt, lector_model **out,
+                                     lector_error *err);
 
 /* Loads an ONNX model from memory; the bytes are not kept after return.
  * `name` is used in messages (may be NULL). */
-lector_status lector_model_load_memory(const void *data, size_t size, const char *name,
-                                       const lector_model_options *opt, lector_model **out,
-                                       lector_error *err);
+lector_status lector_model_load_memory(const void *data, size_t size, const char *name, const lector_model_options *opt,
+                                       lector_model **out, lector_error *err);
 
 /* Frees a model. NULL is a no-op. No run may be in progress. */
 void lector_model_free(lector_model *model);
@@ -190,9 +189,8 @@ lector_status lector_model_arena_bytes(const lector_model *model, const lector_t
 /* Runs the model. `inputs` are given in the order of the model's inputs
  * (lector_model_input(m, i)). On success *outputs is a new array of
  * *n_outputs tensors in the order of the model's outputs. Thread-safe. */
-lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs,
-                               size_t n_inputs, lector_tensor **outputs, size_t *n_outputs,
-                               lector_error *err);
+lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
+                               lector_tensor **outputs, size_t *n_outputs, lector_error *err);
 
 /* One row of a model's input made on the backend's device from 8-bit
  * pixels: the page goes up as bytes, not floats. The source is an
@@ -233,8 +231,8 @@ typedef struct lector_image_input {
     const int16_t *beta;
     const float *lut;
     /* the crop (warp == NULL: none) */
-    const double *warp;       /* 9 values, row-major */
-    const int16_t *cubic;     /* 32 * 32 * 16 weights */
+    const double *warp;   /* 9 values, row-major */
+    const int16_t *cubic; /* 32 * 32 * 16 weights */
     int crop_width, crop_height, turns;
     int origin_x, origin_y, full_width, full_height;
 } lector_image_input;
@@ -264,17 +262,15 @@ lector_status lector_model_run_images(const lector_model *model, const lector_im
  * run is one execution timed on the host. ms[i] receives run i in
  * milliseconds; `mode` (may be NULL) how the plan runs: "fp16 NHWC",
  * "fp32 NCHW" on a GPU, the backend's name otherwise. Thread-safe. */
-lector_status lector_model_time(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
-                                int runs, double *ms, char *mode, size_t mode_len, lector_error *err);
+lector_status lector_model_time(const lector_model *model, const lector_tensor *inputs, size_t n_inputs, int runs,
+                                double *ms, char *mode, size_t mode_len, lector_error *err);
 
 /* Reads a serialized onnx.TensorProto (the format of ONNX's node tests,
  * input_0.pb/output_0.pb) into a new tensor; free with lector_tensors_free(t, 1).
  * If `name` is non-NULL it receives the tensor's name (malloc'd, may be NULL). */
-lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name,
-                                    lector_error *err);
+lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name, lector_error *err);
 /* Writes a tensor as a serialized onnx.TensorProto named `name` (may be NULL). */
-lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name,
-                                     lector_error *err);
+lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name, lector_error *err);
 
 /* Library version string, e.g. "0.1.0". */
 const char *lector_version(void);

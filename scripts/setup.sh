@@ -24,7 +24,7 @@ pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev lib
 # have them from elsewhere (then the Debian packages would conflict).
 command -v node >/dev/null || pkgs="$pkgs nodejs"
 command -v npm >/dev/null || pkgs="$pkgs npm"
-[ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang libclang-rt-14-dev valgrind
+[ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang clang-format libclang-rt-14-dev valgrind
       curl patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
 
 missing=()

@@ -20,6 +20,8 @@ done
 jobs=$(nproc)
 
 scripts/setup.sh --test-deps
+echo "== format (scripts/check-format)" >&2
+scripts/check-format
 echo "== ctest (build/)" >&2
 ctest --test-dir build --output-on-failure -j"$jobs" -LE fuzz "${ctest_args[@]}"
 

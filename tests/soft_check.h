@@ -11,14 +11,14 @@
 
 static int soft_check_failures;
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            soft_check_failures++;                                                             \
-        }                                                                                      \
+#define CHECK(cond, ...)                                               \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                              \
+            fprintf(stderr, "\n");                                     \
+            soft_check_failures++;                                     \
+        }                                                              \
     } while (0)
 
 /* 0 when every CHECK held, else 1 after printing the count; `what` names the test on success. */

@@ -16,8 +16,7 @@
 
 static const char *const layer_ids[GPUENV_NLAYERS] = {"L0", "L1", "L2", "L3", "L4", "L5", "inspect"};
 static const char *const layer_names[GPUENV_NLAYERS] = {
-    "system", "kernel driver", "NVML", "CUDA driver API", "CUDA libraries", "Lector engine",
-    "inspected files"};
+    "system", "kernel driver", "NVML", "CUDA driver API", "CUDA libraries", "Lector engine", "inspected files"};
 
 const char *gpuenv_status_str(gpuenv_status s)
 {
@@ -29,9 +28,8 @@ const char *gpuenv_status_str(gpuenv_status s)
     }
 }
 
-gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, const char *title,
-                         gpuenv_status st, const char *code, const char *cause, const char *fix,
-                         const char *fmt, ...)
+gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, const char *title, gpuenv_status st,
+                         const char *code, const char *cause, const char *fix, const char *fmt, ...)
 {
     gpuenv_layer *L = &r->layers[layer];
     if (L->n == L->cap) {
@@ -48,8 +46,7 @@ gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, con
     memset(c, 0, sizeof *c);
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&c->finding, fmt, ap) < 0)
-        c->finding = NULL;
+    if (vasprintf(&c->finding, fmt, ap) < 0) c->finding = NULL;
     va_end(ap);
     c->id = strdup(id);
     c->title = strdup(title);
@@ -73,16 +70,13 @@ gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, con
 
 void gpuenv_evidence(lector_doctor_report *r, gpuenv_check *c, const char *fmt, ...)
 {
-    if (!c)
-        return;
+    if (!c) return;
     char *s = NULL;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
     va_end(ap);
-    if (!s || gpuenv_strv_push_owned(&c->evidence, s))
-        r->oom = 1;
+    if (!s || gpuenv_strv_push_owned(&c->evidence, s)) r->oom = 1;
 }
 
 /* ------------------------------------------------------------------ L0 */
@@ -92,14 +86,12 @@ void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *o
     (void)opt;
     char pretty[160] = "unknown";
     char *osr = gpuenv_root_read_text(r->root, "/etc/os-release", 8192);
-    if (!osr)
-        osr = gpuenv_root_read_text(r->root, "/usr/lib/os-release", 8192);
+    if (!osr) osr = gpuenv_root_read_text(r->root, "/usr/lib/os-release", 8192);
     if (osr) {
         char *p = strstr(osr, "PRETTY_NAME=");
         if (p) {
             p += 12;
-            if (*p == '"')
-                p++;
+            if (*p == '"') p++;
             size_t n = strcspn(p, "\"\n");
             snprintf(pretty, sizeof pretty, "%.*s", (int)n, p);
         }
@@ -107,19 +99,15 @@ void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *o
     }
     gpuenv_check *c;
     if (r->root_mode) {
-        c = gpuenv_add(r, GPUENV_L0, "l0.os", "OS", GPUENV_OK, "", "", "", "%s (tree at %s)",
-                       pretty, r->root);
+        c = gpuenv_add(r, GPUENV_L0, "l0.os", "OS", GPUENV_OK, "", "", "", "%s (tree at %s)", pretty, r->root);
     } else {
         struct utsname u;
-        if (uname(&u))
-            memset(&u, 0, sizeof u);
+        if (uname(&u)) memset(&u, 0, sizeof u);
         int x86 = strcmp(u.machine, "x86_64") == 0;
-        c = gpuenv_add(r, GPUENV_L0, "l0.os", "OS", x86 ? GPUENV_OK : GPUENV_WARN,
-                       x86 ? "" : "not_x86_64",
+        c = gpuenv_add(r, GPUENV_L0, "l0.os", "OS", x86 ? GPUENV_OK : GPUENV_WARN, x86 ? "" : "not_x86_64",
                        x86 ? "" : "Not x86_64: NVIDIA's x86_64 wheels and packages do not apply",
-                       x86 ? "" : "use the aarch64 (sbsa) CUDA packages and wheels",
-                       "%s, kernel %s, %s, glibc %s", pretty, u.release, u.machine,
-                       gnu_get_libc_version());
+                       x86 ? "" : "use the aarch64 (sbsa) CUDA packages and wheels", "%s, kernel %s, %s, glibc %s",
+                       pretty, u.release, u.machine, gnu_get_libc_version());
     }
     (void)c;
 
@@ -140,14 +128,14 @@ void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *o
 
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (!cvd) {
-        gpuenv_add(r, GPUENV_L0, "l0.cuda_visible_devices", "CUDA_VISIBLE_DEVICES", GPUENV_OK, "",
-                   "", "", "unset (all GPUs visible)");
+        gpuenv_add(r, GPUENV_L0, "l0.cuda_visible_devices", "CUDA_VISIBLE_DEVICES", GPUENV_OK, "", "", "",
+                   "unset (all GPUs visible)");
     } else {
-        int hides = !cvd[0] || cvd[0] == '-' || strcasecmp(cvd, "none") == 0 ||
-                    strcasecmp(cvd, "NoDevFiles") == 0 || strcasecmp(cvd, "void") == 0;
+        int hides = !cvd[0] || cvd[0] == '-' || strcasecmp(cvd, "none") == 0 || strcasecmp(cvd, "NoDevFiles") == 0 ||
+                    strcasecmp(cvd, "void") == 0;
         r->facts.cvd_empty = hides;
-        gpuenv_add(r, GPUENV_L0, "l0.cuda_visible_devices", "CUDA_VISIBLE_DEVICES",
-                   hides ? GPUENV_WARN : GPUENV_OK, hides ? "cuda_visible_devices_empty" : "",
+        gpuenv_add(r, GPUENV_L0, "l0.cuda_visible_devices", "CUDA_VISIBLE_DEVICES", hides ? GPUENV_WARN : GPUENV_OK,
+                   hides ? "cuda_visible_devices_empty" : "",
                    hides ? "CUDA_VISIBLE_DEVICES hides every GPU from CUDA" : "",
                    hides ? "unset CUDA_VISIBLE_DEVICES (or set it to a GPU index, e.g. 0)" : "",
                    "CUDA_VISIBLE_DEVICES=\"%s\"", cvd);
@@ -155,34 +143,29 @@ void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *o
 
     const char *llp = opt && opt->ld_library_path ? opt->ld_library_path : getenv("LD_LIBRARY_PATH");
     int stubs = llp && strstr(llp, "stubs") != NULL;
-    c = gpuenv_add(r, GPUENV_L0, "l0.ld_library_path", "LD_LIBRARY_PATH",
-                   stubs ? GPUENV_WARN : GPUENV_OK, stubs ? "ld_library_path_stubs" : "",
+    c = gpuenv_add(r, GPUENV_L0, "l0.ld_library_path", "LD_LIBRARY_PATH", stubs ? GPUENV_WARN : GPUENV_OK,
+                   stubs ? "ld_library_path_stubs" : "",
                    stubs ? "LD_LIBRARY_PATH contains a toolkit stubs/ directory: its libcuda.so "
                            "is a link-time stub that cannot run anything"
                          : "",
-                   stubs ? "remove the …/stubs entry from LD_LIBRARY_PATH" : "", "%s",
-                   llp && *llp ? llp : "(unset)");
+                   stubs ? "remove the …/stubs entry from LD_LIBRARY_PATH" : "", "%s", llp && *llp ? llp : "(unset)");
     if (llp && *llp) {
         gpuenv_strv dirs = {0};
         if (gpuenv_strv_split(&dirs, llp, ':') == 0)
             for (size_t i = 0; i < dirs.n; i++)
                 if (dirs.v[i][0])
                     gpuenv_evidence(r, c, "%s%s", dirs.v[i],
-                                    gpuenv_root_exists(r->root, dirs.v[i]) ? ""
-                                                                           : " (does not exist)");
+                                    gpuenv_root_exists(r->root, dirs.v[i]) ? "" : " (does not exist)");
         gpuenv_strv_free(&dirs);
     }
 
     const char *pre = getenv("LD_PRELOAD");
     char *etcpre = gpuenv_root_read_text(r->root, "/etc/ld.so.preload", 4096);
     int any = (pre && *pre) || (etcpre && *etcpre);
-    c = gpuenv_add(r, GPUENV_L0, "l0.ld_preload", "LD_PRELOAD", GPUENV_OK, "",
-                   "", "", "%s", any ? "set (preloaded objects win over every search path)"
-                                     : "(unset)");
-    if (pre && *pre)
-        gpuenv_evidence(r, c, "LD_PRELOAD=%s", pre);
-    if (etcpre && *etcpre)
-        gpuenv_evidence(r, c, "/etc/ld.so.preload: %.200s", etcpre);
+    c = gpuenv_add(r, GPUENV_L0, "l0.ld_preload", "LD_PRELOAD", GPUENV_OK, "", "", "", "%s",
+                   any ? "set (preloaded objects win over every search path)" : "(unset)");
+    if (pre && *pre) gpuenv_evidence(r, c, "LD_PRELOAD=%s", pre);
+    if (etcpre && *etcpre) gpuenv_evidence(r, c, "/etc/ld.so.preload: %.200s", etcpre);
     free(etcpre);
 }
 
@@ -194,12 +177,10 @@ static void parse_nvrm(const char *text, char *out, size_t n)
 {
     out[0] = 0;
     const char *p = strstr(text, "Kernel Module");
-    if (!p)
-        return;
+    if (!p) return;
     p += 13;
     while (*p && *p != '\n') {
-        while (*p == ' ' || *p == '\t')
-            p++;
+        while (*p == ' ' || *p == '\t') p++;
         size_t len = strcspn(p, " \t\n");
         if (len && isdigit((unsigned char)p[0]) && memchr(p, '.', len)) {
             snprintf(out, n, "%.*s", (int)len, p);
@@ -219,8 +200,7 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
         return;
     }
     if (!v) {
-        gpuenv_add(r, GPUENV_L1, "l1.driver", "kernel module", GPUENV_FAIL,
-                   "kernel_module_not_loaded",
+        gpuenv_add(r, GPUENV_L1, "l1.driver", "kernel module", GPUENV_FAIL, "kernel_module_not_loaded",
                    "The NVIDIA kernel driver is not loaded (/proc/driver/nvidia/version is "
                    "missing): no driver installed, a kernel update without a DKMS rebuild, "
                    "nouveau bound to the GPU, or a container started without GPUs",
@@ -229,9 +209,9 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
                    "no /proc/driver/nvidia/version");
     } else {
         parse_nvrm(v, r->facts.kernel_driver, sizeof r->facts.kernel_driver);
-        gpuenv_check *c = gpuenv_add(r, GPUENV_L1, "l1.driver", "kernel module", GPUENV_OK, "", "",
-                                     "", "NVIDIA kernel module %s",
-                                     r->facts.kernel_driver[0] ? r->facts.kernel_driver : "?");
+        gpuenv_check *c =
+            gpuenv_add(r, GPUENV_L1, "l1.driver", "kernel module", GPUENV_OK, "", "", "", "NVIDIA kernel module %s",
+                       r->facts.kernel_driver[0] ? r->facts.kernel_driver : "?");
         size_t nl = strcspn(v, "\n");
         gpuenv_evidence(r, c, "%.*s", (int)nl, v);
         free(v);
@@ -253,23 +233,20 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
         else if (!r->root_mode && access(h, R_OK | W_OK))
             rc = gpuenv_strv_push(&denied, nodes[i]);
         else
-            rc = gpuenv_strv_push_owned(
-                &present, gpuenv_asprintf("%s (mode %o)", nodes[i], st.st_mode & 07777));
-        if (rc)
-            r->oom = 1;
+            rc = gpuenv_strv_push_owned(&present, gpuenv_asprintf("%s (mode %o)", nodes[i], st.st_mode & 07777));
+        if (rc) r->oom = 1;
         free(h);
     }
     gpuenv_check *c;
     if (denied.n) {
-        c = gpuenv_add(r, GPUENV_L1, "l1.devnodes", "device nodes", GPUENV_FAIL,
-                       "device_nodes_permission",
+        c = gpuenv_add(r, GPUENV_L1, "l1.devnodes", "device nodes", GPUENV_FAIL, "device_nodes_permission",
                        "This user may not open the NVIDIA device nodes",
                        "sudo usermod -aG video,render $USER (then log in again), or fix the "
                        "udev rule's mode",
                        "no read/write access to %s", denied.v[0]);
     } else if (missing.n) {
-        c = gpuenv_add(r, GPUENV_L1, "l1.devnodes", "device nodes",
-                       r->root_mode ? GPUENV_WARN : GPUENV_FAIL, "device_nodes_missing",
+        c = gpuenv_add(r, GPUENV_L1, "l1.devnodes", "device nodes", r->root_mode ? GPUENV_WARN : GPUENV_FAIL,
+                       "device_nodes_missing",
                        "NVIDIA device nodes are missing: the module is not loaded, or the "
                        "container was not given the GPU devices",
                        "sudo nvidia-modprobe -c=0 -u (host) or docker run --gpus all "
@@ -279,10 +256,8 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
         c = gpuenv_add(r, GPUENV_L1, "l1.devnodes", "device nodes", GPUENV_OK, "", "", "",
                        "device nodes present and accessible");
     }
-    for (size_t i = 0; i < present.n; i++)
-        gpuenv_evidence(r, c, "%s", present.v[i]);
-    for (size_t i = 0; i < missing.n; i++)
-        gpuenv_evidence(r, c, "missing: %s", missing.v[i]);
+    for (size_t i = 0; i < present.n; i++) gpuenv_evidence(r, c, "%s", present.v[i]);
+    for (size_t i = 0; i < missing.n; i++) gpuenv_evidence(r, c, "missing: %s", missing.v[i]);
     gpuenv_strv_free(&missing);
     gpuenv_strv_free(&denied);
     gpuenv_strv_free(&present);
@@ -292,12 +267,11 @@ void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
     int uvm_dev = gpuenv_root_exists(r->root, "/dev/nvidia-uvm");
     free(mods);
     if (uvm_mod || uvm_dev)
-        gpuenv_add(r, GPUENV_L1, "l1.uvm", "nvidia_uvm", GPUENV_OK, "", "", "",
-                   "nvidia_uvm %s", uvm_mod ? "module loaded" : "device node present");
+        gpuenv_add(r, GPUENV_L1, "l1.uvm", "nvidia_uvm", GPUENV_OK, "", "", "", "nvidia_uvm %s",
+                   uvm_mod ? "module loaded" : "device node present");
     else
-        gpuenv_add(r, GPUENV_L1, "l1.uvm", "nvidia_uvm",
-                   r->facts.kernel_driver[0] ? GPUENV_FAIL : GPUENV_WARN, "nvidia_uvm_missing",
-                   "nvidia_uvm (needed by CUDA) is not loaded; cuInit fails with error 999 or 3",
+        gpuenv_add(r, GPUENV_L1, "l1.uvm", "nvidia_uvm", r->facts.kernel_driver[0] ? GPUENV_FAIL : GPUENV_WARN,
+                   "nvidia_uvm_missing", "nvidia_uvm (needed by CUDA) is not loaded; cuInit fails with error 999 or 3",
                    "sudo modprobe nvidia_uvm (or nvidia-modprobe -u -c=0)",
                    "no nvidia_uvm in /proc/modules and no /dev/nvidia-uvm");
 }
@@ -348,8 +322,7 @@ void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *o
     }
     /* DT_NEEDED: cuBLAS and cuDNN are preloaded by the loader from where
      * gpuenv_find_best finds them; the rest must resolve as ld.so would */
-    gpuenv_check *c = gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_OK, "", "", "", "%s",
-                                 path);
+    gpuenv_check *c = gpuenv_add(r, GPUENV_L5, "l5.module", "Lector CUDA module", GPUENV_OK, "", "", "", "%s", path);
     int missing = 0, cuda_major = 13;
     for (size_t i = 0; i < o.elf.needed.n; i++)
         if (!strncmp(o.elf.needed.v[i], "libcublas.so.", 13)) cuda_major = atoi(o.elf.needed.v[i] + 13);
@@ -358,27 +331,27 @@ void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *o
         gpuenv_libinfo li;
         int found;
         if (!strncmp(nm, "libcublas", 9) || !strncmp(nm, "libcudnn", 8)) {
-            const char *stem = !strncmp(nm, "libcublasLt", 11) ? "cublasLt" : !strncmp(nm, "libcublas", 9) ? "cublas"
-                                                                                                       : "cudnn";
+            const char *stem = !strncmp(nm, "libcublasLt", 11) ? "cublasLt"
+                               : !strncmp(nm, "libcublas", 9)  ? "cublas"
+                                                               : "cudnn";
             /* the loader asks for the module's CUDA major (cuBLAS's SONAME) */
             found = !gpuenv_find_best(NULL, stem, cuda_major, &li);
         } else {
             found = !gpuenv_resolve_library(NULL, NULL, nm, &li);
         }
-        if (found) gpuenv_evidence(r, c, "needs %s -> %s", nm, li.path);
+        if (found)
+            gpuenv_evidence(r, c, "needs %s -> %s", nm, li.path);
         else {
             gpuenv_evidence(r, c, "needs %s -> NOT FOUND", nm);
             missing++;
         }
     }
     if (c && missing) {
-        gpuenv_add(r, GPUENV_L5, "l5.module_deps", "CUDA module dependencies", GPUENV_FAIL,
-                   "lector_cuda_deps_missing",
+        gpuenv_add(r, GPUENV_L5, "l5.module_deps", "CUDA module dependencies", GPUENV_FAIL, "lector_cuda_deps_missing",
                    "a library the CUDA module needs (cuBLAS or cuDNN of its CUDA major) cannot be found",
                    "install the CUDA toolkit's cuBLAS and cuDNN 9 for this CUDA major (or the pip wheels "
                    "nvidia-cublas-cu13 / nvidia-cudnn-cu13) and run lector doctor again",
-                   "%d of %zu DT_NEEDED entries unresolved (see the evidence of l5.module)", missing,
-                   o.elf.needed.n);
+                   "%d of %zu DT_NEEDED entries unresolved (see the evidence of l5.module)", missing, o.elf.needed.n);
     }
     /* kernels: the module's .nv_fatbin against every GPU */
     gpuenv_fatbin fb;
@@ -415,8 +388,8 @@ void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *o
         gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_SKIP, "", "", "", "%s", msg);
     else if (st)
         gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_FAIL, "lector_cuda_selftest_failed",
-                   "the CUDA backend could not start on GPU 0", "see the finding; `lector explain` the message",
-                   "%s", msg);
+                   "the CUDA backend could not start on GPU 0", "see the finding; `lector explain` the message", "%s",
+                   msg);
     else
         gpuenv_add(r, GPUENV_L5, "l5.selftest", "Engine self-test", GPUENV_OK, "", "", "", "%s", msg);
 }
@@ -433,8 +406,7 @@ static void reconcile(lector_doctor_report *r)
         gpuenv_check *c = &L->checks[i];
         int drv = strcmp(c->code, "kernel_module_not_loaded") == 0 && r->facts.nvml_ok;
         int uvm = strcmp(c->code, "nvidia_uvm_missing") == 0 && r->facts.gpu_usable;
-        if (!drv && !uvm)
-            continue;
+        if (!drv && !uvm) continue;
         char *f = drv ? gpuenv_asprintf("NVIDIA driver %s answers through NVML; "
                                         "/proc/driver/nvidia/version is not visible here "
                                         "(sandboxed /proc, e.g. gVisor)",
@@ -452,10 +424,7 @@ static void reconcile(lector_doctor_report *r)
     }
 }
 
-void lector_doctor_default_options(lector_doctor_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-}
+void lector_doctor_default_options(lector_doctor_options *opt) { memset(opt, 0, sizeof *opt); }
 
 lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
 {
@@ -465,8 +434,7 @@ lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
         opt = &defaults;
     }
     lector_doctor_report *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     for (int i = 0; i < GPUENV_NLAYERS; i++) {
         r->layers[i].id = layer_ids[i];
         r->layers[i].name = layer_names[i];
@@ -487,8 +455,7 @@ lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
     reconcile(r);
     gpuenv_check_libs(r, opt);
     gpuenv_check_engine(r, opt);
-    if (opt->n_inspect)
-        gpuenv_check_inspect(r, opt);
+    if (opt->n_inspect) gpuenv_check_inspect(r, opt);
     if (r->oom) {
         lector_doctor_report_free(r);
         return NULL;
@@ -498,8 +465,7 @@ lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
 
 void lector_doctor_report_free(lector_doctor_report *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     for (int i = 0; i < GPUENV_NLAYERS; i++) {
         gpuenv_layer *L = &r->layers[i];
         for (size_t j = 0; j < L->n; j++) {

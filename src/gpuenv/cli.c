@@ -91,8 +91,7 @@ int lector_doctor_main(int argc, char **argv)
         return 1;
     }
     fputs(out, stdout);
-    if (json)
-        fputc('\n', stdout);
+    if (json) fputc('\n', stdout);
     fflush(stdout);
     free(out);
     return usable ? 0 : 1;
@@ -130,14 +129,13 @@ int lector_explain_main(int argc, char **argv)
             list = 1;
             continue;
         }
-        if (strcmp(argv[i], "-") == 0)
-            continue;
+        if (strcmp(argv[i], "-") == 0) continue;
         gpuenv_buf_printf(&in, "%s%s", in.len ? " " : "", argv[i]);
     }
     if (list) {
         for (size_t i = 0; i < gpuenv_explain_table_len; i++)
-            printf("%-30s %s\n    source: %s\n", gpuenv_explain_table[i].id,
-                   gpuenv_explain_table[i].message, gpuenv_explain_table[i].source);
+            printf("%-30s %s\n    source: %s\n", gpuenv_explain_table[i].id, gpuenv_explain_table[i].message,
+                   gpuenv_explain_table[i].source);
         gpuenv_buf_free(&in);
         return 0;
     }
@@ -164,8 +162,7 @@ int lector_explain_main(int argc, char **argv)
         printf("%zu. [%d%%] %s\n", i + 1, m[i].score, m[i].id);
         printf("   known message: %s\n", m[i].message);
         printf("   layer: %s\n   cause: %s\n   fix:   %s\n", m[i].layer, m[i].cause, m[i].fix);
-        if (strcmp(m[i].check, "-") != 0)
-            printf("   verify: lector doctor (check %s)\n", m[i].check);
+        if (strcmp(m[i].check, "-") != 0) printf("   verify: lector doctor (check %s)\n", m[i].check);
         printf("   seen in: %s\n", m[i].source);
     }
     return 0;

@@ -27,11 +27,9 @@ typedef int (*fn_errname)(int, const char **);
 
 const char *gpuenv_libcuda_path(const lector_doctor_options *opt, int root_mode)
 {
-    if (opt->libcuda_path && *opt->libcuda_path)
-        return opt->libcuda_path;
+    if (opt->libcuda_path && *opt->libcuda_path) return opt->libcuda_path;
     const char *e = getenv("LECTOR_DOCTOR_LIBCUDA");
-    if (e && *e)
-        return e;
+    if (e && *e) return e;
     return root_mode ? NULL : "libcuda.so.1";
 }
 
@@ -61,8 +59,7 @@ const char *gpuenv_cu_error_name(int code)
 
 /* Error code -> (cause code, cause, fix). Causes come from the knowledge
  * file's table of real reports. */
-static void map_error(const lector_doctor_report *r, int rc, const char **code, const char **cause,
-                      const char **fix)
+static void map_error(const lector_doctor_report *r, int rc, const char **code, const char **cause, const char **fix)
 {
     switch (rc) {
     case 100:
@@ -136,13 +133,12 @@ static void map_error(const lector_doctor_report *r, int rc, const char **code, 
     }
 }
 
-static void fail(lector_doctor_report *r, const char *id, const char *title, const char *call,
-                 int rc, const char *path)
+static void fail(lector_doctor_report *r, const char *id, const char *title, const char *call, int rc, const char *path)
 {
     const char *code, *cause, *fix;
     map_error(r, rc, &code, &cause, &fix);
-    gpuenv_check *c = gpuenv_add(r, GPUENV_L3, id, title, GPUENV_FAIL, code, cause, fix,
-                                 "%s = %d (%s)", call, rc, gpuenv_cu_error_name(rc));
+    gpuenv_check *c = gpuenv_add(r, GPUENV_L3, id, title, GPUENV_FAIL, code, cause, fix, "%s = %d (%s)", call, rc,
+                                 gpuenv_cu_error_name(rc));
     gpuenv_evidence(r, c, "library: %s", path);
 }
 
@@ -170,8 +166,7 @@ void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
     /* Which file did we really get? A toolkit stub is a classic mistake. */
     char loaded[4096] = "";
     struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-        snprintf(loaded, sizeof loaded, "%s", lm->l_name);
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) snprintf(loaded, sizeof loaded, "%s", lm->l_name);
     if (strstr(loaded, "/stubs/")) {
         gpuenv_add(r, GPUENV_L3, "l3.libcuda", "libcuda", GPUENV_FAIL, "libcuda_stub",
                    "The stub libcuda.so from the toolkit's stubs/ directory was loaded instead "
@@ -185,19 +180,16 @@ void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
     (void)errname;
     fn_ip drvver = (fn_ip)dlsym(h, "cuDriverGetVersion");
     int dv = 0;
-    if (drvver && drvver(&dv) == 0 && dv > 0 && !r->facts.cuda_driver_version)
-        r->facts.cuda_driver_version = dv;
+    if (drvver && drvver(&dv) == 0 && dv > 0 && !r->facts.cuda_driver_version) r->facts.cuda_driver_version = dv;
     gpuenv_check *c = gpuenv_add(r, GPUENV_L3, "l3.libcuda", "libcuda", GPUENV_OK, "", "", "",
-                                 "%s loaded, driver API %d.%d", loaded[0] ? loaded : path,
-                                 dv / 1000, (dv % 1000) / 10);
+                                 "%s loaded, driver API %d.%d", loaded[0] ? loaded : path, dv / 1000, (dv % 1000) / 10);
     (void)c;
 
     fn_u init = (fn_u)dlsym(h, "cuInit");
     if (!init) {
         gpuenv_add(r, GPUENV_L3, "l3.cuinit", "cuInit", GPUENV_FAIL, "libcuda_stub",
                    "This libcuda exports no cuInit: not a real driver library",
-                   "remove the wrong libcuda.so.1 from the library path", "%s has no cuInit",
-                   path);
+                   "remove the wrong libcuda.so.1 from the library path", "%s has no cuInit", path);
         return;
     }
     int rc = init(0);
@@ -211,23 +203,20 @@ void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
     int n = 0;
     rc = count ? count(&n) : 999;
     if (rc || n <= 0) {
-        if (!rc)
-            rc = 100;
+        if (!rc) rc = 100;
         fail(r, "l3.devices", "devices", "cuDeviceGetCount", rc, path);
         r->facts.cuda_device_count = 0;
         return;
     }
     r->facts.cuda_device_count = n;
-    gpuenv_add(r, GPUENV_L3, "l3.devices", "devices", GPUENV_OK, "", "", "",
-               "%d CUDA device(s)", n);
+    gpuenv_add(r, GPUENV_L3, "l3.devices", "devices", GPUENV_OK, "", "", "", "%d CUDA device(s)", n);
 
     fn_get get = (fn_get)dlsym(h, "cuDeviceGet");
     fn_name gname = (fn_name)dlsym(h, "cuDeviceGetName");
     fn_attr attr = (fn_attr)dlsym(h, "cuDeviceGetAttribute");
     fn_retain retain = (fn_retain)dlsym(h, "cuDevicePrimaryCtxRetain");
     fn_dev release = (fn_dev)dlsym(h, "cuDevicePrimaryCtxRelease_v2");
-    if (!release)
-        release = (fn_dev)dlsym(h, "cuDevicePrimaryCtxRelease");
+    if (!release) release = (fn_dev)dlsym(h, "cuDevicePrimaryCtxRelease");
     fn_ctx setcur = (fn_ctx)dlsym(h, "cuCtxSetCurrent");
     fn_alloc alloc = (fn_alloc)dlsym(h, "cuMemAlloc_v2");
     fn_memset mset = (fn_memset)dlsym(h, "cuMemsetD8_v2");
@@ -250,8 +239,7 @@ void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
             continue;
         }
         char name[96] = "?";
-        if (gname)
-            gname(name, sizeof name, dev);
+        if (gname) gname(name, sizeof name, dev);
         int ma = 0, mi = 0;
         if (attr) {
             attr(&ma, 75 /* COMPUTE_CAPABILITY_MAJOR */, dev);
@@ -273,22 +261,18 @@ void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
         unsigned long long ptr = 0;
         const size_t sz = 1u << 20;
         if ((rc = setcur(ctx)) == 0 && (rc = alloc(&ptr, sz)) == 0) {
-            if (mset)
-                rc = mset(ptr, 0xA5, sz);
-            if (!rc && sync)
-                rc = sync();
+            if (mset) rc = mset(ptr, 0xA5, sz);
+            if (!rc && sync) rc = sync();
             mfree(ptr);
         }
-        if (release)
-            release(dev);
+        if (release) release(dev);
         if (rc) {
             fail(r, id, "context", "context + 1 MiB cuMemAlloc/cuMemsetD8", rc, path);
             continue;
         }
         usable = 1;
         gpuenv_add(r, GPUENV_L3, id, "context", GPUENV_OK, "", "", "",
-                   "device %d %s (sm_%d%d): context, 1 MiB alloc + memset + sync ok", i, name, ma,
-                   mi);
+                   "device %d %s (sm_%d%d): context, 1 MiB alloc + memset + sync ok", i, name, ma, mi);
     }
     r->facts.cuda_ok = 1;
     r->facts.gpu_usable = usable;

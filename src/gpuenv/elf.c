@@ -11,18 +11,18 @@
 
 #include "gpuenv/gpuenv.h"
 
-#define DT_NULL_ 0
-#define DT_NEEDED_ 1
-#define DT_STRTAB_ 5
-#define DT_STRSZ_ 10
-#define DT_SONAME_ 14
-#define DT_RPATH_ 15
-#define DT_RUNPATH_ 29
-#define DT_FLAGS_1_ 0x6ffffffb
+#define DT_NULL_       0
+#define DT_NEEDED_     1
+#define DT_STRTAB_     5
+#define DT_STRSZ_      10
+#define DT_SONAME_     14
+#define DT_RPATH_      15
+#define DT_RUNPATH_    29
+#define DT_FLAGS_1_    0x6ffffffb
 #define DF_1_NODEFLIB_ 0x800
-#define PT_LOAD_ 1
-#define PT_DYNAMIC_ 2
-#define PT_INTERP_ 3
+#define PT_LOAD_       1
+#define PT_DYNAMIC_    2
+#define PT_INTERP_     3
 
 typedef struct rd {
     const uint8_t *d;
@@ -30,10 +30,7 @@ typedef struct rd {
     int is64;
 } rd;
 
-static int in_range(const rd *r, uint64_t off, uint64_t len)
-{
-    return off <= r->n && len <= r->n - off;
-}
+static int in_range(const rd *r, uint64_t off, uint64_t len) { return off <= r->n && len <= r->n - off; }
 
 static uint64_t u16at(const uint8_t *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
 static uint64_t u32at(const uint8_t *p) { return u16at(p) | u16at(p + 2) << 16; }
@@ -48,8 +45,7 @@ typedef struct seg {
 static int get_phdr(const rd *r, uint64_t phoff, uint64_t i, uint64_t phentsize, seg *s)
 {
     uint64_t off = phoff + i * phentsize;
-    if (!in_range(r, off, r->is64 ? 56 : 32))
-        return -1;
+    if (!in_range(r, off, r->is64 ? 56 : 32)) return -1;
     const uint8_t *p = r->d + off;
     s->type = u32at(p);
     if (r->is64) {
@@ -65,13 +61,11 @@ static int get_phdr(const rd *r, uint64_t phoff, uint64_t i, uint64_t phentsize,
 }
 
 /* Virtual address -> file offset through the PT_LOAD segments. */
-static int vaddr_to_off(const rd *r, uint64_t phoff, uint64_t phnum, uint64_t phentsize,
-                        uint64_t va, uint64_t *off)
+static int vaddr_to_off(const rd *r, uint64_t phoff, uint64_t phnum, uint64_t phentsize, uint64_t va, uint64_t *off)
 {
     for (uint64_t i = 0; i < phnum; i++) {
         seg s;
-        if (get_phdr(r, phoff, i, phentsize, &s))
-            return -1;
+        if (get_phdr(r, phoff, i, phentsize, &s)) return -1;
         if (s.type == PT_LOAD_ && va >= s.vaddr && va - s.vaddr < s.filesz) {
             *off = s.offset + (va - s.vaddr);
             return 0;
@@ -83,16 +77,13 @@ static int vaddr_to_off(const rd *r, uint64_t phoff, uint64_t phnum, uint64_t ph
 /* Copy a NUL-terminated string at strtab+idx, bounded by the table. */
 static char *dup_str(const rd *r, uint64_t strtab, uint64_t strsz, uint64_t idx, int *oom)
 {
-    if (idx >= strsz || !in_range(r, strtab, strsz))
-        return NULL;
+    if (idx >= strsz || !in_range(r, strtab, strsz)) return NULL;
     const char *s = (const char *)r->d + strtab + idx;
     size_t max = (size_t)(strsz - idx);
     const char *z = memchr(s, 0, max);
-    if (!z)
-        return NULL;
+    if (!z) return NULL;
     char *c = strndup(s, (size_t)(z - s));
-    if (!c)
-        *oom = 1;
+    if (!c) *oom = 1;
     return c;
 }
 
@@ -104,16 +95,13 @@ static void find_fatbin(const rd *r, gpuenv_elf *out)
     uint64_t shnum = r->is64 ? u16at(h + 60) : u16at(h + 48);
     uint64_t shstrndx = r->is64 ? u16at(h + 62) : u16at(h + 50);
     uint64_t need = r->is64 ? 64 : 40;
-    if (!shoff || shentsize < need || shstrndx >= shnum)
-        return;
-    if (!in_range(r, shoff, shnum * shentsize))
-        return;
-#define SH(i) (r->d + shoff + (uint64_t)(i) * shentsize)
+    if (!shoff || shentsize < need || shstrndx >= shnum) return;
+    if (!in_range(r, shoff, shnum * shentsize)) return;
+#define SH(i) (r->d + shoff + (uint64_t)(i)*shentsize)
     const uint8_t *ss = SH(shstrndx);
     uint64_t str_off = r->is64 ? u64at(ss + 24) : u32at(ss + 16);
     uint64_t str_size = r->is64 ? u64at(ss + 32) : u32at(ss + 20);
-    if (!in_range(r, str_off, str_size))
-        return;
+    if (!in_range(r, str_off, str_size)) return;
     for (uint64_t i = 0; i < shnum; i++) {
         const uint8_t *s = SH(i);
         uint64_t name = u32at(s);
@@ -121,12 +109,9 @@ static void find_fatbin(const rd *r, gpuenv_elf *out)
         uint64_t off = r->is64 ? u64at(s + 24) : u32at(s + 16);
         uint64_t size = r->is64 ? u64at(s + 32) : u32at(s + 20);
         static const char want[] = ".nv_fatbin";
-        if (name >= str_size || str_size - name < sizeof want)
-            continue;
-        if (memcmp(r->d + str_off + name, want, sizeof want) != 0)
-            continue;
-        if (type == 8 /* SHT_NOBITS */ || !in_range(r, off, size))
-            continue;
+        if (name >= str_size || str_size - name < sizeof want) continue;
+        if (memcmp(r->d + str_off + name, want, sizeof want) != 0) continue;
+        if (type == 8 /* SHT_NOBITS */ || !in_range(r, off, size)) continue;
         out->fatbin = r->d + off;
         out->fatbin_size = (size_t)size;
         return;
@@ -137,15 +122,12 @@ static void find_fatbin(const rd *r, gpuenv_elf *out)
 int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
 {
     memset(out, 0, sizeof *out);
-    if (size < 52 || memcmp(data, "\177ELF", 4) != 0)
-        return -1;
+    if (size < 52 || memcmp(data, "\177ELF", 4) != 0) return -1;
     if (data[5] != 1) /* ELFDATA2LSB only: x86-64, aarch64 */
         return -1;
     rd r = {data, size, data[4] == 2};
-    if (data[4] != 1 && data[4] != 2)
-        return -1;
-    if (r.is64 && size < 64)
-        return -1;
+    if (data[4] != 1 && data[4] != 2) return -1;
+    if (r.is64 && size < 64) return -1;
     out->elfclass = data[4];
     out->type = (uint16_t)u16at(data + 16);
     out->machine = (uint16_t)u16at(data + 18);
@@ -155,28 +137,23 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
     uint64_t phoff = r.is64 ? u64at(data + 32) : u32at(data + 28);
     uint64_t phentsize = r.is64 ? u16at(data + 54) : u16at(data + 42);
     uint64_t phnum = r.is64 ? u16at(data + 56) : u16at(data + 44);
-    if (phnum && phentsize < (uint64_t)(r.is64 ? 56 : 32))
-        return -1;
+    if (phnum && phentsize < (uint64_t)(r.is64 ? 56 : 32)) return -1;
 
     find_fatbin(&r, out);
 
     uint64_t dyn_off = 0, dyn_size = 0;
     for (uint64_t i = 0; i < phnum; i++) {
         seg s;
-        if (get_phdr(&r, phoff, i, phentsize, &s))
-            return -1;
-        if (s.type == PT_INTERP_)
-            out->has_interp = 1;
+        if (get_phdr(&r, phoff, i, phentsize, &s)) return -1;
+        if (s.type == PT_INTERP_) out->has_interp = 1;
         if (s.type == PT_DYNAMIC_) {
             dyn_off = s.offset;
             dyn_size = s.filesz;
             out->has_dynamic = 1;
         }
     }
-    if (!out->has_dynamic)
-        return 0;
-    if (!in_range(&r, dyn_off, dyn_size))
-        return -1;
+    if (!out->has_dynamic) return 0;
+    if (!in_range(&r, dyn_off, dyn_size)) return -1;
 
     size_t dsz = r.is64 ? 16 : 8, ws = r.is64 ? 8 : 4;
     uint64_t strtab_va = 0, strsz = 0, flags1 = 0;
@@ -184,8 +161,7 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
     for (uint64_t o = 0; o + dsz <= dyn_size; o += dsz) {
         const uint8_t *p = data + dyn_off + o;
         uint64_t tag = wat(&r, p), val = wat(&r, p + ws);
-        if (tag == DT_NULL_)
-            break;
+        if (tag == DT_NULL_) break;
         if (tag == DT_STRTAB_) {
             strtab_va = val;
             have_strtab = 1;
@@ -195,13 +171,10 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
             flags1 = val;
     }
     out->nodeflib = (flags1 & DF_1_NODEFLIB_) != 0;
-    if (!have_strtab)
-        return 0;
+    if (!have_strtab) return 0;
     uint64_t strtab;
-    if (vaddr_to_off(&r, phoff, phnum, phentsize, strtab_va, &strtab))
-        return -1;
-    if (!in_range(&r, strtab, 0))
-        return -1;
+    if (vaddr_to_off(&r, phoff, phnum, phentsize, strtab_va, &strtab)) return -1;
+    if (!in_range(&r, strtab, 0)) return -1;
     if (!strsz || !in_range(&r, strtab, strsz))
         strsz = r.n - strtab; /* tolerate a bad DT_STRSZ: strings still NUL-bounded */
 
@@ -209,29 +182,23 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
     for (uint64_t o = 0; o + dsz <= dyn_size && !oom; o += dsz) {
         const uint8_t *p = data + dyn_off + o;
         uint64_t tag = wat(&r, p), val = wat(&r, p + ws);
-        if (tag == DT_NULL_)
-            break;
+        if (tag == DT_NULL_) break;
         char *s;
         switch (tag) {
         case DT_NEEDED_:
             s = dup_str(&r, strtab, strsz, val, &oom);
-            if (s && gpuenv_strv_push_owned(&out->needed, s))
-                oom = 1;
+            if (s && gpuenv_strv_push_owned(&out->needed, s)) oom = 1;
             break;
         case DT_SONAME_:
-            if (!out->soname)
-                out->soname = dup_str(&r, strtab, strsz, val, &oom);
+            if (!out->soname) out->soname = dup_str(&r, strtab, strsz, val, &oom);
             break;
         case DT_RPATH_:
-            if (!out->rpath_raw)
-                out->rpath_raw = dup_str(&r, strtab, strsz, val, &oom);
+            if (!out->rpath_raw) out->rpath_raw = dup_str(&r, strtab, strsz, val, &oom);
             break;
         case DT_RUNPATH_:
-            if (!out->runpath)
-                out->runpath = dup_str(&r, strtab, strsz, val, &oom);
+            if (!out->runpath) out->runpath = dup_str(&r, strtab, strsz, val, &oom);
             break;
-        default:
-            break;
+        default: break;
         }
     }
     if (oom) {

@@ -12,8 +12,7 @@ static char *normalise(const char *text)
 {
     size_t n = strlen(text);
     char *s = malloc(n + 1);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     size_t o = 0;
     int sp = 0;
     for (size_t i = 0; i < n; i++) {
@@ -22,8 +21,7 @@ static char *normalise(const char *text)
             sp = 1;
             continue;
         }
-        if (sp && o)
-            s[o++] = ' ';
+        if (sp && o) s[o++] = ' ';
         sp = 0;
         s[o++] = (char)tolower(c);
     }
@@ -31,18 +29,13 @@ static char *normalise(const char *text)
     return s;
 }
 
-size_t lector_explain_known_count(void)
-{
-    return gpuenv_explain_table_len;
-}
+size_t lector_explain_known_count(void) { return gpuenv_explain_table_len; }
 
 size_t lector_explain_match_text(const char *text, lector_explain_match *out, size_t max)
 {
-    if (!text || !out || !max)
-        return 0;
+    if (!text || !out || !max) return 0;
     char *t = normalise(text);
-    if (!t)
-        return 0;
+    if (!t) return 0;
     size_t n = 0;
     for (size_t i = 0; i < gpuenv_explain_table_len; i++) {
         const gpuenv_explain_entry *e = &gpuenv_explain_table[i];
@@ -55,24 +48,19 @@ size_t lector_explain_match_text(const char *text, lector_explain_match *out, si
                 nhit++;
             }
         }
-        if (!nhit || !total)
-            continue;
+        if (!nhit || !total) continue;
         /* score: share of the entry's key text found, so a message that
            matches all of a specific entry beats a partial generic one */
         int score = (int)(100 * hit / total);
-        lector_explain_match m = {e->id, e->message, e->layer, e->cause, e->fix, e->check,
-                                  e->source, score};
+        lector_explain_match m = {e->id, e->message, e->layer, e->cause, e->fix, e->check, e->source, score};
         /* insertion into the top-`max`, best first; ties: more key text */
         size_t pos = n;
-        while (pos > 0 && out[pos - 1].score < score)
-            pos--;
-        if (pos >= max)
-            continue;
+        while (pos > 0 && out[pos - 1].score < score) pos--;
+        if (pos >= max) continue;
         size_t last = n < max ? n : max - 1;
         memmove(&out[pos + 1], &out[pos], (last - pos) * sizeof *out);
         out[pos] = m;
-        if (n < max)
-            n++;
+        if (n < max) n++;
     }
     free(t);
     return n;

@@ -14,11 +14,14 @@
 
 #include "gpuenv/gpuenv.h"
 
-#define FATBIN_MAGIC 0xBA55ED50u
-#define FLAG_COMPRESSED_LZ 0x2000u
+#define FATBIN_MAGIC         0xBA55ED50u
+#define FLAG_COMPRESSED_LZ   0x2000u
 #define FLAG_COMPRESSED_ZSTD 0x8000u
 
-static uint32_t r32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint32_t r32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
 static uint64_t r64(const uint8_t *p) { return r32(p) | (uint64_t)r32(p + 4) << 32; }
 static uint16_t r16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
@@ -60,8 +63,7 @@ int gpuenv_fatbin_scan(const uint8_t *data, size_t size, gpuenv_fatbin *out)
                 break;
             }
             out->entries++;
-            if (flags & (FLAG_COMPRESSED_LZ | FLAG_COMPRESSED_ZSTD))
-                out->compressed++;
+            if (flags & (FLAG_COMPRESSED_LZ | FLAG_COMPRESSED_ZSTD)) out->compressed++;
             if (arch < 256) {
                 if (kind == 1)
                     out->ptx[arch] = 1;
@@ -84,10 +86,8 @@ int gpuenv_fatbin_runs_on(const gpuenv_fatbin *f, int cc_major, int cc_minor)
 {
     int cc = cc_major * 10 + cc_minor;
     for (int a = 0; a < 256; a++) {
-        if (f->sass[a] && a / 10 == cc_major && a % 10 <= cc_minor)
-            return 1;
-        if (f->ptx[a] && a <= cc)
-            return 1;
+        if (f->sass[a] && a / 10 == cc_major && a % 10 <= cc_minor) return 1;
+        if (f->ptx[a] && a <= cc) return 1;
     }
     return 0;
 }
@@ -102,8 +102,7 @@ char *gpuenv_fatbin_describe(const gpuenv_fatbin *f)
             gpuenv_buf_printf(&b, " sm_%d", a);
             any = 1;
         }
-    if (!any)
-        gpuenv_buf_puts(&b, " none");
+    if (!any) gpuenv_buf_puts(&b, " none");
     gpuenv_buf_puts(&b, "; PTX:");
     any = 0;
     for (int a = 0; a < 256; a++)
@@ -111,7 +110,6 @@ char *gpuenv_fatbin_describe(const gpuenv_fatbin *f)
             gpuenv_buf_printf(&b, " compute_%d", a);
             any = 1;
         }
-    if (!any)
-        gpuenv_buf_puts(&b, " none");
+    if (!any) gpuenv_buf_puts(&b, " none");
     return gpuenv_buf_take(&b);
 }

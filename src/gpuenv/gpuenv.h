@@ -46,8 +46,7 @@ typedef struct gpuenv_buf {
 } gpuenv_buf;
 
 /** Append printf-formatted text; on allocation failure sets b->oom. */
-void gpuenv_buf_printf(gpuenv_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void gpuenv_buf_printf(gpuenv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Append a string. */
 void gpuenv_buf_puts(gpuenv_buf *b, const char *s);
 /** Take the string out (caller frees); NULL if oom. Leaves b empty. */
@@ -112,23 +111,23 @@ int gpuenv_ver_major(const char *v);
 
 /** What the loader needs from an ELF object. Strings are owned copies. */
 typedef struct gpuenv_elf {
-    int elfclass;      /* 1 = 32-bit, 2 = 64-bit */
-    uint16_t machine;  /* e_machine */
-    uint16_t type;     /* e_type: 1 REL, 2 EXEC, 3 DYN */
-    int has_interp;    /* PT_INTERP present (an executable) */
-    int has_dynamic;   /* PT_DYNAMIC present */
-    char *soname;      /* DT_SONAME or NULL */
-    char *rpath;       /* DT_RPATH or NULL; already NULL when DT_RUNPATH set,
+    int elfclass;       /* 1 = 32-bit, 2 = 64-bit */
+    uint16_t machine;   /* e_machine */
+    uint16_t type;      /* e_type: 1 REL, 2 EXEC, 3 DYN */
+    int has_interp;     /* PT_INTERP present (an executable) */
+    int has_dynamic;    /* PT_DYNAMIC present */
+    char *soname;       /* DT_SONAME or NULL */
+    char *rpath;        /* DT_RPATH or NULL; already NULL when DT_RUNPATH set,
                           as glibc ignores RPATH then */
-    char *rpath_raw;   /* DT_RPATH as written, for display */
-    char *runpath;     /* DT_RUNPATH or NULL */
-    gpuenv_strv needed;/* DT_NEEDED in order */
-    int nodeflib;      /* DF_1_NODEFLIB: skip cache and default dirs */
+    char *rpath_raw;    /* DT_RPATH as written, for display */
+    char *runpath;      /* DT_RUNPATH or NULL */
+    gpuenv_strv needed; /* DT_NEEDED in order */
+    int nodeflib;       /* DF_1_NODEFLIB: skip cache and default dirs */
     /* .nv_fatbin section inside the mapping given to gpuenv_elf_parse
        (points into caller's bytes; valid while they are) */
     const uint8_t *fatbin;
     size_t fatbin_size;
-    int cuda_sm;       /* for a CUDA cubin (e_machine 190): e_flags & 0xff */
+    int cuda_sm; /* for a CUDA cubin (e_machine 190): e_flags & 0xff */
 } gpuenv_elf;
 
 /** Parse an ELF image held in memory (little endian, 32 or 64-bit).
@@ -189,12 +188,12 @@ char *gpuenv_fatbin_describe(const gpuenv_fatbin *f);
 
 /** Search context: the examined tree and the environment ld.so would see. */
 typedef struct gpuenv_ctx {
-    char *root;              /* NULL or "/" : live system */
-    gpuenv_strv llp;         /* LD_LIBRARY_PATH entries */
-    gpuenv_ldcache cache;    /* parsed <root>/etc/ld.so.cache */
-    int cache_state;         /* 0 not read, 1 ok, -1 missing/malformed */
-    gpuenv_strv default_dirs;/* trusted dirs, in glibc's order */
-    const char *lib_token;   /* $LIB expansion */
+    char *root;               /* NULL or "/" : live system */
+    gpuenv_strv llp;          /* LD_LIBRARY_PATH entries */
+    gpuenv_ldcache cache;     /* parsed <root>/etc/ld.so.cache */
+    int cache_state;          /* 0 not read, 1 ok, -1 missing/malformed */
+    gpuenv_strv default_dirs; /* trusted dirs, in glibc's order */
+    const char *lib_token;    /* $LIB expansion */
 } gpuenv_ctx;
 
 /** Initialise a context. ld_library_path NULL means getenv("LD_LIBRARY_PATH").
@@ -205,9 +204,9 @@ void gpuenv_ctx_free(gpuenv_ctx *ctx);
 
 /** One loaded (or to-be-loaded) object: its in-tree path and dynamic info. */
 typedef struct gpuenv_obj {
-    char *path;                 /* in-tree path as found (not canonical) */
+    char *path; /* in-tree path as found (not canonical) */
     gpuenv_elf elf;
-    gpuenv_map map;             /* mapping, kept for fatbin scanning */
+    gpuenv_map map;                  /* mapping, kept for fatbin scanning */
     const struct gpuenv_obj *loader; /* object whose DT_NEEDED brought it in */
 } gpuenv_obj;
 
@@ -219,8 +218,13 @@ void gpuenv_obj_close(gpuenv_obj *o);
 
 /** Where a name was found. */
 typedef enum gpuenv_via {
-    GPUENV_VIA_NONE = 0, GPUENV_VIA_PATH, GPUENV_VIA_RPATH, GPUENV_VIA_LD_LIBRARY_PATH,
-    GPUENV_VIA_RUNPATH, GPUENV_VIA_CACHE, GPUENV_VIA_DEFAULT
+    GPUENV_VIA_NONE = 0,
+    GPUENV_VIA_PATH,
+    GPUENV_VIA_RPATH,
+    GPUENV_VIA_LD_LIBRARY_PATH,
+    GPUENV_VIA_RUNPATH,
+    GPUENV_VIA_CACHE,
+    GPUENV_VIA_DEFAULT
 } gpuenv_via;
 /** Human name of a gpuenv_via. */
 const char *gpuenv_via_str(gpuenv_via v);
@@ -234,14 +238,13 @@ const char *gpuenv_via_str(gpuenv_via v);
  *  $ORIGIN, $LIB and $PLATFORM are expanded. Candidates of the wrong ELF
  *  class or machine are skipped, as ld.so does. Returns the in-tree path
  *  (caller frees) or NULL; *via says where it was found. */
-char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *loader,
-                     gpuenv_via *via);
+char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *loader, gpuenv_via *via);
 
 /** What the CUDA backend loader wants to know about one library. */
 typedef struct gpuenv_libinfo {
-    char path[4096];    /* in-tree path that would be loaded */
-    char real[4096];    /* canonical path (symlinks resolved inside root) */
-    char version[64];   /* best known version: queried, else file name, else SONAME */
+    char path[4096];  /* in-tree path that would be loaded */
+    char real[4096];  /* canonical path (symlinks resolved inside root) */
+    char version[64]; /* best known version: queried, else file name, else SONAME */
     gpuenv_via via;
 } gpuenv_libinfo;
 
@@ -249,8 +252,7 @@ typedef struct gpuenv_libinfo {
  *  RPATH/RUNPATH and fill *out. root NULL: live system; ld_library_path NULL:
  *  the environment's. Returns 0 when found, -1 when not, -2 on allocation
  *  failure. Does not dlopen anything. */
-int gpuenv_resolve_library(const char *root, const char *ld_library_path, const char *name,
-                           gpuenv_libinfo *out);
+int gpuenv_resolve_library(const char *root, const char *ld_library_path, const char *name, gpuenv_libinfo *out);
 
 /** Find the library of family `stem` ("cublas", "cublasLt", "cudnn",
  *  "cudart", "nvrtc") the CUDA backend should load for CUDA major
@@ -287,8 +289,8 @@ typedef enum gpuenv_status { GPUENV_OK = 0, GPUENV_WARN, GPUENV_FAIL, GPUENV_SKI
 const char *gpuenv_status_str(gpuenv_status s);
 
 typedef struct gpuenv_check {
-    char *id;      /* stable, e.g. "l3.cuinit" */
-    char *title;   /* short name for the text report */
+    char *id;    /* stable, e.g. "l3.cuinit" */
+    char *title; /* short name for the text report */
     gpuenv_status status;
     char *finding; /* what was observed */
     char *code;    /* stable cause code, e.g. "nvml_version_mismatch" ("" when ok) */
@@ -297,8 +299,7 @@ typedef struct gpuenv_check {
     gpuenv_strv evidence;
 } gpuenv_check;
 
-enum { GPUENV_L0, GPUENV_L1, GPUENV_L2, GPUENV_L3, GPUENV_L4, GPUENV_L5, GPUENV_LINSPECT,
-       GPUENV_NLAYERS };
+enum { GPUENV_L0, GPUENV_L1, GPUENV_L2, GPUENV_L3, GPUENV_L4, GPUENV_L5, GPUENV_LINSPECT, GPUENV_NLAYERS };
 
 typedef struct gpuenv_layer {
     const char *id, *name;
@@ -315,34 +316,34 @@ typedef struct gpuenv_gpu {
 
 /** Facts gathered along the way, read by later layers. */
 typedef struct gpuenv_facts {
-    char kernel_driver[80];   /* from /proc/driver/nvidia/version */
-    char nvml_driver[80];     /* nvmlSystemGetDriverVersion */
-    int cuda_driver_version;  /* 1000*major+10*minor from NVML or libcuda */
-    int nvml_ok, cuda_ok;     /* layer worked */
-    int cuda_device_count;    /* from cuDeviceGetCount, -1 unknown */
-    int gpu_usable;           /* a context and an allocation succeeded */
+    char kernel_driver[80];  /* from /proc/driver/nvidia/version */
+    char nvml_driver[80];    /* nvmlSystemGetDriverVersion */
+    int cuda_driver_version; /* 1000*major+10*minor from NVML or libcuda */
+    int nvml_ok, cuda_ok;    /* layer worked */
+    int cuda_device_count;   /* from cuDeviceGetCount, -1 unknown */
+    int gpu_usable;          /* a context and an allocation succeeded */
     int n_gpus;
     gpuenv_gpu gpus[GPUENV_MAX_GPUS];
-    int cvd_empty;            /* CUDA_VISIBLE_DEVICES set to "" or -1-like */
-    char libs_summary[256];   /* "cuDNN 9.14.0, cuBLAS 13.0" for the summary */
+    int cvd_empty;          /* CUDA_VISIBLE_DEVICES set to "" or -1-like */
+    char libs_summary[256]; /* "cuDNN 9.14.0, cuBLAS 13.0" for the summary */
 } gpuenv_facts;
 
 struct lector_doctor_report {
     gpuenv_layer layers[GPUENV_NLAYERS];
     gpuenv_facts facts;
     char *root;
-    int root_mode;           /* examining a tree instead of the live system */
-    int verbose;             /* text: show evidence of every check */
+    int root_mode; /* examining a tree instead of the live system */
+    int verbose;   /* text: show evidence of every check */
     int oom;
-    char *inspect_text;      /* trees for --inspect, preformatted */
-    void *inspect_json;      /* cJSON array */
+    char *inspect_text; /* trees for --inspect, preformatted */
+    void *inspect_json; /* cJSON array */
 };
 
 /** Add a check to a layer and return it (NULL on allocation failure, with
  *  r->oom set). Strings are copied; fmt builds the finding. */
-gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, const char *title,
-                         gpuenv_status st, const char *code, const char *cause, const char *fix,
-                         const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, const char *title, gpuenv_status st,
+                         const char *code, const char *cause, const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
 /** Append a printf-formatted evidence line to a check (NULL-safe). */
 void gpuenv_evidence(lector_doctor_report *r, gpuenv_check *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -375,8 +376,8 @@ const char *gpuenv_cu_error_name(int code);
 /** One GPU as NVML reports it now. A value whose *_ok is 0 was not
  *  reported (not supported on this GPU, or NVML failed for it). */
 typedef struct gpuenv_gpu_sample {
-    unsigned index;                         /* NVML index */
-    char name[96];                          /* "NVIDIA H200"; "?" unknown */
+    unsigned index; /* NVML index */
+    char name[96];  /* "NVIDIA H200"; "?" unknown */
     int mem_ok, temp_ok, util_ok, reasons_ok;
     unsigned long long mem_used, mem_total; /* bytes; used as nvidia-smi shows it (without
                                              * the driver's reserve) where NVML has _v2 */
@@ -404,14 +405,14 @@ extern const size_t gpuenv_clock_reasons_len;
 
 /** One known error message. */
 typedef struct gpuenv_explain_entry {
-    const char *id;        /* stable id, e.g. "paddle-cudnn-unversioned" */
-    const char *message;   /* the exact (abridged) message as users paste it */
+    const char *id;          /* stable id, e.g. "paddle-cudnn-unversioned" */
+    const char *message;     /* the exact (abridged) message as users paste it */
     const char *const *keys; /* NULL-terminated distinctive fragments, lower case */
-    const char *layer;     /* "L4 libraries" */
+    const char *layer;       /* "L4 libraries" */
     const char *cause;
     const char *fix;
-    const char *check;     /* doctor check id that verifies it */
-    const char *source;    /* where the message was seen */
+    const char *check;  /* doctor check id that verifies it */
+    const char *source; /* where the message was seen */
 } gpuenv_explain_entry;
 
 /** The knowledge base (explain_table.c). */

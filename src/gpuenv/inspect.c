@@ -19,7 +19,7 @@ typedef struct node {
     gpuenv_obj obj;
     gpuenv_strv names; /* names it was requested by, plus SONAME */
     char *real;
-    size_t *kids;      /* edge indices */
+    size_t *kids; /* edge indices */
     size_t nkids, capkids;
 } node;
 
@@ -38,9 +38,8 @@ typedef struct graph {
     int oom;
 } graph;
 
-static const char *const gpu_stems[] = {"cudart", "cublas", "cublasLt", "cudnn", "nvrtc", "cufft",
-                                        "curand", "cusparse", "cusolver", "nccl", "nvJitLink",
-                                        "cuda", "nvinfer", NULL};
+static const char *const gpu_stems[] = {"cudart",   "cublas",   "cublasLt", "cudnn",     "nvrtc", "cufft",   "curand",
+                                        "cusparse", "cusolver", "nccl",     "nvJitLink", "cuda",  "nvinfer", NULL};
 
 static int is_gpu_lib(const char *base)
 {
@@ -62,19 +61,15 @@ static const char *base_of(const char *p)
 static long find_loaded(const graph *g, const char *name)
 {
     for (size_t i = 0; i < g->nn; i++) {
-        if (gpuenv_strv_has(&g->n[i]->names, name))
-            return (long)i;
-        if (g->n[i]->obj.elf.soname && strcmp(g->n[i]->obj.elf.soname, name) == 0)
-            return (long)i;
+        if (gpuenv_strv_has(&g->n[i]->names, name)) return (long)i;
+        if (g->n[i]->obj.elf.soname && strcmp(g->n[i]->obj.elf.soname, name) == 0) return (long)i;
     }
     return -1;
 }
 
-static long add_node(graph *g, const gpuenv_ctx *ctx, const char *path, const char *name,
-                     const gpuenv_obj *loader)
+static long add_node(graph *g, const gpuenv_ctx *ctx, const char *path, const char *name, const gpuenv_obj *loader)
 {
-    if (g->nn >= MAX_NODES)
-        return -1;
+    if (g->nn >= MAX_NODES) return -1;
     node *nd = calloc(1, sizeof *nd);
     node **nv = nd ? realloc(g->n, (g->nn + 1) * sizeof *nv) : NULL;
     if (!nd || !nv) {
@@ -85,15 +80,13 @@ static long add_node(graph *g, const gpuenv_ctx *ctx, const char *path, const ch
     g->n = nv;
     int rc = gpuenv_obj_open(ctx, path, &nd->obj);
     if (rc) {
-        if (rc == -2)
-            g->oom = 1;
+        if (rc == -2) g->oom = 1;
         free(nd);
         return -1;
     }
     nd->obj.loader = loader;
     nd->real = gpuenv_root_realpath(ctx->root, path);
-    if (gpuenv_strv_push(&nd->names, name) ||
-        (nd->obj.elf.soname && gpuenv_strv_push(&nd->names, nd->obj.elf.soname)))
+    if (gpuenv_strv_push(&nd->names, name) || (nd->obj.elf.soname && gpuenv_strv_push(&nd->names, nd->obj.elf.soname)))
         g->oom = 1;
     g->n[g->nn] = nd;
     return (long)g->nn++;
@@ -141,8 +134,7 @@ static void graph_free(graph *g)
         free(g->n[i]);
     }
     free(g->n);
-    for (size_t i = 0; i < g->ne; i++)
-        free(g->e[i].name);
+    for (size_t i = 0; i < g->ne; i++) free(g->e[i].name);
     free(g->e);
     gpuenv_strv_free(&g->missing);
 }
@@ -159,8 +151,7 @@ static void print_tree(const graph *g, size_t i, int depth, gpuenv_buf *b, uint8
         }
         const node *t = g->n[e->to];
         gpuenv_buf_printf(b, " => %s", t->obj.path);
-        if (t->real && strcmp(t->real, t->obj.path))
-            gpuenv_buf_printf(b, " -> %s", t->real);
+        if (t->real && strcmp(t->real, t->obj.path)) gpuenv_buf_printf(b, " -> %s", t->real);
         gpuenv_buf_printf(b, " (%s)", gpuenv_via_str(e->via));
         if (shown[e->to]) {
             gpuenv_buf_puts(b, " [already loaded]\n");
@@ -168,21 +159,19 @@ static void print_tree(const graph *g, size_t i, int depth, gpuenv_buf *b, uint8
         }
         gpuenv_buf_puts(b, "\n");
         shown[e->to] = 1;
-        if (depth < 32)
-            print_tree(g, (size_t)e->to, depth + 1, b, shown);
+        if (depth < 32) print_tree(g, (size_t)e->to, depth + 1, b, shown);
     }
 }
 
 static cJSON *str_array(const gpuenv_strv *sv)
 {
     cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; a && i < sv->n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
+    for (size_t i = 0; a && i < sv->n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
     return a;
 }
 
-static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const char *file,
-                        size_t idx, gpuenv_buf *text, cJSON *jarr)
+static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const char *file, size_t idx, gpuenv_buf *text,
+                        cJSON *jarr)
 {
     char id[64];
     graph g = {0};
@@ -222,13 +211,9 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
                     to = add_node(&g, ctx, p, name, &nd->obj);
                     free(p);
                 }
-                if (to < 0 && !gpuenv_strv_has(&g.missing, name) &&
-                    gpuenv_strv_push(&g.missing, name))
-                    g.oom = 1;
+                if (to < 0 && !gpuenv_strv_has(&g.missing, name) && gpuenv_strv_push(&g.missing, name)) g.oom = 1;
             } else {
-                if (!gpuenv_strv_has(&g.n[to]->names, name) &&
-                    gpuenv_strv_push(&g.n[to]->names, name))
-                    g.oom = 1;
+                if (!gpuenv_strv_has(&g.n[to]->names, name) && gpuenv_strv_push(&g.n[to]->names, name)) g.oom = 1;
                 via = GPUENV_VIA_NONE;
                 /* keep the via of the first load for display */
                 for (size_t e = 0; e < g.ne; e++)
@@ -250,8 +235,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     if (te->rpath_raw)
         gpuenv_buf_printf(text, "  DT_RPATH   %s%s\n", te->rpath_raw,
                           te->runpath ? " (ignored: DT_RUNPATH present)" : "");
-    if (te->runpath)
-        gpuenv_buf_printf(text, "  DT_RUNPATH %s\n", te->runpath);
+    if (te->runpath) gpuenv_buf_printf(text, "  DT_RUNPATH %s\n", te->runpath);
     uint8_t *shown = calloc(g.nn, 1);
     if (shown) {
         shown[0] = 1;
@@ -271,8 +255,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", g.n[i]->obj.path);
         cJSON_AddStringToObject(o, "real", g.n[i]->real ? g.n[i]->real : g.n[i]->obj.path);
-        if (g.n[i]->obj.elf.soname)
-            cJSON_AddStringToObject(o, "soname", g.n[i]->obj.elf.soname);
+        if (g.n[i]->obj.elf.soname) cJSON_AddStringToObject(o, "soname", g.n[i]->obj.elf.soname);
         gpuenv_via via = GPUENV_VIA_PATH;
         for (size_t e = 0; e < g.ne; e++)
             if (g.e[e].to == (long)i) {
@@ -286,8 +269,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     gpuenv_check *c;
     if (g.missing.n) {
         gpuenv_buf mb = {0};
-        for (size_t i = 0; i < g.missing.n; i++)
-            gpuenv_buf_printf(&mb, "%s%s", i ? ", " : "", g.missing.v[i]);
+        for (size_t i = 0; i < g.missing.n; i++) gpuenv_buf_printf(&mb, "%s%s", i ? ", " : "", g.missing.v[i]);
         char *ms = gpuenv_buf_take(&mb);
         c = gpuenv_add(r, GPUENV_LINSPECT, id, base_of(path), GPUENV_FAIL, "missing_dependency",
                        "Some DT_NEEDED libraries cannot be found by the loader: the binary fails "
@@ -303,8 +285,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     }
     for (size_t i = 0; i < g.nn; i++) {
         const char *b = base_of(g.n[i]->real ? g.n[i]->real : g.n[i]->obj.path);
-        if (!is_gpu_lib(b) && !is_gpu_lib(base_of(g.n[i]->obj.path)))
-            continue;
+        if (!is_gpu_lib(b) && !is_gpu_lib(base_of(g.n[i]->obj.path))) continue;
         char *v = gpuenv_soname_version(b);
         gpuenv_evidence(r, c, "GPU library %s -> %s [%s]", base_of(g.n[i]->obj.path),
                         g.n[i]->real ? g.n[i]->real : g.n[i]->obj.path, v ? v : "?");
@@ -323,24 +304,20 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     gpuenv_strv lines = {0};
     for (size_t i = 0; i < g.nn; i++) {
         const gpuenv_elf *e = &g.n[i]->obj.elf;
-        if (!e->fatbin_size)
-            continue;
+        if (!e->fatbin_size) continue;
         gpuenv_fatbin fb;
-        if (gpuenv_fatbin_scan(e->fatbin, e->fatbin_size, &fb))
-            continue;
+        if (gpuenv_fatbin_scan(e->fatbin, e->fatbin_size, &fb)) continue;
         any_code = 1;
         char *d = gpuenv_fatbin_describe(&fb);
-        if (gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s: %s (%zu containers, %zu entries)",
-                                                       base_of(g.n[i]->obj.path), d ? d : "?",
-                                                       fb.containers, fb.entries)))
+        if (gpuenv_strv_push_owned(&lines,
+                                   gpuenv_asprintf("%s: %s (%zu containers, %zu entries)", base_of(g.n[i]->obj.path),
+                                                   d ? d : "?", fb.containers, fb.entries)))
             r->oom = 1;
         cJSON *o = cJSON_CreateObject();
         cJSON *sass = cJSON_CreateArray(), *ptx = cJSON_CreateArray();
         for (int a = 0; a < 256; a++) {
-            if (fb.sass[a])
-                cJSON_AddItemToArray(sass, cJSON_CreateNumber(a));
-            if (fb.ptx[a])
-                cJSON_AddItemToArray(ptx, cJSON_CreateNumber(a));
+            if (fb.sass[a]) cJSON_AddItemToArray(sass, cJSON_CreateNumber(a));
+            if (fb.ptx[a]) cJSON_AddItemToArray(ptx, cJSON_CreateNumber(a));
         }
         cJSON_AddStringToObject(o, "object", g.n[i]->obj.path);
         cJSON_AddItemToObject(o, "sass", sass);
@@ -348,8 +325,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
         cJSON_AddItemToArray(jcode, o);
         for (int k = 0; k < r->facts.n_gpus; k++) {
             const gpuenv_gpu *gp = &r->facts.gpus[k];
-            if (!gp->cc_major)
-                continue;
+            if (!gp->cc_major) continue;
             if (!gpuenv_fatbin_runs_on(&fb, gp->cc_major, gp->cc_minor)) {
                 /* The inspected file itself lacking code is certain failure.
                    A dependency may carry only helper kernels in .nv_fatbin
@@ -358,12 +334,12 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
                    for dependencies this is a warning. Node 0 (the file)
                    is walked first, so its verdict comes first. */
                 if (!bad)
-                    gpuenv_buf_printf(&why, "%s has no SASS for sm_%d%d and no PTX <= compute_%d%d "
-                                            "(GPU %d %s); it has %s",
-                                      base_of(g.n[i]->obj.path), gp->cc_major, gp->cc_minor,
-                                      gp->cc_major, gp->cc_minor, k, gp->name, d ? d : "?");
-                if (!bad)
-                    bad = i == 0 ? 2 : 1;
+                    gpuenv_buf_printf(&why,
+                                      "%s has no SASS for sm_%d%d and no PTX <= compute_%d%d "
+                                      "(GPU %d %s); it has %s",
+                                      base_of(g.n[i]->obj.path), gp->cc_major, gp->cc_minor, gp->cc_major, gp->cc_minor,
+                                      k, gp->name, d ? d : "?");
+                if (!bad) bad = i == 0 ? 2 : 1;
             }
         }
         free(d);
@@ -373,8 +349,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
         c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_SKIP, "", "", "",
                        "no .nv_fatbin in %s or its dependencies", base_of(path));
     } else if (bad == 1) {
-        c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_WARN,
-                       "dependency_no_kernel_image",
+        c = gpuenv_add(r, GPUENV_LINSPECT, id, "GPU code", GPUENV_WARN, "dependency_no_kernel_image",
                        "A dependency's embedded GPU code does not cover this GPU; if that "
                        "library has no other source of kernels (JIT, LTO, separate files), "
                        "calls into it fail with \"no kernel image is available\"",
@@ -403,8 +378,7 @@ static void inspect_one(lector_doctor_report *r, const gpuenv_ctx *ctx, const ch
     gpuenv_strv_free(&lines);
     if (g.missing.n) {
         gpuenv_buf_puts(text, "  missing:");
-        for (size_t i = 0; i < g.missing.n; i++)
-            gpuenv_buf_printf(text, " %s", g.missing.v[i]);
+        for (size_t i = 0; i < g.missing.n; i++) gpuenv_buf_printf(text, " %s", g.missing.v[i]);
         gpuenv_buf_puts(text, "\n");
     }
     graph_free(&g);
@@ -425,11 +399,9 @@ void gpuenv_check_inspect(lector_doctor_report *r, const lector_doctor_options *
         gpuenv_ctx_free(&ctx);
         return;
     }
-    for (size_t i = 0; i < opt->n_inspect; i++)
-        inspect_one(r, &ctx, opt->inspect[i], i, &text, arr);
+    for (size_t i = 0; i < opt->n_inspect; i++) inspect_one(r, &ctx, opt->inspect[i], i, &text, arr);
     r->inspect_text = gpuenv_buf_take(&text);
     r->inspect_json = arr;
-    if (!r->inspect_text)
-        r->oom = 1;
+    if (!r->inspect_text) r->oom = 1;
     gpuenv_ctx_free(&ctx);
 }

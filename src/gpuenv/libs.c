@@ -44,8 +44,7 @@ static void candv_free(candv *c)
 static int matches(const char *base, const char *stem)
 {
     size_t n = strlen(stem);
-    if (strncmp(base, "lib", 3) != 0 || strncmp(base + 3, stem, n) != 0)
-        return 0;
+    if (strncmp(base, "lib", 3) != 0 || strncmp(base + 3, stem, n) != 0) return 0;
     const char *p = base + 3 + n;
     if (stem[n - 1] == '_') {
         p += strcspn(p, ".");
@@ -72,15 +71,12 @@ static char *file_version(const char *root, const char *path, char **real_out)
 static int add_cand(candv *cv, const char *root, const char *path, const char *where)
 {
     for (size_t i = 0; i < cv->n; i++)
-        if (strcmp(cv->v[i].path, path) == 0)
-            return 0;
-    if (!gpuenv_root_exists(root, path))
-        return 0;
+        if (strcmp(cv->v[i].path, path) == 0) return 0;
+    if (!gpuenv_root_exists(root, path)) return 0;
     /* one entry per file: /lib and /usr/lib, cuda and cuda-13.0 are often
        the same directory */
     char *canon = gpuenv_root_realpath(root, path);
-    if (!canon)
-        return -1;
+    if (!canon) return -1;
     for (size_t i = 0; i < cv->n; i++)
         if (strcmp(cv->v[i].real, canon) == 0) {
             free(canon);
@@ -90,8 +86,7 @@ static int add_cand(candv *cv, const char *root, const char *path, const char *w
     if (cv->n == cv->cap) {
         size_t cap = cv->cap ? cv->cap * 2 : 16;
         cand *v = realloc(cv->v, cap * sizeof *v);
-        if (!v)
-            return -1;
+        if (!v) return -1;
         cv->v = v;
         cv->cap = cap;
     }
@@ -100,8 +95,7 @@ static int add_cand(candv *cv, const char *root, const char *path, const char *w
     c->path = strdup(path);
     c->where = strdup(where);
     c->fver = file_version(root, path, &c->real);
-    if (!c->real)
-        c->real = strdup(path);
+    if (!c->real) c->real = strdup(path);
     if (!c->path || !c->where || !c->fver || !c->real) {
         free(c->path);
         free(c->where);
@@ -113,23 +107,19 @@ static int add_cand(candv *cv, const char *root, const char *path, const char *w
     return 0;
 }
 
-static int scan_dir(candv *cv, const char *root, const char *dir, const char *stem,
-                    const char *where)
+static int scan_dir(candv *cv, const char *root, const char *dir, const char *stem, const char *where)
 {
     char *h = gpuenv_host_path(root, dir);
-    if (!h)
-        return -1;
+    if (!h) return -1;
     DIR *d = opendir(h);
     free(h);
-    if (!d)
-        return 0;
+    if (!d) return 0;
     struct dirent *e;
     int rc = 0;
     /* collect then sort for stable output */
     gpuenv_strv names = {0};
     while ((e = readdir(d)))
-        if (matches(e->d_name, stem) && gpuenv_strv_push(&names, e->d_name))
-            rc = -1;
+        if (matches(e->d_name, stem) && gpuenv_strv_push(&names, e->d_name)) rc = -1;
     closedir(d);
     for (size_t i = 1; i < names.n; i++)
         for (size_t j = i; j > 0 && strcmp(names.v[j - 1], names.v[j]) > 0; j--) {
@@ -139,8 +129,7 @@ static int scan_dir(candv *cv, const char *root, const char *dir, const char *st
         }
     for (size_t i = 0; i < names.n && !rc; i++) {
         char *p = gpuenv_asprintf("%s/%s", strcmp(dir, "/") ? dir : "", names.v[i]);
-        if (!p || add_cand(cv, root, p, where))
-            rc = -1;
+        if (!p || add_cand(cv, root, p, where)) rc = -1;
         free(p);
     }
     gpuenv_strv_free(&names);
@@ -151,17 +140,14 @@ static int scan_dir(candv *cv, const char *root, const char *dir, const char *st
 static int glob_dirs(gpuenv_strv *out, const char *root, const char *pattern)
 {
     char *hp = gpuenv_host_path(root, pattern);
-    if (!hp)
-        return -1;
+    if (!hp) return -1;
     glob_t g;
     int rc = 0;
     if (glob(hp, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) == 0) {
         size_t skip = (root && root[0] && strcmp(root, "/")) ? strlen(root) : 0;
-        while (skip > 1 && root[skip - 1] == '/')
-            skip--;
+        while (skip > 1 && root[skip - 1] == '/') skip--;
         for (size_t i = 0; i < g.gl_pathc && !rc; i++)
-            if (gpuenv_strv_push(out, g.gl_pathv[i] + skip))
-                rc = -1;
+            if (gpuenv_strv_push(out, g.gl_pathv[i] + skip)) rc = -1;
         globfree(&g);
     }
     free(hp);
@@ -174,38 +160,34 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
 {
     const char *root = ctx->root;
     for (size_t i = 0; i < ctx->llp.n; i++)
-        if (ctx->llp.v[i][0] && scan_dir(cv, root, ctx->llp.v[i], stem, "LD_LIBRARY_PATH"))
-            return -1;
+        if (ctx->llp.v[i][0] && scan_dir(cv, root, ctx->llp.v[i], stem, "LD_LIBRARY_PATH")) return -1;
     if (ctx->cache_state == 1)
         for (size_t i = 0; i < ctx->cache.n; i++)
-            if (matches(ctx->cache.e[i].key, stem) &&
-                add_cand(cv, root, ctx->cache.e[i].value, "ld.so.cache"))
+            if (matches(ctx->cache.e[i].key, stem) && add_cand(cv, root, ctx->cache.e[i].value, "ld.so.cache"))
                 return -1;
     for (size_t i = 0; i < ctx->default_dirs.n; i++)
-        if (scan_dir(cv, root, ctx->default_dirs.v[i], stem, "default dir"))
-            return -1;
+        if (scan_dir(cv, root, ctx->default_dirs.v[i], stem, "default dir")) return -1;
     gpuenv_strv dirs = {0};
     static const char *const toolkit[] = {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib",
                                           "/usr/local/cuda*/targets/*/lib"};
     int rc = 0;
-    for (size_t i = 0; i < 3 && !rc; i++)
-        rc = glob_dirs(&dirs, root, toolkit[i]);
-    for (size_t i = 0; i < dirs.n && !rc; i++)
-        rc = scan_dir(cv, root, dirs.v[i], stem, "CUDA toolkit");
+    for (size_t i = 0; i < 3 && !rc; i++) rc = glob_dirs(&dirs, root, toolkit[i]);
+    for (size_t i = 0; i < dirs.n && !rc; i++) rc = scan_dir(cv, root, dirs.v[i], stem, "CUDA toolkit");
     gpuenv_strv_free(&dirs);
-    if (rc)
-        return -1;
+    if (rc) return -1;
     /* Python wheels: nvidia/<pkg>/lib and nvidia/cu13/lib */
     gpuenv_strv sp = {0};
-    static const char *const site[] = {
-        "/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
-        "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
-        "/opt/conda/lib/python3*/site-packages", "/root/.local/lib/python3*/site-packages",
-        "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/lib/python3*/site-packages",
-        "/root/.pyenv/versions/*/lib/python3*/site-packages",
-        "/home/*/.local/lib/python3*/site-packages"};
-    for (size_t i = 0; i < sizeof site / sizeof site[0] && !rc; i++)
-        rc = glob_dirs(&sp, root, site[i]);
+    static const char *const site[] = {"/usr/lib/python3*/site-packages",
+                                       "/usr/lib/python3*/dist-packages",
+                                       "/usr/local/lib/python3*/site-packages",
+                                       "/usr/local/lib/python3*/dist-packages",
+                                       "/opt/conda/lib/python3*/site-packages",
+                                       "/root/.local/lib/python3*/site-packages",
+                                       "/opt/*/.venv/lib/python3*/site-packages",
+                                       "/opt/*/lib/python3*/site-packages",
+                                       "/root/.pyenv/versions/*/lib/python3*/site-packages",
+                                       "/home/*/.local/lib/python3*/site-packages"};
+    for (size_t i = 0; i < sizeof site / sizeof site[0] && !rc; i++) rc = glob_dirs(&sp, root, site[i]);
     const char *envs[] = {"VIRTUAL_ENV", "CONDA_PREFIX"};
     for (size_t i = 0; i < 2 && !rc && !(root && *root && strcmp(root, "/")); i++) {
         const char *e = getenv(envs[i]);
@@ -221,8 +203,7 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
         gpuenv_strv pd = {0};
         rc = gpuenv_strv_split(&pd, path, ':');
         for (size_t i = 0; i < pd.n && !rc; i++) {
-            if (!pd.v[i][0] || strcmp(pd.v[i], "/usr/bin") == 0 || strcmp(pd.v[i], "/bin") == 0)
-                continue;
+            if (!pd.v[i][0] || strcmp(pd.v[i], "/usr/bin") == 0 || strcmp(pd.v[i], "/bin") == 0) continue;
             char *py = gpuenv_asprintf("%s/python3", pd.v[i]);
             if (py && access(py, X_OK) == 0) {
                 char *pat = gpuenv_asprintf("%s/../lib/python3*/site-packages", pd.v[i]);
@@ -251,14 +232,12 @@ static int collect(candv *cv, const gpuenv_ctx *ctx, const char *stem)
         char *pat = gpuenv_asprintf("%s/nvidia/*/lib", sp.v[i]);
         rc = pat ? glob_dirs(&libdirs, root, pat) : -1;
         free(pat);
-        for (size_t j = 0; j < libdirs.n && !rc; j++)
-            rc = scan_dir(cv, root, libdirs.v[j], stem, "pip wheel");
+        for (size_t j = 0; j < libdirs.n && !rc; j++) rc = scan_dir(cv, root, libdirs.v[j], stem, "pip wheel");
         gpuenv_strv_free(&libdirs);
     }
     gpuenv_strv_free(&sp);
     gpuenv_strv_free(&seen);
-    if (rc)
-        return -1;
+    if (rc) return -1;
     const char *conda = root && *root && strcmp(root, "/") ? NULL : getenv("CONDA_PREFIX");
     if (conda && *conda) {
         char *d = gpuenv_asprintf("%s/lib", conda);
@@ -275,12 +254,10 @@ static int ver_same(const char *a, const char *b)
     while (*a && *b) {
         char *ea, *eb;
         unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
-        if (x != y || ea == a || eb == b)
-            return x == y && ea != a && eb != b;
+        if (x != y || ea == a || eb == b) return x == y && ea != a && eb != b;
         a = *ea == '.' ? ea + 1 : ea;
         b = *eb == '.' ? eb + 1 : eb;
-        if (*ea != '.' || *eb != '.')
-            break;
+        if (*ea != '.' || *eb != '.') break;
     }
     return 1;
 }
@@ -288,8 +265,7 @@ static int ver_same(const char *a, const char *b)
 static int strv_has_ver(const gpuenv_strv *sv, const char *v)
 {
     for (size_t i = 0; i < sv->n; i++)
-        if (ver_same(sv->v[i], v))
-            return 1;
+        if (ver_same(sv->v[i], v)) return 1;
     return 0;
 }
 
@@ -314,11 +290,10 @@ static void query_version(const char *stem, const char *host_path, qver *q)
     if (strcmp(stem, "cudart") == 0) {
         int (*f)(int *) = (int (*)(int *))dlsym(h, "cudaRuntimeGetVersion");
         int v = 0;
-        if (f && f(&v) == 0 && v > 0)
-            snprintf(q->version, sizeof q->version, "%d.%d", v / 1000, (v % 1000) / 10);
+        if (f && f(&v) == 0 && v > 0) snprintf(q->version, sizeof q->version, "%d.%d", v / 1000, (v % 1000) / 10);
     } else if (strcmp(stem, "cublas") == 0 || strcmp(stem, "cublasLt") == 0) {
-        int (*f)(int, int *) = (int (*)(int, int *))dlsym(
-            h, strcmp(stem, "cublas") == 0 ? "cublasGetProperty" : "cublasLtGetProperty");
+        int (*f)(int, int *) =
+            (int (*)(int, int *))dlsym(h, strcmp(stem, "cublas") == 0 ? "cublasGetProperty" : "cublasLtGetProperty");
         int a = 0, b = 0, c = 0;
         if (f && f(0, &a) == 0 && f(1, &b) == 0 && f(2, &c) == 0)
             snprintf(q->version, sizeof q->version, "%d.%d.%d", a, b, c);
@@ -329,19 +304,15 @@ static void query_version(const char *stem, const char *host_path, qver *q)
             size_t v = gv();
             /* cuDNN 9: M*10000+m*100+p; before: M*1000+m*100+p */
             if (v >= 90000)
-                snprintf(q->version, sizeof q->version, "%zu.%zu.%zu", v / 10000,
-                         (v % 10000) / 100, v % 100);
+                snprintf(q->version, sizeof q->version, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
             else
-                snprintf(q->version, sizeof q->version, "%zu.%zu.%zu", v / 1000,
-                         (v % 1000) / 100, v % 100);
+                snprintf(q->version, sizeof q->version, "%zu.%zu.%zu", v / 1000, (v % 1000) / 100, v % 100);
         }
-        if (gc)
-            q->cuda_build = (int)gc();
+        if (gc) q->cuda_build = (int)gc();
     } else if (strcmp(stem, "nvrtc") == 0) {
         int (*f)(int *, int *) = (int (*)(int *, int *))dlsym(h, "nvrtcVersion");
         int a = 0, b = 0;
-        if (f && f(&a, &b) == 0)
-            snprintf(q->version, sizeof q->version, "%d.%d", a, b);
+        if (f && f(&a, &b) == 0) snprintf(q->version, sizeof q->version, "%d.%d", a, b);
     }
     /* The CUDA libraries are not unloaded: some register atexit handlers. */
 }
@@ -374,21 +345,19 @@ typedef struct fam_state {
 
 static int driver_cuda(const lector_doctor_report *r)
 {
-    if (r->facts.cuda_driver_version > 0)
-        return r->facts.cuda_driver_version;
+    if (r->facts.cuda_driver_version > 0) return r->facts.cuda_driver_version;
     const char *d = r->facts.nvml_driver[0] ? r->facts.nvml_driver : r->facts.kernel_driver;
     return gpuenv_cuda_for_driver(d);
 }
 
 static int may_dlopen(const lector_doctor_report *r, const lector_doctor_options *opt)
 {
-    if (opt->no_dlopen_libs)
-        return 0;
+    if (opt->no_dlopen_libs) return 0;
     return !r->root_mode || opt->dlopen_in_root;
 }
 
-static void fill_winners(lector_doctor_report *r, const lector_doctor_options *opt,
-                         const gpuenv_ctx *ctx, const family *f, fam_state *fs)
+static void fill_winners(lector_doctor_report *r, const lector_doctor_options *opt, const gpuenv_ctx *ctx,
+                         const family *f, fam_state *fs)
 {
     int majors[8], nm = 0;
     for (size_t i = 0; i < fs->cands.n && nm < 8; i++) {
@@ -397,13 +366,10 @@ static void fill_winners(lector_doctor_report *r, const lector_doctor_options *o
         free(sv);
         if (m < 0) /* an unversioned link: the file it points to says */
             m = gpuenv_ver_major(fs->cands.v[i].fver);
-        if (m < 0)
-            continue;
+        if (m < 0) continue;
         int seen = 0;
-        for (int k = 0; k < nm; k++)
-            seen |= majors[k] == m;
-        if (!seen)
-            majors[nm++] = m;
+        for (int k = 0; k < nm; k++) seen |= majors[k] == m;
+        if (!seen) majors[nm++] = m;
     }
     /* newest first */
     for (int i = 1; i < nm; i++)
@@ -417,18 +383,15 @@ static void fill_winners(lector_doctor_report *r, const lector_doctor_options *o
         snprintf(name, sizeof name, "lib%s.so.%d", f->stem, majors[k]);
         gpuenv_via via;
         char *p = gpuenv_resolve(ctx, name, NULL, &via);
-        if (!p)
-            continue;
+        if (!p) continue;
         winner *w = &fs->w[fs->nw++];
         memset(w, 0, sizeof *w);
         w->major = majors[k];
         w->path = p;
         w->via = via;
         char *fv = file_version(ctx->root, p, &w->real);
-        if (!w->real)
-            w->real = strdup(p);
-        if (!w->real)
-            r->oom = 1;
+        if (!w->real) w->real = strdup(p);
+        if (!w->real) r->oom = 1;
         snprintf(w->version, sizeof w->version, "%s", fv ? fv : "");
         free(fv);
         if (may_dlopen(r, opt) && w->real) {
@@ -436,8 +399,7 @@ static void fill_winners(lector_doctor_report *r, const lector_doctor_options *o
             qver q;
             if (host) {
                 query_version(f->stem, host, &q);
-                if (q.version[0])
-                    snprintf(w->version, sizeof w->version, "%s", q.version);
+                if (q.version[0]) snprintf(w->version, sizeof w->version, "%s", q.version);
                 w->cuda_build = q.cuda_build;
             }
             free(host);
@@ -475,11 +437,9 @@ static void check_runtime_like(lector_doctor_report *r, const family *f, fam_sta
     }
     gpuenv_buf fb = {0};
     for (int k = 0; k < fs->nw; k++)
-        gpuenv_buf_printf(&fb, "%slib%s.so.%d -> %s (%s, via %s)", k ? "; " : "", f->stem,
-                          fs->w[k].major, fs->w[k].real, fs->w[k].version[0] ? fs->w[k].version : "?",
-                          gpuenv_via_str(fs->w[k].via));
-    if (!fs->nw)
-        gpuenv_buf_printf(&fb, "copies exist but ld.so finds none of them by SONAME");
+        gpuenv_buf_printf(&fb, "%slib%s.so.%d -> %s (%s, via %s)", k ? "; " : "", f->stem, fs->w[k].major,
+                          fs->w[k].real, fs->w[k].version[0] ? fs->w[k].version : "?", gpuenv_via_str(fs->w[k].via));
+    if (!fs->nw) gpuenv_buf_printf(&fb, "copies exist but ld.so finds none of them by SONAME");
     char *finding = gpuenv_buf_take(&fb);
     if (!finding) {
         r->oom = 1;
@@ -500,19 +460,14 @@ static void check_runtime_like(lector_doctor_report *r, const family *f, fam_sta
     for (int k = 0; k < fs->nw && dc > 0 && st != GPUENV_FAIL; k++) {
         const winner *w = &fs->w[k];
         int vmaj = gpuenv_ver_major(w->version);
-        if (vmaj < 0)
-            vmaj = w->major;
+        if (vmaj < 0) vmaj = w->major;
         int vmin = 0;
         const char *dot = strchr(w->version, '.');
-        if (dot)
-            vmin = atoi(dot + 1);
-        if (strcmp(f->stem, "cudart") != 0)
-            vmin = 0; /* library minor numbers do not map to CUDA minors */
-        if (vmaj < 10 || vmaj > 40)
-            continue;
+        if (dot) vmin = atoi(dot + 1);
+        if (strcmp(f->stem, "cudart") != 0) vmin = 0; /* library minor numbers do not map to CUDA minors */
+        if (vmaj < 10 || vmaj > 40) continue;
         const char *need = gpuenv_min_driver_for_cuda(vmaj, vmin);
-        if (!need)
-            need = gpuenv_min_driver_for_major(vmaj);
+        if (!need) need = gpuenv_min_driver_for_major(vmaj);
         if (vmaj > dc / 1000) {
             st = GPUENV_FAIL;
             code = "runtime_newer_than_driver";
@@ -533,12 +488,11 @@ static void check_runtime_like(lector_doctor_report *r, const family *f, fam_sta
             cause = gpuenv_asprintf("CUDA runtime %d.%d on a driver for CUDA %d.%d runs under "
                                     "minor-version compatibility: PTX JIT and new APIs may fail",
                                     vmaj, vmin, dc / 1000, (dc % 1000) / 10);
-            fix = gpuenv_asprintf("upgrade the driver to >= %s for full support",
-                                  need ? need : "a newer branch");
+            fix = gpuenv_asprintf("upgrade the driver to >= %s for full support", need ? need : "a newer branch");
         }
     }
-    gpuenv_check *c = gpuenv_add(r, GPUENV_L4, id, f->label, st, code, cause ? cause : "",
-                                 fix ? fix : "", "%s", finding);
+    gpuenv_check *c =
+        gpuenv_add(r, GPUENV_L4, id, f->label, st, code, cause ? cause : "", fix ? fix : "", "%s", finding);
     list_evidence(r, c, fs);
     free(finding);
     free(cause);
@@ -547,18 +501,16 @@ static void check_runtime_like(lector_doctor_report *r, const family *f, fam_sta
 
 static const char *const split8[] = {"ops_infer", "ops_train", "cnn_infer", "cnn_train",
                                      "adv_infer", "adv_train", NULL};
-static const char *const split9[] = {"graph", "ops", "cnn", "adv", "engines_precompiled",
-                                     "engines_runtime_compiled", "heuristic", NULL};
+static const char *const split9[] = {
+    "graph", "ops", "cnn", "adv", "engines_precompiled", "engines_runtime_compiled", "heuristic", NULL};
 
-static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_state *fs,
-                        const fam_state *rt, int dc)
+static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_state *fs, const fam_state *rt, int dc)
 {
     if (!fs->cands.n) {
         gpuenv_add(r, GPUENV_L4, "l4.cudnn", "cuDNN", GPUENV_WARN, "library_missing",
                    "No cuDNN anywhere: frameworks that use cuDNN (Paddle, ONNX Runtime CUDA EP, "
                    "PyTorch) fail with \"cannot open shared object file\"",
-                   "apt install libcudnn9-cuda-13 (or pip install nvidia-cudnn-cu13)",
-                   "libcudnn not found");
+                   "apt install libcudnn9-cuda-13 (or pip install nvidia-cudnn-cu13)", "libcudnn not found");
         return;
     }
     gpuenv_buf fb = {0};
@@ -567,12 +519,10 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
         gpuenv_buf_printf(&fb, "%slibcudnn.so.%d -> %s (%s", k ? "; " : "", w->major, w->real,
                           w->version[0] ? w->version : "?");
         if (w->cuda_build)
-            gpuenv_buf_printf(&fb, ", built for CUDA %d.%d", w->cuda_build / 1000,
-                              (w->cuda_build % 1000) / 10);
+            gpuenv_buf_printf(&fb, ", built for CUDA %d.%d", w->cuda_build / 1000, (w->cuda_build % 1000) / 10);
         gpuenv_buf_printf(&fb, ", via %s)", gpuenv_via_str(w->via));
     }
-    if (!fs->nw)
-        gpuenv_buf_puts(&fb, "copies exist but ld.so finds none of them by SONAME");
+    if (!fs->nw) gpuenv_buf_puts(&fb, "copies exist but ld.so finds none of them by SONAME");
     char *finding = gpuenv_buf_take(&fb);
     if (!finding) {
         r->oom = 1;
@@ -583,8 +533,7 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
     char *cause = NULL, *fix = NULL;
     if (!fs->nw) {
         cause = strdup("Copies exist only outside the loader's search path");
-        fix = gpuenv_asprintf("export LD_LIBRARY_PATH=<dir of %s>:$LD_LIBRARY_PATH",
-                              fs->cands.v[0].path);
+        fix = gpuenv_asprintf("export LD_LIBRARY_PATH=<dir of %s>:$LD_LIBRARY_PATH", fs->cands.v[0].path);
     }
     for (int k = 0; k < fs->nw && st != GPUENV_FAIL; k++) {
         const winner *w = &fs->w[k];
@@ -604,8 +553,7 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
             continue;
         }
         int rt_has = 0, rt_any = rt->nw > 0;
-        for (int j = 0; j < rt->nw; j++)
-            rt_has |= rt->w[j].major == cb;
+        for (int j = 0; j < rt->nw; j++) rt_has |= rt->w[j].major == cb;
         if (cb && rt_any && !rt_has && st == GPUENV_OK) {
             st = GPUENV_FAIL;
             code = "cudnn_other_cuda_major";
@@ -624,17 +572,15 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
         if (w->via == GPUENV_VIA_LD_LIBRARY_PATH && st == GPUENV_OK) {
             for (size_t i = 0; i < fs->cands.n; i++) {
                 const cand *o = &fs->cands.v[i];
-                if (strcmp(o->where, "LD_LIBRARY_PATH") == 0 || strcmp(o->real, w->real) == 0)
-                    continue;
+                if (strcmp(o->where, "LD_LIBRARY_PATH") == 0 || strcmp(o->real, w->real) == 0) continue;
                 int same_major = gpuenv_ver_major(o->fver) == w->major;
-                if (same_major && !ver_same(o->fver, w->version) &&
-                    strchr(o->fver, '.')) {
+                if (same_major && !ver_same(o->fver, w->version) && strchr(o->fver, '.')) {
                     st = GPUENV_WARN;
                     code = "ld_library_path_shadows";
                     free(cause);
                     free(fix);
-                    cause = gpuenv_asprintf("LD_LIBRARY_PATH puts %s (%s) ahead of %s (%s)",
-                                            w->real, w->version, o->real, o->fver);
+                    cause = gpuenv_asprintf("LD_LIBRARY_PATH puts %s (%s) ahead of %s (%s)", w->real, w->version,
+                                            o->real, o->fver);
                     fix = strdup("remove that directory from LD_LIBRARY_PATH, or make both "
                                  "copies the same version");
                     break;
@@ -642,8 +588,8 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
             }
         }
     }
-    gpuenv_check *c = gpuenv_add(r, GPUENV_L4, "l4.cudnn", "cuDNN", st, code, cause ? cause : "",
-                                 fix ? fix : "", "%s", finding);
+    gpuenv_check *c =
+        gpuenv_add(r, GPUENV_L4, "l4.cudnn", "cuDNN", st, code, cause ? cause : "", fix ? fix : "", "%s", finding);
     list_evidence(r, c, fs);
     free(finding);
     free(cause);
@@ -671,25 +617,21 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
                 }
                 char *real = NULL;
                 char *fv = file_version(ctx->root, p, &real);
-                oom |= gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s -> %s [%s] (via %s)", nm,
-                                                               real ? real : p, fv ? fv : "?",
-                                                               gpuenv_via_str(via)));
-                if (fv && strchr(fv, '.') && !strv_has_ver(&vers, fv))
-                    oom |= gpuenv_strv_push(&vers, fv) != 0;
+                oom |= gpuenv_strv_push_owned(&lines, gpuenv_asprintf("%s -> %s [%s] (via %s)", nm, real ? real : p,
+                                                                      fv ? fv : "?", gpuenv_via_str(via)));
+                if (fv && strchr(fv, '.') && !strv_has_ver(&vers, fv)) oom |= gpuenv_strv_push(&vers, fv) != 0;
                 free(fv);
                 free(real);
                 free(p);
             }
-            if (oom)
-                r->oom = 1;
+            if (oom) r->oom = 1;
             gpuenv_check *sc;
             if (vers.n > 1) {
                 gpuenv_buf vb = {0};
-                for (size_t i = 0; i < vers.n; i++)
-                    gpuenv_buf_printf(&vb, "%s%s", i ? ", " : "", vers.v[i]);
+                for (size_t i = 0; i < vers.n; i++) gpuenv_buf_printf(&vb, "%s%s", i ? ", " : "", vers.v[i]);
                 char *vs = gpuenv_buf_take(&vb);
-                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries",
-                                GPUENV_FAIL, "cudnn_split_mixed",
+                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries", GPUENV_FAIL,
+                                "cudnn_split_mixed",
                                 "cuDNN's split libraries come from different versions (a partial "
                                 "copy in one directory shadows a full install): cudnnCreate or "
                                 "the first convolution fails",
@@ -699,28 +641,23 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
                                 "mixed versions: %s", vs ? vs : "?");
                 free(vs);
             } else if (miss.n) {
-                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries",
-                                GPUENV_FAIL, "cudnn_split_missing",
+                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries", GPUENV_FAIL,
+                                "cudnn_split_missing",
                                 "libcudnn.so loads its split libraries on demand; missing ones "
                                 "fail at the first call that needs them",
                                 "install the full cuDNN package next to libcudnn.so (apt install "
                                 "libcudnn9-cuda-13)",
-                                "%zu of the split libraries not found (first: %s)", miss.n,
-                                miss.v[0]);
+                                "%zu of the split libraries not found (first: %s)", miss.n, miss.v[0]);
             } else {
-                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries", GPUENV_OK,
-                                "", "", "", "all %s split libraries found, one version",
-                                w->major >= 9 ? "7" : "6");
+                sc = gpuenv_add(r, GPUENV_L4, "l4.cudnn_split", "cuDNN split libraries", GPUENV_OK, "", "", "",
+                                "all %s split libraries found, one version", w->major >= 9 ? "7" : "6");
             }
-            for (size_t i = 0; i < lines.n; i++)
-                gpuenv_evidence(r, sc, "%s", lines.v[i]);
-            for (size_t i = 0; i < miss.n; i++)
-                gpuenv_evidence(r, sc, "%s: not found", miss.v[i]);
+            for (size_t i = 0; i < lines.n; i++) gpuenv_evidence(r, sc, "%s", lines.v[i]);
+            for (size_t i = 0; i < miss.n; i++) gpuenv_evidence(r, sc, "%s: not found", miss.v[i]);
             gpuenv_strv_free(&miss);
             gpuenv_strv_free(&lines);
             gpuenv_strv_free(&vers);
-            if (have_shim)
-                gpuenv_obj_close(&shim);
+            if (have_shim) gpuenv_obj_close(&shim);
         }
     }
 
@@ -732,12 +669,9 @@ static void check_cudnn(lector_doctor_report *r, const gpuenv_ctx *ctx, fam_stat
         const winner *w = &fs->w[0];
         char *dir = strdup(w->path);
         char *sl = dir ? strrchr(dir, '/') : NULL;
-        if (sl)
-            *sl = 0;
-        char *fx = gpuenv_asprintf("sudo ln -s %s %s/libcudnn.so && sudo ldconfig", w->path,
-                                   dir ? dir : ".");
-        gpuenv_add(r, GPUENV_L4, "l4.cudnn_unversioned", "libcudnn.so", GPUENV_WARN,
-                   "cudnn_unversioned_missing",
+        if (sl) *sl = 0;
+        char *fx = gpuenv_asprintf("sudo ln -s %s %s/libcudnn.so && sudo ldconfig", w->path, dir ? dir : ".");
+        gpuenv_add(r, GPUENV_L4, "l4.cudnn_unversioned", "libcudnn.so", GPUENV_WARN, "cudnn_unversioned_missing",
                    "The unversioned libcudnn.so is missing: loaders that ask for it (Paddle: "
                    "\"The third-party dynamic library (libcudnn.so) … is not configured "
                    "correctly\") fail although libcudnn.so.N is installed",
@@ -759,21 +693,17 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
     for (int i = 0; i < b->nw; i++)
         for (int j = 0; j < lt->nw; j++) {
             const winner *x = &b->w[i], *y = &lt->w[j];
-            if (x->major != y->major)
-                continue;
+            if (x->major != y->major) continue;
             int vknown = strchr(x->version, '.') && strchr(y->version, '.');
             char *dx = strdup(x->real), *dy = strdup(y->real);
             char *sx = dx ? strrchr(dx, '/') : NULL, *sy = dy ? strrchr(dy, '/') : NULL;
-            if (sx)
-                *sx = 0;
-            if (sy)
-                *sy = 0;
+            if (sx) *sx = 0;
+            if (sy) *sy = 0;
             int samedir = dx && dy && strcmp(dx, dy) == 0;
             free(dx);
             free(dy);
             if (vknown && !ver_same(x->version, y->version)) {
-                gpuenv_add(r, GPUENV_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", GPUENV_FAIL,
-                           "cublas_mixed",
+                gpuenv_add(r, GPUENV_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", GPUENV_FAIL, "cublas_mixed",
                            "libcublas and libcublasLt come from different releases (\"undefined "
                            "symbol … version libcublasLt.so.N\")",
                            "load both from one install: remove the older copy from "
@@ -782,12 +712,11 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
                 return;
             }
             if (!vknown && !samedir) {
-                gpuenv_add(r, GPUENV_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", GPUENV_WARN,
-                           "cublas_split_dirs",
+                gpuenv_add(r, GPUENV_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", GPUENV_WARN, "cublas_split_dirs",
                            "libcublas and libcublasLt resolve to different directories: they "
                            "may be different releases",
-                           "keep libcublas.so.N and libcublasLt.so.N of one install together",
-                           "%s with %s", x->real, y->real);
+                           "keep libcublas.so.N and libcublasLt.so.N of one install together", "%s with %s", x->real,
+                           y->real);
                 return;
             }
         }
@@ -800,15 +729,14 @@ void gpuenv_check_libs(lector_doctor_report *r, const lector_doctor_options *opt
         r->oom = 1;
         return;
     }
-    gpuenv_check *c = gpuenv_add(
-        r, GPUENV_L4, "l4.ldcache", "ld.so.cache", ctx.cache_state == 1 ? GPUENV_OK : GPUENV_WARN,
-        ctx.cache_state == 1 ? "" : "ldcache_unreadable",
-        ctx.cache_state == 1 ? "" : "/etc/ld.so.cache is missing or not a glibc cache",
-        ctx.cache_state == 1 ? "" : "sudo ldconfig", "%zu entries (%s%s%s)", ctx.cache.n,
-        ctx.cache.has_old ? "ld.so-1.7.0" : "", ctx.cache.has_old && ctx.cache.has_new ? " + " : "",
-        ctx.cache.has_new ? "glibc-ld.so.cache1.1" : "");
-    for (size_t i = 0; i < ctx.default_dirs.n; i++)
-        gpuenv_evidence(r, c, "default dir: %s", ctx.default_dirs.v[i]);
+    gpuenv_check *c =
+        gpuenv_add(r, GPUENV_L4, "l4.ldcache", "ld.so.cache", ctx.cache_state == 1 ? GPUENV_OK : GPUENV_WARN,
+                   ctx.cache_state == 1 ? "" : "ldcache_unreadable",
+                   ctx.cache_state == 1 ? "" : "/etc/ld.so.cache is missing or not a glibc cache",
+                   ctx.cache_state == 1 ? "" : "sudo ldconfig", "%zu entries (%s%s%s)", ctx.cache.n,
+                   ctx.cache.has_old ? "ld.so-1.7.0" : "", ctx.cache.has_old && ctx.cache.has_new ? " + " : "",
+                   ctx.cache.has_new ? "glibc-ld.so.cache1.1" : "");
+    for (size_t i = 0; i < ctx.default_dirs.n; i++) gpuenv_evidence(r, c, "default dir: %s", ctx.default_dirs.v[i]);
 
     int dc = driver_cuda(r);
     size_t nf = sizeof families / sizeof families[0];
@@ -827,8 +755,7 @@ void gpuenv_check_libs(lector_doctor_report *r, const lector_doctor_options *opt
                 check_cudnn(r, &ctx, &fs[i], &fs[0], dc);
             else
                 check_runtime_like(r, &families[i], &fs[i], dc);
-            if (strcmp(families[i].stem, "cublasLt") == 0)
-                check_cublas_pair(r, &fs[1], &fs[2]);
+            if (strcmp(families[i].stem, "cublasLt") == 0) check_cublas_pair(r, &fs[1], &fs[2]);
         }
         gpuenv_buf sb = {0};
         for (size_t i = 0; i < nf; i++)
@@ -864,13 +791,11 @@ int gpuenv_find_best(const char *root, const char *stem, int cuda_major, gpuenv_
         char name[64];
         snprintf(name, sizeof name, "lib%s.so.%d", stem, majors[k]);
         int rc = gpuenv_resolve_library(root, NULL, name, out);
-        if (rc != -1)
-            return rc;
+        if (rc != -1) return rc;
     }
     /* Not on the loader's path: look where installers put it. */
     gpuenv_ctx ctx;
-    if (gpuenv_ctx_init(&ctx, root, NULL))
-        return -2;
+    if (gpuenv_ctx_init(&ctx, root, NULL)) return -2;
     candv cv = {0};
     int rc = collect(&cv, &ctx, stem) ? -2 : -1;
     for (int k = 0; k < 2 && majors[k] >= 0 && rc == -1; k++)
@@ -878,8 +803,7 @@ int gpuenv_find_best(const char *root, const char *stem, int cuda_major, gpuenv_
             char *sv = gpuenv_soname_version(cv.v[i].path);
             int m = gpuenv_ver_major(sv);
             free(sv);
-            if (m != majors[k])
-                continue;
+            if (m != majors[k]) continue;
             snprintf(out->path, sizeof out->path, "%s", cv.v[i].path);
             snprintf(out->real, sizeof out->real, "%s", cv.v[i].real);
             snprintf(out->version, sizeof out->version, "%s", cv.v[i].fver);

@@ -29,11 +29,9 @@ typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
 
 const char *gpuenv_nvml_path(const lector_doctor_options *opt, int root_mode)
 {
-    if (opt->nvml_path && *opt->nvml_path)
-        return opt->nvml_path;
+    if (opt->nvml_path && *opt->nvml_path) return opt->nvml_path;
     const char *e = getenv("LECTOR_DOCTOR_NVML");
-    if (e && *e)
-        return e;
+    if (e && *e) return e;
     return root_mode ? NULL : "libnvidia-ml.so.1";
 }
 
@@ -59,16 +57,14 @@ static const char *nvml_err(int rc)
 static void per_gpu(lector_doctor_report *r, void *h, unsigned i)
 {
     fn_handle get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex_v2");
-    if (!get)
-        get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex");
+    if (!get) get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex");
     char id[32];
     snprintf(id, sizeof id, "l2.gpu%u", i);
     nvml_dev d = NULL;
     int rc = get ? get(i, &d) : -1;
     if (rc) {
         gpuenv_add(r, GPUENV_L2, id, "GPU", GPUENV_FAIL, rc == 15 ? "gpu_lost" : "nvml_device_error",
-                   rc == 15 ? "The GPU fell off the bus (NVML_ERROR_GPU_IS_LOST)"
-                            : "NVML cannot open this GPU",
+                   rc == 15 ? "The GPU fell off the bus (NVML_ERROR_GPU_IS_LOST)" : "NVML cannot open this GPU",
                    rc == 15 ? "check `dmesg | grep -i xid`, then reset the GPU or reboot"
                             : "run `nvidia-smi -q` and check dmesg",
                    "GPU %u: nvmlDeviceGetHandleByIndex failed: %s (%d)", i, nvml_err(rc), rc);
@@ -77,17 +73,14 @@ static void per_gpu(lector_doctor_report *r, void *h, unsigned i)
     gpuenv_gpu *g = NULL;
     if (i < GPUENV_MAX_GPUS) {
         g = &r->facts.gpus[i];
-        if ((int)i >= r->facts.n_gpus)
-            r->facts.n_gpus = (int)i + 1;
+        if ((int)i >= r->facts.n_gpus) r->facts.n_gpus = (int)i + 1;
     }
     char name[96] = "?";
     fn_dev_str gname = SYM(h, fn_dev_str, "nvmlDeviceGetName");
-    if (gname)
-        gname(d, name, sizeof name);
+    if (gname) gname(d, name, sizeof name);
     int ma = 0, mi = 0;
     fn_dev_cc gcc = SYM(h, fn_dev_cc, "nvmlDeviceGetCudaComputeCapability");
-    if (gcc)
-        gcc(d, &ma, &mi);
+    if (gcc) gcc(d, &ma, &mi);
     nvml_memory mem = {0};
     fn_dev_mem gmem = SYM(h, fn_dev_mem, "nvmlDeviceGetMemoryInfo");
     int mem_ok = gmem && gmem(d, &mem) == 0;
@@ -105,16 +98,14 @@ static void per_gpu(lector_doctor_report *r, void *h, unsigned i)
     int temp_ok = gtemp && gtemp(d, 0 /* NVML_TEMPERATURE_GPU */, &temp) == 0;
     int pers = -1;
     fn_dev_int gpers = SYM(h, fn_dev_int, "nvmlDeviceGetPersistenceMode");
-    if (gpers && gpers(d, &pers))
-        pers = -1;
+    if (gpers && gpers(d, &pers)) pers = -1;
     unsigned long long ecc = 0;
     fn_dev_ecc gecc = SYM(h, fn_dev_ecc, "nvmlDeviceGetTotalEccErrors");
     /* uncorrected (1), volatile counter (0): errors since the last reboot */
     int ecc_ok = gecc && gecc(d, 1, 0, &ecc) == 0;
     unsigned long long reasons = 0;
     fn_dev_ull grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons");
-    if (!grs)
-        grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    if (!grs) grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksThrottleReasons");
     int rs_ok = grs && grs(d, &reasons) == 0;
     const unsigned long long bad = 0x8 | 0x20 | 0x40 | 0x80; /* HW slowdown, thermal, power brake */
     if (ecc_ok && ecc > 0) {
@@ -133,20 +124,14 @@ static void per_gpu(lector_doctor_report *r, void *h, unsigned i)
         cause = "GPU temperature at or above 90 C";
         fix = "check cooling (fans, airflow)";
     }
-    gpuenv_check *c = gpuenv_add(r, GPUENV_L2, id, "GPU", st, code, cause, fix,
-                                 "GPU %u: %s, compute capability %d.%d (%s)", i, name, ma, mi,
-                                 gpuenv_cc_family(ma, mi));
-    if (mem_ok)
-        gpuenv_evidence(r, c, "memory: %llu MiB total, %llu MiB used", mem.total >> 20,
-                        mem.used >> 20);
-    if (temp_ok)
-        gpuenv_evidence(r, c, "temperature: %u C", temp);
-    if (pers >= 0)
-        gpuenv_evidence(r, c, "persistence mode: %s", pers ? "enabled" : "disabled");
-    if (ecc_ok)
-        gpuenv_evidence(r, c, "uncorrected ECC errors (volatile): %llu", ecc);
-    if (rs_ok)
-        gpuenv_evidence(r, c, "clock event reasons: 0x%llx", reasons);
+    gpuenv_check *c =
+        gpuenv_add(r, GPUENV_L2, id, "GPU", st, code, cause, fix, "GPU %u: %s, compute capability %d.%d (%s)", i, name,
+                   ma, mi, gpuenv_cc_family(ma, mi));
+    if (mem_ok) gpuenv_evidence(r, c, "memory: %llu MiB total, %llu MiB used", mem.total >> 20, mem.used >> 20);
+    if (temp_ok) gpuenv_evidence(r, c, "temperature: %u C", temp);
+    if (pers >= 0) gpuenv_evidence(r, c, "persistence mode: %s", pers ? "enabled" : "disabled");
+    if (ecc_ok) gpuenv_evidence(r, c, "uncorrected ECC errors (volatile): %llu", ecc);
+    if (rs_ok) gpuenv_evidence(r, c, "clock event reasons: 0x%llx", reasons);
 }
 
 void gpuenv_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt)
@@ -177,8 +162,7 @@ void gpuenv_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt
         return;
     }
     fn_void init = SYM(h, fn_void, "nvmlInit_v2");
-    if (!init)
-        init = SYM(h, fn_void, "nvmlInit");
+    if (!init) init = SYM(h, fn_void, "nvmlInit");
     fn_void shut = SYM(h, fn_void, "nvmlShutdown");
     int rc = init ? init() : -1;
     if (rc) {
@@ -200,22 +184,19 @@ void gpuenv_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt
             cause = "The OS refused NVML access (device cgroup / container permissions)";
             fix = "run the container with --gpus all or check /dev/nvidia* permissions";
         }
-        gpuenv_add(r, GPUENV_L2, "l2.nvml", "NVML", GPUENV_FAIL, code, cause, fix,
-                   "nvmlInit_v2() = %d (%s) [%s]", rc, nvml_err(rc), path);
+        gpuenv_add(r, GPUENV_L2, "l2.nvml", "NVML", GPUENV_FAIL, code, cause, fix, "nvmlInit_v2() = %d (%s) [%s]", rc,
+                   nvml_err(rc), path);
         dlclose(h);
         return;
     }
     r->facts.nvml_ok = 1;
     char drv[80] = "";
     fn_str gdrv = SYM(h, fn_str, "nvmlSystemGetDriverVersion");
-    if (gdrv && gdrv(drv, sizeof drv) == 0)
-        snprintf(r->facts.nvml_driver, sizeof r->facts.nvml_driver, "%s", drv);
+    if (gdrv && gdrv(drv, sizeof drv) == 0) snprintf(r->facts.nvml_driver, sizeof r->facts.nvml_driver, "%s", drv);
     int cudav = 0;
     fn_intp gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion_v2");
-    if (!gcv)
-        gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion");
-    if (gcv && gcv(&cudav) == 0 && cudav > 0)
-        r->facts.cuda_driver_version = cudav;
+    if (!gcv) gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion");
+    if (gcv && gcv(&cudav) == 0 && cudav > 0) r->facts.cuda_driver_version = cudav;
 
     gpuenv_check *c;
     if (r->facts.kernel_driver[0] && drv[0] && strcmp(r->facts.kernel_driver, drv) != 0) {
@@ -226,28 +207,24 @@ void gpuenv_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt
                        "modprobe nvidia nvidia_uvm)",
                        "NVML %s but kernel module %s", drv, r->facts.kernel_driver);
     } else {
-        c = gpuenv_add(r, GPUENV_L2, "l2.nvml", "NVML", GPUENV_OK, "", "", "",
-                       "driver %s, supports CUDA up to %d.%d", drv[0] ? drv : "?",
-                       cudav / 1000, (cudav % 1000) / 10);
+        c = gpuenv_add(r, GPUENV_L2, "l2.nvml", "NVML", GPUENV_OK, "", "", "", "driver %s, supports CUDA up to %d.%d",
+                       drv[0] ? drv : "?", cudav / 1000, (cudav % 1000) / 10);
     }
     gpuenv_evidence(r, c, "library: %s", path);
     unsigned n = 0;
     fn_uintp gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2");
-    if (!gcount)
-        gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount");
+    if (!gcount) gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount");
     rc = gcount ? gcount(&n) : -1;
     if (rc || n == 0) {
         gpuenv_add(r, GPUENV_L2, "l2.gpus", "GPUs", GPUENV_FAIL, "no_gpu",
                    "The driver sees no NVIDIA GPU (none installed, or this container was not "
                    "given any)",
-                   "check `lspci | grep -i nvidia`; in a container pass --gpus all",
-                   "nvmlDeviceGetCount = %u (rc %d)", n, rc);
+                   "check `lspci | grep -i nvidia`; in a container pass --gpus all", "nvmlDeviceGetCount = %u (rc %d)",
+                   n, rc);
     } else {
         gpuenv_add(r, GPUENV_L2, "l2.gpus", "GPUs", GPUENV_OK, "", "", "", "%u GPU(s)", n);
-        for (unsigned i = 0; i < n && i < GPUENV_MAX_GPUS; i++)
-            per_gpu(r, h, i);
+        for (unsigned i = 0; i < n && i < GPUENV_MAX_GPUS; i++) per_gpu(r, h, i);
     }
-    if (shut)
-        shut();
+    if (shut) shut();
     dlclose(h);
 }

@@ -80,8 +80,7 @@ static void nv_load(void)
     lector_doctor_options opt; /* the doctor's path rule, so LECTOR_DOCTOR_NVML works here too */
     lector_doctor_default_options(&opt);
     void *h = dlopen(gpuenv_nvml_path(&opt, 0), RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return;
+    if (!h) return;
     fn_void init = SYM(h, fn_void, "nvmlInit_v2", "nvmlInit");
     nvml_api a = {
         .count = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
@@ -91,8 +90,8 @@ static void nv_load(void)
         .memory_v2 = SYM(h, fn_dev_mem2, "nvmlDeviceGetMemoryInfo_v2", NULL),
         .temperature = SYM(h, fn_dev_temp, "nvmlDeviceGetTemperature", NULL),
         .utilization = SYM(h, fn_dev_util, "nvmlDeviceGetUtilizationRates", NULL),
-        .reasons = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons",
-                       "nvmlDeviceGetCurrentClocksThrottleReasons"),
+        .reasons =
+            SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
     };
     if (!init || !a.count || !a.handle || init() != 0) {
         dlclose(h);
@@ -105,18 +104,15 @@ static void nv_load(void)
 int gpuenv_nvml_sample(gpuenv_gpu_sample *out, int max)
 {
     unsigned n = 0;
-    if (pthread_once(&nv_once, nv_load) != 0 || !nv_ok || nv.count(&n) != 0)
-        return -1;
+    if (pthread_once(&nv_once, nv_load) != 0 || !nv_ok || nv.count(&n) != 0) return -1;
     int k = 0;
     for (unsigned i = 0; i < n && k < max; i++) {
         nvml_dev d;
-        if (nv.handle(i, &d) != 0)
-            continue; /* a GPU that fell off the bus has nothing to report */
+        if (nv.handle(i, &d) != 0) continue; /* a GPU that fell off the bus has nothing to report */
         gpuenv_gpu_sample *s = &out[k++];
         memset(s, 0, sizeof *s);
         s->index = i;
-        if (!nv.name || nv.name(d, s->name, sizeof s->name) != 0)
-            snprintf(s->name, sizeof s->name, "?");
+        if (!nv.name || nv.name(d, s->name, sizeof s->name) != 0) snprintf(s->name, sizeof s->name, "?");
         s->name[sizeof s->name - 1] = '\0';
         nvml_memory_v2 m2 = {.version = NVML_MEMORY_V2};
         nvml_memory m;

@@ -19,22 +19,17 @@
 
 #include "gpuenv/gpuenv.h"
 
-static int live(const char *root)
-{
-    return !root || !root[0] || strcmp(root, "/") == 0;
-}
+static int live(const char *root) { return !root || !root[0] || strcmp(root, "/") == 0; }
 
 int gpuenv_ctx_init(gpuenv_ctx *ctx, const char *root, const char *ld_library_path)
 {
     memset(ctx, 0, sizeof *ctx);
-    if (!live(root) && !(ctx->root = strdup(root)))
-        return -1;
+    if (!live(root) && !(ctx->root = strdup(root))) return -1;
     const char *llp = ld_library_path ? ld_library_path : getenv("LD_LIBRARY_PATH");
     if (llp && *llp) {
         /* ld.so splits on ':' and ';' */
         gpuenv_strv tmp = {0};
-        if (gpuenv_strv_split(&tmp, llp, ':'))
-            goto oom;
+        if (gpuenv_strv_split(&tmp, llp, ':')) goto oom;
         for (size_t i = 0; i < tmp.n; i++)
             if (gpuenv_strv_split(&ctx->llp, tmp.v[i], ';')) {
                 gpuenv_strv_free(&tmp);
@@ -43,8 +38,7 @@ int gpuenv_ctx_init(gpuenv_ctx *ctx, const char *root, const char *ld_library_pa
         gpuenv_strv_free(&tmp);
     }
     char *host = gpuenv_host_path(ctx->root, "/etc/ld.so.cache");
-    if (!host)
-        goto oom;
+    if (!host) goto oom;
     gpuenv_map m;
     ctx->cache_state = -1;
     if (gpuenv_map_file(host, &m) == 0) {
@@ -59,20 +53,17 @@ int gpuenv_ctx_init(gpuenv_ctx *ctx, const char *root, const char *ld_library_pa
     free(host);
     /* Debian/Ubuntu multiarch glibc vs upstream x86-64 (`ld.so --help`
        prints the list under "system search path"). */
-    static const char *const deb[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib",
-                                      "/usr/lib"};
+    static const char *const deb[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
     static const char *const up[] = {"/lib64", "/usr/lib64"};
     char *probe = gpuenv_host_path(ctx->root, "/usr/lib/x86_64-linux-gnu");
-    if (!probe)
-        goto oom;
+    if (!probe) goto oom;
     struct stat st;
     int is_deb = stat(probe, &st) == 0 && S_ISDIR(st.st_mode);
     free(probe);
     const char *const *dirs = is_deb ? deb : up;
     size_t nd = is_deb ? 4 : 2;
     for (size_t i = 0; i < nd; i++)
-        if (gpuenv_strv_push(&ctx->default_dirs, dirs[i]))
-            goto oom;
+        if (gpuenv_strv_push(&ctx->default_dirs, dirs[i])) goto oom;
     ctx->lib_token = is_deb ? "lib/x86_64-linux-gnu" : "lib64";
     return 0;
 oom:
@@ -95,12 +86,10 @@ int gpuenv_obj_open(const gpuenv_ctx *ctx, const char *path, gpuenv_obj *o)
     char *real = gpuenv_root_realpath(ctx->root, path);
     char *host = gpuenv_host_path(ctx->root, real ? real : path);
     free(real);
-    if (!host)
-        return -2;
+    if (!host) return -2;
     int rc = gpuenv_map_file(host, &o->map);
     free(host);
-    if (rc)
-        return -1;
+    if (rc) return -1;
     rc = gpuenv_elf_parse(o->map.data, o->map.size, &o->elf);
     if (rc) {
         gpuenv_unmap(&o->map);
@@ -141,8 +130,7 @@ static char *expand(const gpuenv_ctx *ctx, const char *item, const gpuenv_obj *o
     char *origin = NULL;
     if (owner && owner->path) {
         origin = strdup(owner->path);
-        if (!origin)
-            return NULL;
+        if (!origin) return NULL;
         char *sl = strrchr(origin, '/');
         if (sl)
             *(sl == origin ? sl + 1 : sl) = 0;
@@ -154,13 +142,12 @@ static char *expand(const gpuenv_ctx *ctx, const char *item, const gpuenv_obj *o
             static const struct {
                 const char *tok;
                 int which;
-            } toks[] = {{"{ORIGIN}", 0}, {"ORIGIN", 0}, {"{LIB}", 1}, {"LIB", 1},
-                        {"{PLATFORM}", 2}, {"PLATFORM", 2}};
+            } toks[] = {{"{ORIGIN}", 0}, {"ORIGIN", 0}, {"{LIB}", 1}, {"LIB", 1}, {"{PLATFORM}", 2}, {"PLATFORM", 2}};
             size_t k;
             for (k = 0; k < sizeof toks / sizeof toks[0]; k++) {
                 size_t n = strlen(toks[k].tok);
                 if (strncmp(p + 1, toks[k].tok, n) == 0) {
-                    const char *rep = toks[k].which == 0 ? (origin ? origin : ".")
+                    const char *rep = toks[k].which == 0   ? (origin ? origin : ".")
                                       : toks[k].which == 1 ? ctx->lib_token
                                                            : "x86_64";
                     gpuenv_buf_puts(&b, rep);
@@ -168,8 +155,7 @@ static char *expand(const gpuenv_ctx *ctx, const char *item, const gpuenv_obj *o
                     break;
                 }
             }
-            if (k < sizeof toks / sizeof toks[0])
-                continue;
+            if (k < sizeof toks / sizeof toks[0]) continue;
         }
         char c[2] = {*p++, 0};
         gpuenv_buf_puts(&b, c);
@@ -183,20 +169,17 @@ static char *expand(const gpuenv_ctx *ctx, const char *item, const gpuenv_obj *o
 static int acceptable(const gpuenv_ctx *ctx, const char *path, const gpuenv_obj *asker)
 {
     gpuenv_obj o;
-    if (gpuenv_obj_open(ctx, path, &o))
-        return 0;
+    if (gpuenv_obj_open(ctx, path, &o)) return 0;
     int ok = 1;
-    if (asker && (o.elf.elfclass != asker->elf.elfclass || o.elf.machine != asker->elf.machine))
-        ok = 0;
-    if (!asker && (o.elf.elfclass != 2 || o.elf.machine != 62 /* EM_X86_64 */))
-        ok = 0;
+    if (asker && (o.elf.elfclass != asker->elf.elfclass || o.elf.machine != asker->elf.machine)) ok = 0;
+    if (!asker && (o.elf.elfclass != 2 || o.elf.machine != 62 /* EM_X86_64 */)) ok = 0;
     gpuenv_obj_close(&o);
     return ok;
 }
 
 /* Try each item of a ':'-list; returns the in-tree path or NULL. */
-static char *search_list(const gpuenv_ctx *ctx, const char *list, const gpuenv_obj *owner,
-                         const char *name, const gpuenv_obj *asker, int *oom)
+static char *search_list(const gpuenv_ctx *ctx, const char *list, const gpuenv_obj *owner, const char *name,
+                         const gpuenv_obj *asker, int *oom)
 {
     gpuenv_strv items = {0};
     if (gpuenv_strv_split(&items, list, ':')) {
@@ -225,53 +208,43 @@ static char *search_list(const gpuenv_ctx *ctx, const char *list, const gpuenv_o
     return found;
 }
 
-char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *loader,
-                     gpuenv_via *via)
+char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *loader, gpuenv_via *via)
 {
     int oom = 0;
     char *p;
     *via = GPUENV_VIA_NONE;
     if (strchr(name, '/')) {
-        if (!gpuenv_root_exists(ctx->root, name))
-            return NULL;
+        if (!gpuenv_root_exists(ctx->root, name)) return NULL;
         *via = GPUENV_VIA_PATH;
         return strdup(name);
     }
     if (!loader || !loader->elf.runpath) {
         for (const gpuenv_obj *l = loader; l; l = l->loader) {
-            if (!l->elf.rpath)
-                continue;
+            if (!l->elf.rpath) continue;
             if ((p = search_list(ctx, l->elf.rpath, l, name, loader, &oom))) {
                 *via = GPUENV_VIA_RPATH;
                 return p;
             }
-            if (oom)
-                return NULL;
+            if (oom) return NULL;
         }
     }
     for (size_t i = 0; i < ctx->llp.n; i++) {
-        if ((p = search_list(ctx, ctx->llp.v[i][0] ? ctx->llp.v[i] : ".", NULL, name, loader,
-                             &oom))) {
+        if ((p = search_list(ctx, ctx->llp.v[i][0] ? ctx->llp.v[i] : ".", NULL, name, loader, &oom))) {
             *via = GPUENV_VIA_LD_LIBRARY_PATH;
             return p;
         }
-        if (oom)
-            return NULL;
+        if (oom) return NULL;
     }
     if (loader && loader->elf.runpath) {
         if ((p = search_list(ctx, loader->elf.runpath, loader, name, loader, &oom))) {
             *via = GPUENV_VIA_RUNPATH;
             return p;
         }
-        if (oom)
-            return NULL;
+        if (oom) return NULL;
     }
-    if (loader && loader->elf.nodeflib)
-        return NULL;
+    if (loader && loader->elf.nodeflib) return NULL;
     if (ctx->cache_state == 1) {
-        int32_t fl = (!loader || (loader->elf.elfclass == 2 && loader->elf.machine == 62))
-                         ? GPUENV_LDCACHE_X86_64
-                         : 0;
+        int32_t fl = (!loader || (loader->elf.elfclass == 2 && loader->elf.machine == 62)) ? GPUENV_LDCACHE_X86_64 : 0;
         const char *c = gpuenv_ldcache_lookup(&ctx->cache, name, fl);
         if (c && gpuenv_root_exists(ctx->root, c) && acceptable(ctx, c, loader)) {
             *via = GPUENV_VIA_CACHE;
@@ -280,8 +253,7 @@ char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *
     }
     for (size_t i = 0; i < ctx->default_dirs.n; i++) {
         char *cand = gpuenv_asprintf("%s/%s", ctx->default_dirs.v[i], name);
-        if (!cand)
-            return NULL;
+        if (!cand) return NULL;
         if (gpuenv_root_exists(ctx->root, cand) && acceptable(ctx, cand, loader)) {
             *via = GPUENV_VIA_DEFAULT;
             return cand;
@@ -291,13 +263,11 @@ char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *
     return NULL;
 }
 
-int gpuenv_resolve_library(const char *root, const char *ld_library_path, const char *name,
-                           gpuenv_libinfo *out)
+int gpuenv_resolve_library(const char *root, const char *ld_library_path, const char *name, gpuenv_libinfo *out)
 {
     memset(out, 0, sizeof *out);
     gpuenv_ctx ctx;
-    if (gpuenv_ctx_init(&ctx, root, ld_library_path))
-        return -2;
+    if (gpuenv_ctx_init(&ctx, root, ld_library_path)) return -2;
     gpuenv_via via;
     char *p = gpuenv_resolve(&ctx, name, NULL, &via);
     int rc = -1;

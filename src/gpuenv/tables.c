@@ -11,20 +11,18 @@ static const struct {
     int major, minor;
     const char *driver;
 } cuda_driver[] = {
-    {10, 2, "440.33"},      {11, 0, "450.51.05"},  {11, 1, "455.23"},     {11, 2, "460.27.03"},
-    {11, 3, "465.19.01"},   {11, 4, "470.42.01"},  {11, 5, "495.29.05"},  {11, 6, "510.39.01"},
-    {11, 7, "515.43.04"},   {11, 8, "520.61.05"},  {12, 0, "525.60.13"},  {12, 1, "530.30.02"},
-    {12, 2, "535.54.03"},   {12, 3, "545.23.06"},  {12, 4, "550.54.14"},  {12, 5, "555.42.02"},
-    {12, 6, "560.28.03"},   {12, 8, "570.26"},     {12, 9, "575.51.03"},  {13, 0, "580.65.06"},
-    {13, 1, "590.44.01"},   {13, 2, "595.45.04"},  {13, 3, "610.43.02"},
+    {10, 2, "440.33"},    {11, 0, "450.51.05"}, {11, 1, "455.23"},    {11, 2, "460.27.03"}, {11, 3, "465.19.01"},
+    {11, 4, "470.42.01"}, {11, 5, "495.29.05"}, {11, 6, "510.39.01"}, {11, 7, "515.43.04"}, {11, 8, "520.61.05"},
+    {12, 0, "525.60.13"}, {12, 1, "530.30.02"}, {12, 2, "535.54.03"}, {12, 3, "545.23.06"}, {12, 4, "550.54.14"},
+    {12, 5, "555.42.02"}, {12, 6, "560.28.03"}, {12, 8, "570.26"},    {12, 9, "575.51.03"}, {13, 0, "580.65.06"},
+    {13, 1, "590.44.01"}, {13, 2, "595.45.04"}, {13, 3, "610.43.02"},
 };
 #define N_CUDA (sizeof cuda_driver / sizeof cuda_driver[0])
 
 const char *gpuenv_min_driver_for_cuda(int major, int minor)
 {
     for (size_t i = 0; i < N_CUDA; i++)
-        if (cuda_driver[i].major == major && cuda_driver[i].minor == minor)
-            return cuda_driver[i].driver;
+        if (cuda_driver[i].major == major && cuda_driver[i].minor == minor) return cuda_driver[i].driver;
     return NULL;
 }
 
@@ -42,8 +40,7 @@ const char *gpuenv_min_driver_for_major(int major)
 int gpuenv_cuda_for_driver(const char *driver_version)
 {
     int best = 0;
-    if (!driver_version || !*driver_version)
-        return 0;
+    if (!driver_version || !*driver_version) return 0;
     for (size_t i = 0; i < N_CUDA; i++)
         if (gpuenv_vercmp(driver_version, cuda_driver[i].driver) >= 0)
             best = cuda_driver[i].major * 1000 + cuda_driver[i].minor * 10;

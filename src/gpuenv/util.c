@@ -15,10 +15,8 @@
 
 static int buf_reserve(gpuenv_buf *b, size_t extra)
 {
-    if (b->oom)
-        return -1;
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
+    if (b->oom) return -1;
+    if (b->len + extra + 1 <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1) {
         if (cap > SIZE_MAX / 2) {
@@ -32,8 +30,7 @@ static int buf_reserve(gpuenv_buf *b, size_t extra)
         b->oom = 1;
         return -1;
     }
-    if (!b->s)
-        s[0] = 0;
+    if (!b->s) s[0] = 0;
     b->s = s;
     b->cap = cap;
     return 0;
@@ -42,8 +39,7 @@ static int buf_reserve(gpuenv_buf *b, size_t extra)
 void gpuenv_buf_puts(gpuenv_buf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (buf_reserve(b, n))
-        return;
+    if (buf_reserve(b, n)) return;
     memcpy(b->s + b->len, s, n + 1);
     b->len += n;
 }
@@ -54,8 +50,7 @@ void gpuenv_buf_printf(gpuenv_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n))
-        return;
+    if (n < 0 || buf_reserve(b, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -68,8 +63,7 @@ char *gpuenv_buf_take(gpuenv_buf *b)
         gpuenv_buf_free(b);
         return NULL;
     }
-    if (!b->s && buf_reserve(b, 0))
-        return NULL;
+    if (!b->s && buf_reserve(b, 0)) return NULL;
     char *s = b->s;
     memset(b, 0, sizeof *b);
     return s;
@@ -81,10 +75,7 @@ void gpuenv_buf_free(gpuenv_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-char *gpuenv_strdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+char *gpuenv_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
 char *gpuenv_asprintf(const char *fmt, ...)
 {
@@ -98,8 +89,7 @@ char *gpuenv_asprintf(const char *fmt, ...)
 
 int gpuenv_strv_push_owned(gpuenv_strv *sv, char *s)
 {
-    if (!s)
-        return -1;
+    if (!s) return -1;
     if (sv->n == sv->cap) {
         size_t cap = sv->cap ? sv->cap * 2 : 8;
         char **v = realloc(sv->v, cap * sizeof *v);
@@ -114,39 +104,31 @@ int gpuenv_strv_push_owned(gpuenv_strv *sv, char *s)
     return 0;
 }
 
-int gpuenv_strv_push(gpuenv_strv *sv, const char *s)
-{
-    return gpuenv_strv_push_owned(sv, strdup(s ? s : ""));
-}
+int gpuenv_strv_push(gpuenv_strv *sv, const char *s) { return gpuenv_strv_push_owned(sv, strdup(s ? s : "")); }
 
 int gpuenv_strv_has(const gpuenv_strv *sv, const char *s)
 {
     for (size_t i = 0; i < sv->n; i++)
-        if (strcmp(sv->v[i], s) == 0)
-            return 1;
+        if (strcmp(sv->v[i], s) == 0) return 1;
     return 0;
 }
 
 void gpuenv_strv_free(gpuenv_strv *sv)
 {
-    for (size_t i = 0; i < sv->n; i++)
-        free(sv->v[i]);
+    for (size_t i = 0; i < sv->n; i++) free(sv->v[i]);
     free(sv->v);
     memset(sv, 0, sizeof *sv);
 }
 
 int gpuenv_strv_split(gpuenv_strv *sv, const char *list, char sep)
 {
-    if (!list)
-        return 0;
+    if (!list) return 0;
     const char *p = list;
     for (;;) {
         const char *e = strchr(p, sep);
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (gpuenv_strv_push_owned(sv, strndup(p, n)))
-            return -1;
-        if (!e)
-            break;
+        if (gpuenv_strv_push_owned(sv, strndup(p, n))) return -1;
+        if (!e) break;
         p = e + 1;
     }
     return 0;
@@ -156,8 +138,7 @@ int gpuenv_map_file(const char *host_path, gpuenv_map *m)
 {
     memset(m, 0, sizeof *m);
     int fd = open(host_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -169,8 +150,7 @@ int gpuenv_map_file(const char *host_path, gpuenv_map *m)
     }
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (p == MAP_FAILED)
-        return -1;
+    if (p == MAP_FAILED) return -1;
     m->data = p;
     m->size = (size_t)st.st_size;
     return 0;
@@ -178,23 +158,17 @@ int gpuenv_map_file(const char *host_path, gpuenv_map *m)
 
 void gpuenv_unmap(gpuenv_map *m)
 {
-    if (m->data && m->size)
-        munmap((void *)m->data, m->size);
+    if (m->data && m->size) munmap((void *)m->data, m->size);
     memset(m, 0, sizeof *m);
 }
 
-static int live_root(const char *root)
-{
-    return !root || !root[0] || strcmp(root, "/") == 0;
-}
+static int live_root(const char *root) { return !root || !root[0] || strcmp(root, "/") == 0; }
 
 char *gpuenv_host_path(const char *root, const char *path)
 {
-    if (live_root(root) || path[0] != '/')
-        return strdup(path);
+    if (live_root(root) || path[0] != '/') return strdup(path);
     size_t rl = strlen(root);
-    while (rl > 1 && root[rl - 1] == '/')
-        rl--;
+    while (rl > 1 && root[rl - 1] == '/') rl--;
     return gpuenv_asprintf("%.*s%s", (int)rl, root, path);
 }
 
@@ -202,19 +176,16 @@ char *gpuenv_host_path(const char *root, const char *path)
  * targets re-anchored at root. Bounded to 40 link hops like the kernel. */
 char *gpuenv_root_realpath(const char *root, const char *path)
 {
-    if (!path || path[0] != '/')
-        return NULL;
+    if (!path || path[0] != '/') return NULL;
     gpuenv_buf out = {0};
     char *rest = strdup(path);
-    if (!rest)
-        return NULL;
+    if (!rest) return NULL;
     int hops = 0;
     gpuenv_buf_puts(&out, "");
     char *p = rest;
     char *result = NULL;
     for (;;) {
-        while (*p == '/')
-            p++;
+        while (*p == '/') p++;
         if (!*p) {
             result = out.len ? gpuenv_buf_take(&out) : strdup("/");
             break;
@@ -236,12 +207,10 @@ char *gpuenv_root_realpath(const char *root, const char *path)
         }
         size_t save = out.len;
         gpuenv_buf_printf(&out, "/%.*s", (int)n, p);
-        if (out.oom)
-            break;
+        if (out.oom) break;
         p += n;
         char *host = gpuenv_host_path(root, out.s);
-        if (!host)
-            break;
+        if (!host) break;
         struct stat st;
         if (lstat(host, &st)) {
             free(host);
@@ -251,13 +220,11 @@ char *gpuenv_root_realpath(const char *root, const char *path)
             char target[PATH_MAX];
             ssize_t tl = readlink(host, target, sizeof target - 1);
             free(host);
-            if (tl < 0 || ++hops > 40)
-                break;
+            if (tl < 0 || ++hops > 40) break;
             target[tl] = 0;
             /* new rest = target + remaining */
             char *nrest = gpuenv_asprintf("%s/%s", target, p);
-            if (!nrest)
-                break;
+            if (!nrest) break;
             free(rest);
             rest = p = nrest;
             if (target[0] == '/') {
@@ -279,12 +246,10 @@ char *gpuenv_root_realpath(const char *root, const char *path)
 int gpuenv_root_exists(const char *root, const char *path)
 {
     char *r = gpuenv_root_realpath(root, path);
-    if (!r)
-        return 0;
+    if (!r) return 0;
     char *h = gpuenv_host_path(root, r);
     free(r);
-    if (!h)
-        return 0;
+    if (!h) return 0;
     int ok = access(h, F_OK) == 0;
     free(h);
     return ok;
@@ -297,12 +262,10 @@ char *gpuenv_root_read_text(const char *root, const char *path, size_t max)
        the literal path when canonicalisation fails. */
     char *h = gpuenv_host_path(root, r ? r : path);
     free(r);
-    if (!h)
-        return NULL;
+    if (!h) return NULL;
     FILE *f = fopen(h, "re");
     free(h);
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     char *s = malloc(max + 1);
     if (!s) {
         fclose(f);
@@ -317,16 +280,12 @@ char *gpuenv_root_read_text(const char *root, const char *path, size_t max)
 int gpuenv_vercmp(const char *a, const char *b)
 {
     while (*a || *b) {
-        while (*a && !isdigit((unsigned char)*a))
-            a++;
-        while (*b && !isdigit((unsigned char)*b))
-            b++;
-        if (!*a || !*b)
-            return (*a != 0) - (*b != 0);
+        while (*a && !isdigit((unsigned char)*a)) a++;
+        while (*b && !isdigit((unsigned char)*b)) b++;
+        if (!*a || !*b) return (*a != 0) - (*b != 0);
         unsigned long long x = strtoull(a, (char **)&a, 10);
         unsigned long long y = strtoull(b, (char **)&b, 10);
-        if (x != y)
-            return x < y ? -1 : 1;
+        if (x != y) return x < y ? -1 : 1;
     }
     return 0;
 }
@@ -336,17 +295,14 @@ char *gpuenv_soname_version(const char *file_name)
     const char *base = strrchr(file_name, '/');
     base = base ? base + 1 : file_name;
     const char *so = strstr(base, ".so");
-    if (!so)
-        return strdup("");
+    if (!so) return strdup("");
     so += 3;
-    if (*so == '.')
-        so++;
+    if (*so == '.') so++;
     return strdup(so);
 }
 
 int gpuenv_ver_major(const char *v)
 {
-    if (!v || !isdigit((unsigned char)v[0]))
-        return -1;
+    if (!v || !isdigit((unsigned char)v[0])) return -1;
     return (int)strtol(v, NULL, 10);
 }

@@ -21,7 +21,11 @@ static uint32_t le32(const uint8_t *p)
 }
 static unsigned le16(const uint8_t *p) { return p[0] | (unsigned)p[1] << 8; }
 
-typedef struct { uint32_t mask; int shift; int bits; } bmp_field;
+typedef struct {
+    uint32_t mask;
+    int shift;
+    int bits;
+} bmp_field;
 
 static bmp_field field_of(uint32_t mask)
 {
@@ -41,9 +45,8 @@ static uint8_t field_get(const bmp_field *f, uint32_t v, uint8_t absent)
     return (uint8_t)((x * 255 + max / 2) / max);
 }
 
-lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
-                                 const lector_image_limits *limits, lector_image *out,
-                                 lector_error *err)
+lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name, const lector_image_limits *limits,
+                                 lector_image *out, lector_error *err)
 {
     if (n < 26) return lector__error(err, LECTOR_ERR_IMAGE, "%s: truncated BMP header (%zu bytes)", name, n);
     uint32_t off = le32(d + 10), hs = le32(d + 14);
@@ -62,8 +65,7 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
     } else {
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: unsupported BMP header size %u", name, (unsigned)hs);
     }
-    if (h == INT32_MIN)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid BMP height %lld", name, (long long)h);
+    if (h == INT32_MIN) return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid BMP height %lld", name, (long long)h);
     int top_down = h < 0;
     if (top_down) h = -h;
     if (w <= 0 || h <= 0)
@@ -100,8 +102,10 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
         uint32_t want = clr_used ? clr_used : (1u << bpp);
         if (want > 256) want = 256;
         size_t end = LECTOR_MIN((size_t)off, n);
-        if (pal_off < end) want = (uint32_t)LECTOR_MIN((size_t)want, (end - pal_off) / pal_entry);
-        else want = 0;
+        if (pal_off < end)
+            want = (uint32_t)LECTOR_MIN((size_t)want, (end - pal_off) / pal_entry);
+        else
+            want = 0;
         if (want == 0) return lector__error(err, LECTOR_ERR_IMAGE, "%s: BMP palette missing", name);
         ncolors = (int)want;
         for (int i = 0; i < ncolors; i++) memcpy(palette[i], d + pal_off + (size_t)i * pal_entry, 3);
@@ -115,8 +119,8 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
     uint64_t row_bytes = ((uint64_t)w * bpp + 31) / 32 * 4;
     uint64_t last_row = ((uint64_t)w * bpp + 7) / 8;
     if ((uint64_t)(n - off) < row_bytes * (uint64_t)(h - 1) + last_row)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: truncated BMP pixel data (%zu of %llu bytes)", name,
-                             n - off, (unsigned long long)(row_bytes * (uint64_t)h));
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: truncated BMP pixel data (%zu of %llu bytes)", name, n - off,
+                             (unsigned long long)(row_bytes * (uint64_t)h));
     const uint8_t *pix = d + off;
 
     if (use_alpha) { /* all-zero alpha means "no alpha" */
@@ -125,7 +129,10 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
             const uint8_t *s = pix + (size_t)(row_bytes * (uint64_t)y);
             for (int64_t x = 0; x < w; x++) {
                 uint32_t v = bpp == 32 ? le32(s + x * 4) : le16(s + x * 2);
-                if (v & fa.mask) { any = 1; break; }
+                if (v & fa.mask) {
+                    any = 1;
+                    break;
+                }
             }
         }
         use_alpha = any;
@@ -141,13 +148,20 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name,
         uint8_t *o = out->data + (size_t)(top_down ? y : h - 1 - y) * out->stride;
         for (int64_t x = 0; x < w; x++, o += 3) {
             switch (bpp) {
-            case 1: case 4: case 8: {
+            case 1:
+            case 4:
+            case 8: {
                 unsigned idx;
-                if (bpp == 8) idx = s[x];
-                else if (bpp == 4) idx = (s[x >> 1] >> ((x & 1) ? 0 : 4)) & 15;
-                else idx = (s[x >> 3] >> (7 - (x & 7))) & 1;
-                if ((int)idx < ncolors) memcpy(o, palette[idx], 3); /* palette is B,G,R */
-                else o[0] = o[1] = o[2] = 0;
+                if (bpp == 8)
+                    idx = s[x];
+                else if (bpp == 4)
+                    idx = (s[x >> 1] >> ((x & 1) ? 0 : 4)) & 15;
+                else
+                    idx = (s[x >> 3] >> (7 - (x & 7))) & 1;
+                if ((int)idx < ncolors)
+                    memcpy(o, palette[idx], 3); /* palette is B,G,R */
+                else
+                    o[0] = o[1] = o[2] = 0;
                 break;
             }
             case 24: memcpy(o, s + x * 3, 3); break;

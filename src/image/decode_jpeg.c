@@ -24,9 +24,12 @@ static int exif_orientation(const uint8_t *t, size_t n)
 {
     if (n < 8) return 1;
     int le;
-    if (t[0] == 'I' && t[1] == 'I') le = 1;
-    else if (t[0] == 'M' && t[1] == 'M') le = 0;
-    else return 1;
+    if (t[0] == 'I' && t[1] == 'I')
+        le = 1;
+    else if (t[0] == 'M' && t[1] == 'M')
+        le = 0;
+    else
+        return 1;
     if (rd16(t + 2, le) != 42) return 1;
     uint32_t ifd = rd32(t + 4, le);
     if (ifd > n || n - ifd < 2) return 1;
@@ -48,28 +51,31 @@ int lector__jpeg_exif_orientation(const uint8_t *d, size_t n)
     while (pos + 4 <= n) {
         if (d[pos] != 0xFF) break;
         unsigned marker = d[pos + 1];
-        if (marker == 0xFF) { pos++; continue; }
-        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) { pos += 2; continue; }
+        if (marker == 0xFF) {
+            pos++;
+            continue;
+        }
+        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
+            pos += 2;
+            continue;
+        }
         if (marker == 0xDA || marker == 0xD9) break;
         size_t len = rd16(d + pos + 2, 0);
         if (len < 2 || len > n - pos - 2) break;
         const uint8_t *seg = d + pos + 4;
         size_t seglen = len - 2;
-        if (marker == 0xE1 && seglen >= 14 && !memcmp(seg, "Exif\0\0", 6))
-            return exif_orientation(seg + 6, seglen - 6);
+        if (marker == 0xE1 && seglen >= 14 && !memcmp(seg, "Exif\0\0", 6)) return exif_orientation(seg + 6, seglen - 6);
         pos += 2 + len;
     }
     return 1;
 }
 
-lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *name,
-                                  const lector_image_limits *limits, lector_image *out,
-                                  lector_error *err)
+lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
+                                  lector_image *out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     uint8_t *cmyk = NULL;
-    if (size > (size_t)0xFFFFFFFFu)
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: JPEG over 4 GiB", name);
+    if (size > (size_t)0xFFFFFFFFu) return lector__error(err, LECTOR_ERR_LIMIT, "%s: JPEG over 4 GiB", name);
     tjhandle tj = tjInitDecompress();
     if (!tj) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a JPEG decoder", name);
     int w = 0, h = 0, subsamp = 0, cs = 0;
@@ -77,7 +83,8 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
         st = lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid JPEG header: %s", name, tjGetErrorStr2(tj));
         goto done;
     }
-    st = lector__image_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
+    st =
+        lector__image_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
     if (st != LECTOR_OK) goto done;
     st = lector__image_alloc(out, w, h, 3, err);
     if (st != LECTOR_OK) {

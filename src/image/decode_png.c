@@ -15,9 +15,8 @@
 #include "image/decode_internal.h"
 #include "util/util.h"
 
-lector_status lector__decode_png(const uint8_t *data, size_t size, const char *name,
-                                 const lector_image_limits *limits, lector_image *out,
-                                 lector_error *err)
+lector_status lector__decode_png(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
+                                 lector_image *out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     uint8_t *rgba = NULL;

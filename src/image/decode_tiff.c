@@ -75,16 +75,15 @@ static int on_error(TIFF *t, void *ud, const char *module, const char *fmt, va_l
 
 static int on_warning(TIFF *t, void *ud, const char *module, const char *fmt, va_list ap) { return 1; }
 
-static lector_status tiff_fail(lector_error *err, lector_status code, const char *name, int page,
-                               const char *what, const tiff_diag *diag)
+static lector_status tiff_fail(lector_error *err, lector_status code, const char *name, int page, const char *what,
+                               const tiff_diag *diag)
 {
-    return lector__error(err, code, "%s: TIFF page %d: %s%s%s", name, page + 1, what,
-                         diag->has_error ? ": " : "", diag->has_error ? diag->msg : "");
+    return lector__error(err, code, "%s: TIFF page %d: %s%s%s", name, page + 1, what, diag->has_error ? ": " : "",
+                         diag->has_error ? diag->msg : "");
 }
 
-lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *name,
-                                  const lector_image_limits *limits, lector_image_pages *out,
-                                  lector_error *err)
+lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
+                                  lector_image_pages *out, lector_error *err)
 {
     mem_src src = {data, size, 0};
     tiff_diag diag;
@@ -100,8 +99,8 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
     TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)cap);
     TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &diag);
     TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &diag);
-    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close,
-                                  mem_size, mem_map, mem_unmap, opts);
+    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close, mem_size,
+                                  mem_map, mem_unmap, opts);
     TIFFOpenOptionsFree(opts);
     if (!tif)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
@@ -109,8 +108,8 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
 
     tdir_t ndirs = TIFFNumberOfDirectories(tif);
     if (ndirs > (tdir_t)limits->max_pages) {
-        st = lector__error(err, LECTOR_ERR_LIMIT, "%s: TIFF has %u pages, over the limit of %d", name,
-                           (unsigned)ndirs, limits->max_pages);
+        st = lector__error(err, LECTOR_ERR_LIMIT, "%s: TIFF has %u pages, over the limit of %d", name, (unsigned)ndirs,
+                           limits->max_pages);
         goto done;
     }
     if (ndirs == 0) ndirs = 1;

@@ -22,19 +22,17 @@ static const char *vp8_status_str(VP8StatusCode s)
     }
 }
 
-lector_status lector__decode_webp(const uint8_t *data, size_t size, const char *name,
-                                  const lector_image_limits *limits, lector_image *out,
-                                  lector_error *err)
+lector_status lector__decode_webp(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
+                                  lector_image *out, lector_error *err)
 {
     WebPBitstreamFeatures f;
     VP8StatusCode vs = WebPGetFeatures(data, size, &f);
     if (vs != VP8_STATUS_OK)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid WebP: %s", name, vp8_status_str(vs));
-    if (f.has_animation)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: animated WebP is not supported", name);
-    lector_status st = lector__image_check_dims((uint64_t)(f.width > 0 ? f.width : 0),
-                                                (uint64_t)(f.height > 0 ? f.height : 0), name,
-                                                "WebP", limits, NULL, err);
+    if (f.has_animation) return lector__error(err, LECTOR_ERR_IMAGE, "%s: animated WebP is not supported", name);
+    lector_status st =
+        lector__image_check_dims((uint64_t)(f.width > 0 ? f.width : 0), (uint64_t)(f.height > 0 ? f.height : 0), name,
+                                 "WebP", limits, NULL, err);
     if (st != LECTOR_OK) return st;
     st = lector__image_alloc(out, f.width, f.height, 3, err);
     if (st != LECTOR_OK) {

@@ -111,8 +111,7 @@ void lector__resize_rows(int sh, int dh, int *yofs, int16_t *beta)
     for (int dy = 0; dy < dh; dy++) resize_row_of(sh, dh, dy, yofs + 2 * dy, beta + 2 * dy);
 }
 
-lector_status lector__image_resize(const lector_image *src, int dw, int dh, lector_image *dst,
-                                   lector_error *err)
+lector_status lector__image_resize(const lector_image *src, int dw, int dh, lector_image *dst, lector_error *err)
 {
     lector_status st = check_src(src, "resize", err);
     if (dst) memset(dst, 0, sizeof(*dst));
@@ -215,7 +214,7 @@ int lector__perspective_transform(const double src[4][2], const double dst[4][2]
 
 static int invert3(const double s[9], double t[9])
 {
-#define S(r, c) s[(r) * 3 + (c)]
+#define S(r, c) s[(r)*3 + (c)]
     double d = S(0, 0) * (S(1, 1) * S(2, 2) - S(1, 2) * S(2, 1)) - S(0, 1) * (S(1, 0) * S(2, 2) - S(1, 2) * S(2, 0)) +
                S(0, 2) * (S(1, 0) * S(2, 1) - S(1, 1) * S(2, 0));
     if (d == 0.) return -1;
@@ -266,11 +265,15 @@ static void build_cubic_tab(void)
                 int Mk1 = 2, Mk2 = 2, mk1 = 2, mk2 = 2;
                 for (int k1 = 2; k1 < 4; k1++)
                     for (int k2 = 2; k2 < 4; k2++) {
-                        if (it[k1 * 4 + k2] < it[mk1 * 4 + mk2]) mk1 = k1, mk2 = k2;
-                        else if (it[k1 * 4 + k2] > it[Mk1 * 4 + Mk2]) Mk1 = k1, Mk2 = k2;
+                        if (it[k1 * 4 + k2] < it[mk1 * 4 + mk2])
+                            mk1 = k1, mk2 = k2;
+                        else if (it[k1 * 4 + k2] > it[Mk1 * 4 + Mk2])
+                            Mk1 = k1, Mk2 = k2;
                     }
-                if (diff < 0) it[Mk1 * 4 + Mk2] = (int16_t)(it[Mk1 * 4 + Mk2] - diff);
-                else it[mk1 * 4 + mk2] = (int16_t)(it[mk1 * 4 + mk2] - diff);
+                if (diff < 0)
+                    it[Mk1 * 4 + Mk2] = (int16_t)(it[Mk1 * 4 + Mk2] - diff);
+                else
+                    it[mk1 * 4 + mk2] = (int16_t)(it[mk1 * 4 + mk2] - diff);
             }
         }
 }
@@ -339,8 +342,8 @@ void lector__warp_source_rect(const double M[9], int w, int h, int sw, int sh, i
     rect[3] = y1 - y0 + 1;
 }
 
-lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int w, int h,
-                                      lector_image *dst, lector_error *err)
+lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int w, int h, lector_image *dst,
+                                      lector_error *err)
 {
     lector_status st = check_src(src, "warp", err);
     if (dst) memset(dst, 0, sizeof(*dst));

@@ -15,23 +15,18 @@ void lector__image_limits_default(lector_image_limits *limits)
     limits->max_pages = 1000;
 }
 
-lector_status lector__image_alloc(lector_image *img, int width, int height, int channels,
-                                  lector_error *err)
+lector_status lector__image_alloc(lector_image *img, int width, int height, int channels, lector_error *err)
 {
     memset(img, 0, sizeof(*img));
     size_t stride, total;
     if (width <= 0 || height <= 0 || (channels != 1 && channels != 3 && channels != 4))
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "invalid image size %dx%dx%d",
-                             width, height, channels);
-    if (lector__mul_size((size_t)width, (size_t)channels, &stride) ||
-        lector__mul_size(stride, (size_t)height, &total))
-        return lector__error(err, LECTOR_ERR_LIMIT, "image size %dx%dx%d overflows", width,
-                             height, channels);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "invalid image size %dx%dx%d", width, height, channels);
+    if (lector__mul_size((size_t)width, (size_t)channels, &stride) || lector__mul_size(stride, (size_t)height, &total))
+        return lector__error(err, LECTOR_ERR_LIMIT, "image size %dx%dx%d overflows", width, height, channels);
     uint8_t *data = lector__calloc(1, total);
     if (!data)
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY,
-                             "out of memory allocating a %dx%d image (%zu bytes)", width, height,
-                             total);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory allocating a %dx%d image (%zu bytes)", width,
+                             height, total);
     img->width = width;
     img->height = height;
     img->channels = channels;
@@ -61,11 +56,10 @@ lector_image_format lector__image_detect(const uint8_t *d, size_t n)
     if (!d) return LECTOR_IMAGE_FORMAT_UNKNOWN;
     if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return LECTOR_IMAGE_FORMAT_JPEG;
     if (n >= 8 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8)) return LECTOR_IMAGE_FORMAT_PNG;
-    if (n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4) || !memcmp(d, "II+\0", 4) ||
-                   !memcmp(d, "MM\0+", 4)))
+    if (n >= 4 &&
+        (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4) || !memcmp(d, "II+\0", 4) || !memcmp(d, "MM\0+", 4)))
         return LECTOR_IMAGE_FORMAT_TIFF;
-    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4))
-        return LECTOR_IMAGE_FORMAT_WEBP;
+    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return LECTOR_IMAGE_FORMAT_WEBP;
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return LECTOR_IMAGE_FORMAT_BMP;
     return LECTOR_IMAGE_FORMAT_UNKNOWN;
 }
@@ -82,23 +76,20 @@ const char *lector__image_format_name(lector_image_format format)
     }
 }
 
-lector_status lector__image_check_dims(uint64_t width, uint64_t height, const char *name,
-                                       const char *format, const lector_image_limits *limits,
-                                       uint64_t *total, lector_error *err)
+lector_status lector__image_check_dims(uint64_t width, uint64_t height, const char *name, const char *format,
+                                       const lector_image_limits *limits, uint64_t *total, lector_error *err)
 {
     if (width == 0 || height == 0)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image has an empty size %llux%llu",
-                             name, format, (unsigned long long)width, (unsigned long long)height);
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image has an empty size %llux%llu", name, format,
+                             (unsigned long long)width, (unsigned long long)height);
     if (width > INT32_MAX / 4 || height > INT32_MAX / 4 || width * height > limits->max_pixels)
-        return lector__error(err, LECTOR_ERR_LIMIT,
-                             "%s: %s image of %llux%llu pixels exceeds the limit of %llu pixels",
+        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %s image of %llux%llu pixels exceeds the limit of %llu pixels",
                              name, format, (unsigned long long)width, (unsigned long long)height,
                              (unsigned long long)limits->max_pixels);
     uint64_t sum = (total ? *total : 0) + width * height;
     if (sum > limits->max_total_pixels)
-        return lector__error(err, LECTOR_ERR_LIMIT,
-                             "%s: %s pages total more than the limit of %llu pixels", name, format,
-                             (unsigned long long)limits->max_total_pixels);
+        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %s pages total more than the limit of %llu pixels", name,
+                             format, (unsigned long long)limits->max_total_pixels);
     if (total) *total = sum;
     return LECTOR_OK;
 }
@@ -121,8 +112,7 @@ void lector__image_row_from_rgba(uint8_t *dst, const uint8_t *src, int width, in
     }
 }
 
-void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_stride, int src_is_bgr,
-                             int premultiplied)
+void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_stride, int src_is_bgr, int premultiplied)
 {
     int w = out->width, h = out->height;
     uint64_t sum_a = 0, sum_ac = 0, transparent = 0;
@@ -151,8 +141,10 @@ void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_str
             unsigned c[3] = {s[bi], s[1], s[ri]};
             for (int k = 0; k < 3; k++) {
                 unsigned v;
-                if (premultiplied) v = c[k] + (bg ? 255 - a : 0);
-                else v = (c[k] * a + bg * (255 - a) + 127) / 255;
+                if (premultiplied)
+                    v = c[k] + (bg ? 255 - a : 0);
+                else
+                    v = (c[k] * a + bg * (255 - a) + 127) / 255;
                 v = v > 255 ? 255 : v;
                 d[k] = (uint8_t)(light ? 255 - v : v);
             }
@@ -160,8 +152,7 @@ void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_str
     }
 }
 
-static lector_status single_page(lector_image *img, lector_image_pages *out, const char *name,
-                                 lector_error *err)
+static lector_status single_page(lector_image *img, lector_image_pages *out, const char *name, lector_error *err)
 {
     out->pages = lector__malloc(sizeof(lector_image));
     if (!out->pages) {
@@ -174,8 +165,7 @@ static lector_status single_page(lector_image *img, lector_image_pages *out, con
 }
 
 lector_status lector__image_decode(const uint8_t *data, size_t size, const char *name,
-                                   const lector_image_limits *limits, lector_image_pages *out,
-                                   lector_error *err)
+                                   const lector_image_limits *limits, lector_image_pages *out, lector_error *err)
 {
     lector_image_limits def;
     if (!name) name = "image";
@@ -185,12 +175,10 @@ lector_status lector__image_decode(const uint8_t *data, size_t size, const char 
         lector__image_limits_default(&def);
         limits = &def;
     }
-    if (!data || size == 0)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: empty file (0 bytes)", name);
+    if (!data || size == 0) return lector__error(err, LECTOR_ERR_IMAGE, "%s: empty file (0 bytes)", name);
     if (size > limits->max_file_size)
-        return lector__error(err, LECTOR_ERR_LIMIT,
-                             "%s: %zu bytes exceeds the file size limit of %zu bytes", name, size,
-                             limits->max_file_size);
+        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %zu bytes exceeds the file size limit of %zu bytes", name,
+                             size, limits->max_file_size);
     lector_image img;
     memset(&img, 0, sizeof(img));
     lector_status st;
@@ -202,8 +190,7 @@ lector_status lector__image_decode(const uint8_t *data, size_t size, const char 
     case LECTOR_IMAGE_FORMAT_BMP: st = lector__decode_bmp(data, size, name, limits, &img, err); break;
     case LECTOR_IMAGE_FORMAT_TIFF: return lector__decode_tiff(data, size, name, limits, out, err);
     default:
-        return lector__error(err, LECTOR_ERR_IMAGE,
-                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
                              name);
     }
     if (st != LECTOR_OK) {
@@ -213,8 +200,8 @@ lector_status lector__image_decode(const uint8_t *data, size_t size, const char 
     return single_page(&img, out, name, err);
 }
 
-lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits,
-                                        lector_image_pages *out, lector_error *err)
+lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits, lector_image_pages *out,
+                                        lector_error *err)
 {
     lector_image_limits def;
     if (!path) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "no image path");
@@ -232,9 +219,8 @@ lector_status lector__image_decode_file(const char *path, const lector_image_lim
     return st;
 }
 
-lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height,
-                                        size_t stride, lector_pixel_format format,
-                                        const char *name, const lector_image_limits *limits,
+lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height, size_t stride,
+                                        lector_pixel_format format, const char *name, const lector_image_limits *limits,
                                         lector_image *out, lector_error *err)
 {
     static const int bpp_of[] = {3, 3, 1, 4, 4};
@@ -247,18 +233,14 @@ lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int he
         limits = &def;
     }
     if (!pixels || (unsigned)format > LECTOR_PIXEL_BGRA)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: NULL pixels or bad format",
-                             name);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: NULL pixels or bad format", name);
     if (width <= 0 || height <= 0)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid size %dx%d", name,
-                             width, height);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid size %dx%d", name, width, height);
     int bpp = bpp_of[format];
     if (stride < (size_t)width * (size_t)bpp)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
-                             "%s: stride %zu is smaller than width %d x %d bytes", name, stride,
-                             width, bpp);
-    lector_status st = lector__image_check_dims((uint64_t)width, (uint64_t)height, name, "raw",
-                                                limits, NULL, err);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: stride %zu is smaller than width %d x %d bytes",
+                             name, stride, width, bpp);
+    lector_status st = lector__image_check_dims((uint64_t)width, (uint64_t)height, name, "raw", limits, NULL, err);
     if (st != LECTOR_OK) return st;
     st = lector__image_alloc(out, width, height, 3, err);
     if (st != LECTOR_OK) return lector__error(err, st, "%s: out of memory for %dx%d pixels", name, width, height);
@@ -272,7 +254,8 @@ lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int he
         switch (format) {
         case LECTOR_PIXEL_BGR: memcpy(d, s, (size_t)width * 3); break;
         case LECTOR_PIXEL_RGB:
-            for (int x = 0; x < width; x++) d[3 * x] = s[3 * x + 2], d[3 * x + 1] = s[3 * x + 1], d[3 * x + 2] = s[3 * x];
+            for (int x = 0; x < width; x++)
+                d[3 * x] = s[3 * x + 2], d[3 * x + 1] = s[3 * x + 1], d[3 * x + 2] = s[3 * x];
             break;
         case LECTOR_PIXEL_GRAY:
             for (int x = 0; x < width; x++) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[x];

@@ -87,8 +87,7 @@ void lector__image_limits_default(lector_image_limits *limits);
 
 /* Allocates a zeroed width x height x channels image (stride = width*channels).
  * Refuses non-positive or overflowing sizes (LECTOR_ERR_INVALID_ARGUMENT). */
-lector_status lector__image_alloc(lector_image *img, int width, int height, int channels,
-                                  lector_error *err);
+lector_status lector__image_alloc(lector_image *img, int width, int height, int channels, lector_error *err);
 /* Frees img->data and zeroes the struct. NULL and zeroed images are no-ops. */
 void lector__image_release(lector_image *img);
 /* Frees every page and the array; zeroes the struct. NULL is a no-op. */
@@ -102,17 +101,15 @@ const char *lector__image_format_name(lector_image_format format);
 /* Decodes encoded bytes into BGR pages. `name` names the input in messages
  * (NULL: "image"); `limits` NULL means defaults. On failure `out` is zeroed. */
 lector_status lector__image_decode(const uint8_t *data, size_t size, const char *name,
-                                   const lector_image_limits *limits, lector_image_pages *out,
-                                   lector_error *err);
+                                   const lector_image_limits *limits, lector_image_pages *out, lector_error *err);
 /* Reads `path` (respecting max_file_size) and decodes it; messages name `path`. */
-lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits,
-                                        lector_image_pages *out, lector_error *err);
+lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits, lector_image_pages *out,
+                                        lector_error *err);
 
 /* Converts caller pixels (any stride >= width*bytes-per-pixel) into a new BGR
  * image. Checks max_pixels. */
-lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height,
-                                        size_t stride, lector_pixel_format format,
-                                        const char *name, const lector_image_limits *limits,
+lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height, size_t stride,
+                                        lector_pixel_format format, const char *name, const lector_image_limits *limits,
                                         lector_image *out, lector_error *err);
 
 /* The fixed-point tables of lector__image_resize, for code that resizes the
@@ -127,8 +124,8 @@ void lector__resize_columns(int src_width, int dst_width, int *xofs, int16_t *al
 void lector__resize_rows(int src_height, int dst_height, int *yofs, int16_t *beta);
 
 /* cv2.resize(src, (dst_width, dst_height), interpolation=INTER_LINEAR). */
-lector_status lector__image_resize(const lector_image *src, int dst_width, int dst_height,
-                                   lector_image *dst, lector_error *err);
+lector_status lector__image_resize(const lector_image *src, int dst_width, int dst_height, lector_image *dst,
+                                   lector_error *err);
 
 /* Homography mapping src[i] to dst[i] (i = 0..3), row-major 3x3 with m[8] = 1,
  * as cv2.getPerspectiveTransform. Returns 0, or -1 if the points are
@@ -140,8 +137,8 @@ int lector__perspective_transform(const double src[4][2], const double dst[4][2]
  * interpolation (a = -0.75) and replicated border, as
  * cv2.warpPerspective(src, getPerspectiveTransform(quad, corners), (w, h),
  * flags=INTER_CUBIC, borderMode=BORDER_REPLICATE). */
-lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int width,
-                                      int height, lector_image *dst, lector_error *err);
+lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int width, int height,
+                                      lector_image *dst, lector_error *err);
 
 /* The warp's pieces, for a device that warps from the page's bytes
  * (lector_image_input.warp): lector__warp_quad_matrix gives the inverse
@@ -157,10 +154,8 @@ const int16_t *lector__warp_cubic_table(void);
 void lector__warp_source_rect(const double m[9], int width, int height, int sw, int sh, int rect[4]);
 
 /* np.rot90(src): 90 degrees counter-clockwise; dst is height x width. */
-lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *dst,
-                                         lector_error *err);
+lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *dst, lector_error *err);
 /* Rotation by 180 degrees (cv2.rotate ROTATE_180). */
-lector_status lector__image_rotate180(const lector_image *src, lector_image *dst,
-                                      lector_error *err);
+lector_status lector__image_rotate180(const lector_image *src, lector_image *dst, lector_error *err);
 
 #endif

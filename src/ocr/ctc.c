@@ -27,7 +27,7 @@ lector_status ocr_dict_load(const char *path, int use_space, ocr_dict *d, lector
         char *nl = memchr(p, '\n', (size_t)(end - p));
         char *e = nl ? nl : end;
         *e = 0;
-        if (e > p && e[-1] == '\r') e[-1] = 0; /* strip("\r\n") */
+        if (e > p && e[-1] == '\r') e[-1] = 0;              /* strip("\r\n") */
         if (!(nl == NULL && *p == 0)) d->chars[d->n++] = p; /* no entry after a final newline */
         p = e + 1;
     }
@@ -46,8 +46,7 @@ void ocr_dict_free(ocr_dict *d)
     memset(d, 0, sizeof *d);
 }
 
-static lector_status dict_mismatch(lector_error *err, const char *at_least, long long classes,
-                                   const ocr_dict *d)
+static lector_status dict_mismatch(lector_error *err, const char *at_least, long long classes, const ocr_dict *d)
 {
     return lector__error(err, LECTOR_ERR_SHAPE,
                          "the recognition model predicts %s%lld classes but the dictionary has %d "
@@ -58,8 +57,8 @@ static lector_status dict_mismatch(lector_error *err, const char *at_least, long
 /* The greedy decoding of both entry points: per step t the class of the
  * maximum, from the probabilities (probs, C per step: the first maximum,
  * like np.argmax) or given (idx, maxp: ArgMax/ReduceMax of them). */
-static lector_status decode(const float *probs, int C, const int64_t *idx, const float *maxp, int T,
-                            const ocr_dict *d, char **text, float *score, lector_error *err)
+static lector_status decode(const float *probs, int C, const int64_t *idx, const float *maxp, int T, const ocr_dict *d,
+                            char **text, float *score, lector_error *err)
 {
     size_t cap = 1;
     for (int t = 0; t < T; t++) cap += 8;
@@ -110,8 +109,8 @@ static lector_status decode(const float *probs, int C, const int64_t *idx, const
     return LECTOR_OK;
 }
 
-lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text,
-                             float *score, lector_error *err)
+lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text, float *score,
+                             lector_error *err)
 {
     *text = NULL;
     *score = 0;
@@ -119,8 +118,8 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
     return decode(probs, C, NULL, NULL, T, d, text, score, err);
 }
 
-lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C,
-                                    const ocr_dict *d, char **text, float *score, lector_error *err)
+lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C, const ocr_dict *d, char **text,
+                                    float *score, lector_error *err)
 {
     *text = NULL;
     *score = 0;

@@ -12,8 +12,8 @@
 #include "lector_rt.h"
 
 typedef struct ocr_dict {
-    char **chars;   /* chars[0] = blank (""), then the dictionary, then " " */
-    int n;          /* number of classes */
+    char **chars; /* chars[0] = blank (""), then the dictionary, then " " */
+    int n;        /* number of classes */
     char *storage;
 } ocr_dict;
 
@@ -24,8 +24,8 @@ void ocr_dict_free(ocr_dict *d);
 
 /* Decodes one sequence of T steps of C class probabilities. *text is
  * malloc'd (lector__free). Returns LECTOR_ERR_SHAPE if C != d->n. */
-lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text,
-                             float *score, lector_error *err);
+lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d, char **text, float *score,
+                             lector_error *err);
 
 /* The same decoding from the recogniser's probabilities reduced on the
  * device (lector_model_options.output_argmax): per step the class of the
@@ -36,7 +36,7 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
  * when it is not known: then LECTOR_ERR_SHAPE when an index is not a class
  * of the dictionary (a model with fewer classes than the dictionary is not
  * detected). */
-lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C,
-                                    const ocr_dict *d, char **text, float *score, lector_error *err);
+lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C, const ocr_dict *d, char **text,
+                                    float *score, lector_error *err);
 
 #endif

@@ -7,8 +7,7 @@
 #include "util/util.h"
 
 /* cv2.mean(prob[y0:y1+1, x0:x1+1], mask) over the polygon (shifted). */
-static double poly_mean(const float *prob, int pw, int x0, int y0, int x1, int y1,
-                        const geo_ipt *poly, int n, int *oom)
+static double poly_mean(const float *prob, int pw, int x0, int y0, int x1, int y1, const geo_ipt *poly, int n, int *oom)
 {
     int mw = x1 - x0 + 1, mh = y1 - y0 + 1;
     uint8_t *mask = lector__calloc((size_t)mw * (size_t)mh, 1);
@@ -76,9 +75,8 @@ static double score_slow(const float *prob, int pw, int ph, const geo_ipt *c, in
     return s;
 }
 
-lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, int src_h,
-                                 const ocr_db_params *p, ocr_box **boxes, int *n_boxes,
-                                 lector_error *err)
+lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, int src_h, const ocr_db_params *p,
+                                 ocr_box **boxes, int *n_boxes, lector_error *err)
 {
     *boxes = NULL;
     *n_boxes = 0;
@@ -126,10 +124,12 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
         }
         geo_pt box[4];
         float sside;
-        if (geo_mini_box(fp, cn, box, &sside)) { oom = 1; break; }
+        if (geo_mini_box(fp, cn, box, &sside)) {
+            oom = 1;
+            break;
+        }
         if (sside < (float)p->min_size) continue;
-        double score = p->slow_score ? score_slow(prob, pw, ph, cp, cn, &oom)
-                                     : score_fast(prob, pw, ph, box, &oom);
+        double score = p->slow_score ? score_slow(prob, pw, ph, cp, cn, &oom) : score_fast(prob, pw, ph, box, &oom);
         if ((double)p->box_thresh > score) continue;
         double dist = geo_poly_area(box, 4) * p->unclip_ratio / geo_poly_length(box, 4);
         int ne;
@@ -139,7 +139,11 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
             continue;
         }
         geo_pt *exf = lector__malloc(sizeof *exf * (size_t)ne);
-        if (!exf) { lector__free(ex); oom = 1; break; }
+        if (!exf) {
+            lector__free(ex);
+            oom = 1;
+            break;
+        }
         for (int i = 0; i < ne; i++) {
             exf[i].x = (float)ex[i].x;
             exf[i].y = (float)ex[i].y;
@@ -147,7 +151,10 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
         lector__free(ex);
         rc = geo_mini_box(exf, ne, box, &sside);
         lector__free(exf);
-        if (rc) { oom = 1; break; }
+        if (rc) {
+            oom = 1;
+            break;
+        }
         if (sside < (float)(p->min_size + 2)) continue;
         ocr_box *b = &out[n];
         for (int i = 0; i < 4; i++) {
@@ -206,7 +213,8 @@ void ocr_sort_boxes(ocr_box *b, int n)
                 ocr_box t = b[j];
                 b[j] = b[j + 1];
                 b[j + 1] = t;
-            } else break;
+            } else
+                break;
         }
     }
 }

@@ -55,13 +55,23 @@ static uint32_t utf8_next(const char **s)
     const unsigned char *p = (const unsigned char *)*s;
     uint32_t cp;
     int n;
-    if (p[0] < 0x80) { cp = p[0]; n = 1; }
-    else if ((p[0] & 0xE0) == 0xC0 && (p[1] & 0xC0) == 0x80) { cp = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F); n = 2; }
-    else if ((p[0] & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
-        cp = (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F); n = 3;
+    if (p[0] < 0x80) {
+        cp = p[0];
+        n = 1;
+    } else if ((p[0] & 0xE0) == 0xC0 && (p[1] & 0xC0) == 0x80) {
+        cp = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+        n = 2;
+    } else if ((p[0] & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+        cp = (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+        n = 3;
     } else if ((p[0] & 0xF8) == 0xF0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80) {
-        cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 | (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3F); n = 4;
-    } else { cp = 0xFFFD; n = 1; }
+        cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 | (uint32_t)(p[2] & 0x3F) << 6 |
+             (p[3] & 0x3F);
+        n = 4;
+    } else {
+        cp = 0xFFFD;
+        n = 1;
+    }
     *s += n;
     return cp;
 }
@@ -86,11 +96,11 @@ static int text(canvas *c, FT_Face face, const char *s, int x, int y, int size, 
     return pen - x;
 }
 
-static const uint8_t palette[6][3] = {{230, 25, 75}, {60, 180, 75}, {0, 130, 200},
+static const uint8_t palette[6][3] = {{230, 25, 75},  {60, 180, 75},  {0, 130, 200},
                                       {245, 130, 48}, {145, 30, 180}, {0, 128, 128}};
 
-lector_status lector_draw_result(const char *image_path, const lector_result *r, size_t page,
-                                 const char *out_png, lector_error *err)
+lector_status lector_draw_result(const char *image_path, const lector_result *r, size_t page, const char *out_png,
+                                 lector_error *err)
 {
     if (!image_path || !r || !out_png || page >= r->n_pages)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_draw_result: bad argument");
@@ -113,8 +123,13 @@ lector_status lector_draw_result(const char *image_path, const lector_result *r,
         for (int x = 0; x < img->width; x++) {
             const uint8_t *s = img->data + (size_t)y * img->stride + (size_t)x * img->channels;
             uint8_t *d = c.px + ((size_t)y * c.w + x) * 3;
-            if (img->channels == 1) d[0] = d[1] = d[2] = s[0];
-            else { d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; }
+            if (img->channels == 1)
+                d[0] = d[1] = d[2] = s[0];
+            else {
+                d[0] = s[2];
+                d[1] = s[1];
+                d[2] = s[0];
+            }
             memset(c.px + ((size_t)y * c.w + x + img->width) * 3, 255, 3);
         }
     const int iw = img->width;
@@ -144,8 +159,7 @@ lector_status lector_draw_result(const char *image_path, const lector_result *r,
         int nsize = size < 14 ? 14 : size / 2 + 7;
         text(&c, face, num, (int)l->box[0].x, (int)l->box[0].y - 2, nsize, col);
         static const uint8_t black[3] = {0, 0, 0};
-        text(&c, face, l->text, (int)l->box[0].x + iw + 3,
-             (int)(l->box[0].y + bh * 0.5f + size * 0.35f), size, black);
+        text(&c, face, l->text, (int)l->box[0].x + iw + 3, (int)(l->box[0].y + bh * 0.5f + size * 0.35f), size, black);
     }
     if (face) FT_Done_Face(face);
     if (ft) FT_Done_FreeType(ft);

@@ -69,8 +69,10 @@ static int trace(int32_t *f, int W, int i, int j, int i2, int j2, int nbd, geo_c
             if (d == 0) east_zero = 1;
         }
         /* 3.4 */
-        if (east_zero) f[ci * W + cj] = -nbd;
-        else if (f[ci * W + cj] == 1) f[ci * W + cj] = nbd;
+        if (east_zero)
+            f[ci * W + cj] = -nbd;
+        else if (f[ci * W + cj] == 1)
+            f[ci * W + cj] = nbd;
         int i4 = ci + DI[d4], j4 = cj + DJ[d4];
         /* 3.5 */
         if (i4 == i && j4 == j && ci == i1 && cj == j1) break;
@@ -190,7 +192,10 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
     if (m <= 2) {
         /* a point or a segment: a degenerate rectangle along it */
         geo_pt a = m > 0 ? hull[0] : (geo_pt){0, 0}, b = m > 1 ? hull[1] : a;
-        c[0] = a; c[1] = b; c[2] = b; c[3] = a;
+        c[0] = a;
+        c[1] = b;
+        c[2] = b;
+        c[3] = a;
     } else {
         /* cv2.minAreaRect's rotating calipers start from the axis-aligned
          * box and rotate by the smallest edge angle first; on equal areas
@@ -260,8 +265,20 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
             c[j - 1] = t;
         }
     int i1, i4, i2, i3;
-    if (c[1].y > c[0].y) { i1 = 0; i4 = 1; } else { i1 = 1; i4 = 0; }
-    if (c[3].y > c[2].y) { i2 = 2; i3 = 3; } else { i2 = 3; i3 = 2; }
+    if (c[1].y > c[0].y) {
+        i1 = 0;
+        i4 = 1;
+    } else {
+        i1 = 1;
+        i4 = 0;
+    }
+    if (c[3].y > c[2].y) {
+        i2 = 2;
+        i3 = 3;
+    } else {
+        i2 = 3;
+        i3 = 2;
+    }
     box[0] = c[i1];
     box[1] = c[i2];
     box[2] = c[i3];
@@ -272,7 +289,7 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
 /* ---- cv2.fillPoly ------------------------------------------------------------ */
 
 #define XY_SHIFT 16
-#define XY_ONE ((int64_t)1 << XY_SHIFT)
+#define XY_ONE   ((int64_t)1 << XY_SHIFT)
 
 /* cv::clipLine: clips the segment to the image in place (integer
  * arithmetic as OpenCV does it; the Bresenham pixels of a clipped segment
@@ -386,8 +403,15 @@ int geo_fill_poly(uint8_t *mask, int w, int h, const geo_ipt *poly, int n)
             int64_t x0 = (int64_t)p0.x * XY_ONE, x1 = (int64_t)p1.x * XY_ONE;
             poly_edge *pe = &e[ne++];
             pe->dx = (x1 - x0) / (p1.y - p0.y);
-            if (p0.y < p1.y) { pe->y0 = p0.y; pe->y1 = p1.y; pe->x = x0; }
-            else { pe->y0 = p1.y; pe->y1 = p0.y; pe->x = x1; }
+            if (p0.y < p1.y) {
+                pe->y0 = p0.y;
+                pe->y1 = p1.y;
+                pe->x = x0;
+            } else {
+                pe->y0 = p1.y;
+                pe->y1 = p0.y;
+                pe->x = x1;
+            }
             if (pe->y0 < ymin) ymin = pe->y0;
             if (pe->y1 > ymax) ymax = pe->y1;
         }
@@ -422,7 +446,7 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
     *n_out = 0;
     if (n <= 0 || n > 1 << 20 || !(delta > 0)) return NULL;
     /* pyclipper converts coordinates to integers by truncation */
-    int64_t (*src)[2] = lector__malloc(sizeof *src * (size_t)n);
+    int64_t(*src)[2] = lector__malloc(sizeof *src * (size_t)n);
     if (!src) return NULL;
     int m = 0;
     for (int i = 0; i < n; i++) {
@@ -439,8 +463,7 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
     }
     /* Clipper's Area(): make the orientation positive */
     double a = 0;
-    for (int i = 0, j = m - 1; i < m; j = i++)
-        a += ((double)src[j][0] + src[i][0]) * ((double)src[j][1] - src[i][1]);
+    for (int i = 0, j = m - 1; i < m; j = i++) a += ((double)src[j][0] + src[i][0]) * ((double)src[j][1] - src[i][1]);
     if (-a * 0.5 < 0) {
         for (int i = 0; i < m / 2; i++) {
             int64_t t0 = src[i][0], t1 = src[i][1];
@@ -455,7 +478,7 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
     double steps = pi / acos(1 - y / delta);
     if (steps > delta * pi) steps = delta * pi;
     double s_sin = sin(2 * pi / steps), s_cos = cos(2 * pi / steps), per_rad = steps / (2 * pi);
-    double (*nrm)[2] = lector__malloc(sizeof *nrm * (size_t)m);
+    double(*nrm)[2] = lector__malloc(sizeof *nrm * (size_t)m);
     /* each vertex emits at most steps+3 points */
     size_t cap = (size_t)m * ((size_t)steps + 4) + 16;
     geo_ipt *out = lector__malloc(sizeof *out * cap);
@@ -477,13 +500,13 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
         nrm[j][1] = -dx * f;
     }
     size_t o = 0;
-#define EMIT(px, py)                                                    \
-    do {                                                                \
-        if (o < cap) {                                                  \
-            out[o].x = (int)(px);                                       \
-            out[o].y = (int)(py);                                       \
-            o++;                                                        \
-        }                                                               \
+#define EMIT(px, py)              \
+    do {                          \
+        if (o < cap) {            \
+            out[o].x = (int)(px); \
+            out[o].y = (int)(py); \
+            o++;                  \
+        }                         \
     } while (0)
     for (int j = 0, k = m - 1; j < m; k = j, j++) {
         double sx = (double)src[j][0], sy = (double)src[j][1];
@@ -494,8 +517,10 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
                 EMIT(clip_round(sx + nrm[k][0] * delta), clip_round(sy + nrm[k][1] * delta));
                 continue;
             }
-        } else if (sin_a > 1.0) sin_a = 1.0;
-        else if (sin_a < -1.0) sin_a = -1.0;
+        } else if (sin_a > 1.0)
+            sin_a = 1.0;
+        else if (sin_a < -1.0)
+            sin_a = -1.0;
         if (sin_a * delta < 0) {
             EMIT(clip_round(sx + nrm[k][0] * delta), clip_round(sy + nrm[k][1] * delta));
             EMIT(src[j][0], src[j][1]);

@@ -23,7 +23,7 @@ struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
-    int rec_argmax; /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
+    int rec_argmax;      /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
     char fallback[560]; /* device auto on the CPU: why */
@@ -82,14 +82,17 @@ lector_read_options lector_default_read_options(void)
 
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
-static lector_status load_one(const lector_params *p, const char *backend, const char *override,
-                              const char *file, int argmax, int is_det, int fp32, lector_model **out,
-                              lector_error *err)
+static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
+                              int argmax, int is_det, int fp32, lector_model **out, lector_error *err)
 {
     char path[4096];
-    if (override) snprintf(path, sizeof path, "%s", override);
-    else snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
-    lector_model_options mo = {.backend = backend, .threads = p->threads, .plan_cache_size = 32,
+    if (override)
+        snprintf(path, sizeof path, "%s", override);
+    else
+        snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
+    lector_model_options mo = {.backend = backend,
+                               .threads = p->threads,
+                               .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
                                .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
@@ -126,7 +129,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 
 static lector_status check_params(const lector_params *p, lector_error *err)
 {
-#define REQUIRE(cond, what)                                                                    \
+#define REQUIRE(cond, what) \
     if (!(cond)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "invalid parameter: %s", what)
     REQUIRE(p->det_limit_side_len >= 32 && p->det_limit_side_len <= 16384, "det_limit_side_len must be in [32, 16384]");
     REQUIRE(p->det_db_thresh >= 0 && p->det_db_thresh <= 1, "det_db_thresh must be in [0, 1]");
@@ -204,8 +207,7 @@ static lector_status gpu_batch_limits(lector_engine *e, lector_error *err)
     return st;
 }
 
-lector_status lector_engine_create(const lector_params *params, lector_engine **out,
-                                   lector_error *err)
+lector_status lector_engine_create(const lector_params *params, lector_engine **out, lector_error *err)
 {
     if (!params || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
@@ -234,15 +236,20 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         return st;
     }
     char dict_path[4096];
-    if (params->rec_dict) snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
-    else snprintf(dict_path, sizeof dict_path, "%s/ppocr_keys_v1.txt", params->models_dir ? params->models_dir : "models");
+    if (params->rec_dict)
+        snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
+    else
+        snprintf(dict_path, sizeof dict_path, "%s/ppocr_keys_v1.txt",
+                 params->models_dir ? params->models_dir : "models");
     if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
         lector_engine_free(e);
         return st;
     }
     if (e->on_gpu) {
         snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
-                 !params->gpu_fp16 ? "" : params->gpu_fp16_det ? " (fp16)" : " (fp16 rec/cls)");
+                 !params->gpu_fp16      ? ""
+                 : params->gpu_fp16_det ? " (fp16)"
+                                        : " (fp16 rec/cls)");
     } else {
         snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)", lector_model_backend(e->rec),
                  params->threads > 0 ? params->threads : lector__physical_cores());
@@ -288,9 +295,9 @@ void lector_engine_trim(lector_engine *e)
 /* ---- one page ----------------------------------------------------------------- */
 
 typedef struct crop {
-    lector_image img;  /* on the CPU path; empty where the device crops (on_device) */
-    int w, h;          /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
-    float ratio; /* width / height */
+    lector_image img; /* on the CPU path; empty where the device crops (on_device) */
+    int w, h;         /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
+    float ratio;      /* width / height */
     /* on_device: the crop is made on the GPU from the page's bytes with these */
     int on_device;
     const lector_image *page;
@@ -300,12 +307,12 @@ typedef struct crop {
     int skip; /* the box could not be cropped */
     char *text;
     float score;
-    int bw;   /* lector_read_batch: the rec batch width this crop gets when its page is read alone */
-    int seq;  /* lector_read_batch: position over all crops of the batch (stable sort) */
+    int bw;  /* lector_read_batch: the rec batch width this crop gets when its page is read alone */
+    int seq; /* lector_read_batch: position over all crops of the batch (stable sort) */
 } crop;
 
-static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h,
-                                int64_t w, lector_tensor **out, size_t *n_out, lector_error *err)
+static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h, int64_t w,
+                                lector_tensor **out, size_t *n_out, lector_error *err)
 {
     lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {n, c, h, w}, data};
     size_t k;
@@ -316,9 +323,10 @@ static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t
 static lector_status det_post(lector_engine *e, const lector_image *img, const float *prob, int ph, int pw,
                               ocr_box **boxes, int *n_boxes, lector_error *err)
 {
-    ocr_db_params dp = {e->p.det_db_thresh, e->p.det_db_box_thresh, e->p.det_db_unclip_ratio,
-                        e->p.det_db_score_mode == LECTOR_SCORE_SLOW, e->p.det_use_dilation,
-                        e->p.det_max_candidates, e->p.det_min_size};
+    ocr_db_params dp = {e->p.det_db_thresh,       e->p.det_db_box_thresh,
+                        e->p.det_db_unclip_ratio, e->p.det_db_score_mode == LECTOR_SCORE_SLOW,
+                        e->p.det_use_dilation,    e->p.det_max_candidates,
+                        e->p.det_min_size};
     lector_status st = ocr_db_postprocess(prob, pw, ph, img->width, img->height, &dp, boxes, n_boxes, err);
     if (!st) ocr_sort_boxes(*boxes, *n_boxes);
     return st;
@@ -356,8 +364,7 @@ static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
 }
 
 /* get_rotate_crop_image: the warp, and a quarter turn for a tall crop */
-static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out,
-                              lector_error *err)
+static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out, lector_error *err)
 {
     float quad[4][2];
     int w, h;
@@ -419,8 +426,8 @@ static lector_status run_lines(lector_model *m, crop *const *cr, int nb, int row
     lector_image_input *in = lector__calloc((size_t)nb, sizeof *in);
     if (!t || !in) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
     for (int k = 0; k < nb && !st; k++)
-        st = lector__line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h,
-                                      tw, &t[k], &in[k], err);
+        st = lector__line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h, tw,
+                                      &t[k], &in[k], err);
     if (!st) st = lector_model_run_images(m, in, (size_t)nb, (size_t)rows, tw, out, n_out, err);
     for (int k = 0; t && k < nb; k++) lector__input_tables_free(&t[k]);
     lector__free(t);
@@ -451,8 +458,8 @@ static int cmp_bw_ratio_seq(const void *a, const void *b)
 }
 
 /* `order`: n crops, sorted here by aspect ratio (cmp: NULL = cmp_ratio) */
-static lector_status classify(lector_engine *e, crop **order, int n,
-                              int (*cmp)(const void *, const void *), lector_error *err)
+static lector_status classify(lector_engine *e, crop **order, int n, int (*cmp)(const void *, const void *),
+                              lector_error *err)
 {
     lector_status st = gpu_batch_limits(e, err);
     if (st) return st;
@@ -580,7 +587,10 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
         nb = n - b0 < bs ? n - b0 : bs;
         if (by_bw)
             for (int k = 1; k < nb; k++)
-                if (order[b0 + k]->bw != order[b0]->bw) { nb = k; break; }
+                if (order[b0 + k]->bw != order[b0]->bw) {
+                    nb = k;
+                    break;
+                }
         int ws[GPU_MAX_ROWS], hs[GPU_MAX_ROWS];
         for (int k = 0; k < nb; k++) {
             ws[k] = order[b0 + k]->w;
@@ -654,8 +664,8 @@ static void page_work_free(page_work *w)
 }
 
 /* Detects and crops: w->c holds the valid crops (w->nb). On error w is empty. */
-static lector_status page_prep(lector_engine *e, const lector_image *img, const lector_read_options *o,
-                               det_pre *pre, page_work *w, lector_timings *tm, lector_error *err)
+static lector_status page_prep(lector_engine *e, const lector_image *img, const lector_read_options *o, det_pre *pre,
+                               page_work *w, lector_timings *tm, lector_error *err)
 {
     memset(w, 0, sizeof *w);
     int limit = o && o->det_limit_side_len > 0 ? o->det_limit_side_len : e->p.det_limit_side_len;
@@ -808,9 +818,8 @@ static void limits_of(const lector_engine *e, lector_image_limits *l)
     l->max_pages = e->p.max_pages;
 }
 
-static lector_status run_pages(lector_engine *e, lector_image *pages, int n, double decode_ms,
-                               double t_start, const lector_read_options *o, const char *name,
-                               lector_result **out, lector_error *err)
+static lector_status run_pages(lector_engine *e, lector_image *pages, int n, double decode_ms, double t_start,
+                               const lector_read_options *o, const char *name, lector_result **out, lector_error *err)
 {
     lector_result *r = lector__calloc(1, sizeof *r);
     if (!r) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
@@ -851,8 +860,8 @@ lector_status lector_read_memory(lector_engine *e, const void *data, size_t size
     return st;
 }
 
-lector_status lector_read_file(lector_engine *e, const char *path, const lector_read_options *o,
-                               lector_result **out, lector_error *err)
+lector_status lector_read_file(lector_engine *e, const char *path, const lector_read_options *o, lector_result **out,
+                               lector_error *err)
 {
     if (!e || !path || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
@@ -867,9 +876,9 @@ lector_status lector_read_file(lector_engine *e, const char *path, const lector_
     return st;
 }
 
-lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width, int height,
-                                 size_t stride, lector_pixel_format format,
-                                 const lector_read_options *o, lector_result **out, lector_error *err)
+lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width, int height, size_t stride,
+                                 lector_pixel_format format, const lector_read_options *o, lector_result **out,
+                                 lector_error *err)
 {
     if (!e || !px || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
@@ -892,8 +901,10 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
  * time; then DB post-processing per page. */
 static void det_pre_free_input(det_pre *d)
 {
-    if (d->on_device) lector__input_tables_free(&d->tab);
-    else lector__det_input_free(&d->di);
+    if (d->on_device)
+        lector__input_tables_free(&d->tab);
+    else
+        lector__det_input_free(&d->di);
     d->have_input = 0;
 }
 
@@ -905,8 +916,8 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
         lector_error e2;
         det_pre *d = &pre[k];
         /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
-        d->on_device = dev && !lector__det_image_input(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->tab,
-                                                       &d->im, &e2);
+        d->on_device =
+            dev && !lector__det_image_input(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
         if (d->on_device) {
             d->di.height = d->im.out_height;
             d->di.width = d->im.out_width;
@@ -957,11 +968,12 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
             det_pre *d = &pre[grp[q]];
             double tq = lector__now_ms();
             d->st = st;
-            if (st) d->err = err;
+            if (st)
+                d->err = err;
             else {
                 int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
-                d->st = det_post(e, imgs[grp[q]], (const float *)out[0].data + (size_t)q * (size_t)ph * (size_t)pw,
-                                 ph, pw, &d->boxes, &d->nb, &d->err);
+                d->st = det_post(e, imgs[grp[q]], (const float *)out[0].data + (size_t)q * (size_t)ph * (size_t)pw, ph,
+                                 pw, &d->boxes, &d->nb, &d->err);
             }
             d->ms = ms + (lector__now_ms() - tq);
             det_pre_free_input(d);
@@ -974,8 +986,8 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
 }
 
 lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inputs, size_t n,
-                                const lector_read_options *o, lector_result **results,
-                                lector_status *statuses, lector_error *errs)
+                                const lector_read_options *o, lector_result **results, lector_status *statuses,
+                                lector_error *errs)
 {
     if (!e || (n && (!inputs || !results || !statuses)))
         return lector__error(errs, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
@@ -1002,9 +1014,8 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         const lector_batch_input *in = &inputs[i];
         const char *name = in->name ? in->name : "image";
         double ti = lector__now_ms();
-        lector_status st = !in->data && in->size
-                               ? lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument")
-                               : lector__image_decode(in->data, in->size, name, &lim, &pages[i], err);
+        lector_status st = !in->data && in->size ? lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument")
+                                                 : lector__image_decode(in->data, in->size, name, &lim, &pages[i], err);
         if (st) {
             statuses[i] = st;
             continue;

@@ -8,12 +8,12 @@
 #include "ocr/preprocess.h"
 #include "util/util.h"
 
-lector_status lector__det_resize_dims(int w, int h, int limit, lector_det_limit_type type, int *ow,
-                                      int *oh, lector_error *err)
+lector_status lector__det_resize_dims(int w, int h, int limit, lector_det_limit_type type, int *ow, int *oh,
+                                      lector_error *err)
 {
     if (w <= 0 || h <= 0 || limit <= 0)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det resize: invalid size %dx%d or limit %d", w,
-                             h, limit);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det resize: invalid size %dx%d or limit %d", w, h,
+                             limit);
     double ratio = 1.0;
     switch (type) {
     case LECTOR_DET_LIMIT_MAX:
@@ -53,8 +53,8 @@ static void det_norm_lut(const float mean[3], const float stdv[3], float lut[3 *
 }
 
 lector_status lector__det_preprocess_norm(const lector_image *img, int limit, lector_det_limit_type type,
-                                          const float mean[3], const float stdv[3],
-                                     lector_det_input *out, lector_error *err)
+                                          const float mean[3], const float stdv[3], lector_det_input *out,
+                                          lector_error *err)
 {
     if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "det preprocess: no output");
     memset(out, 0, sizeof(*out));
@@ -66,7 +66,8 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
         st = lector__image_alloc(&padded, LECTOR_MAX(32, img->width), LECTOR_MAX(32, img->height), 3, err);
         if (st != LECTOR_OK) return st;
         for (int y = 0; y < img->height; y++)
-            memcpy(padded.data + (size_t)y * padded.stride, img->data + (size_t)y * img->stride, (size_t)img->width * 3);
+            memcpy(padded.data + (size_t)y * padded.stride, img->data + (size_t)y * img->stride,
+                   (size_t)img->width * 3);
         img = &padded;
     }
     int rw, rh;
@@ -152,9 +153,18 @@ lector_status lector__det_image_input(const lector_image *img, int limit, lector
     if (!st) st = tables_make(t, img->width, img->height, rw, rh, "det", err);
     if (st) return st;
     det_norm_lut(mean, stdv, t->lut);
-    *out = (lector_image_input){.pixels = img->data, .width = img->width, .height = img->height, .channels = 3,
-                                .stride = img->stride, .out_width = rw, .out_height = rh, .xofs = t->xofs,
-                                .alpha = t->alpha, .yofs = t->yofs, .beta = t->beta, .lut = t->lut};
+    *out = (lector_image_input){.pixels = img->data,
+                                .width = img->width,
+                                .height = img->height,
+                                .channels = 3,
+                                .stride = img->stride,
+                                .out_width = rw,
+                                .out_height = rh,
+                                .xofs = t->xofs,
+                                .alpha = t->alpha,
+                                .yofs = t->yofs,
+                                .beta = t->beta,
+                                .lut = t->lut};
     return LECTOR_OK;
 }
 
@@ -195,8 +205,8 @@ static void line_lut_init(void)
 static lector_status norm_line(const lector_image *crop, int img_h, int img_w, float *dst, const char *what,
                                lector_error *err)
 {
-    if (!crop || !crop->data || crop->channels != 3 || crop->width <= 0 || crop->height <= 0 || !dst ||
-        img_h <= 0 || img_w <= 0)
+    if (!crop || !crop->data || crop->channels != 3 || crop->width <= 0 || crop->height <= 0 || !dst || img_h <= 0 ||
+        img_w <= 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s preprocess: invalid arguments", what);
     int rw = lector__line_resized_width(crop->width, crop->height, img_h, img_w);
     lector_image r;
@@ -236,17 +246,30 @@ lector_status lector__line_image_input(const lector_image *page, const double wa
     lector__warp_source_rect(warp, cw, ch, page->width, page->height, rect);
     pthread_once(&line_lut_once, line_lut_init);
     *out = (lector_image_input){.pixels = page->data + (size_t)rect[1] * page->stride + (size_t)rect[0] * 3,
-                                .width = rect[2], .height = rect[3], .channels = 3, .stride = page->stride,
-                                .out_width = rw, .out_height = img_h, .xofs = t->xofs, .alpha = t->alpha,
-                                .yofs = t->yofs, .beta = t->beta, .lut = line_lut, .warp = t->warp,
-                                .cubic = lector__warp_cubic_table(), .crop_width = cw, .crop_height = ch,
-                                .turns = turns, .origin_x = rect[0], .origin_y = rect[1],
-                                .full_width = page->width, .full_height = page->height};
+                                .width = rect[2],
+                                .height = rect[3],
+                                .channels = 3,
+                                .stride = page->stride,
+                                .out_width = rw,
+                                .out_height = img_h,
+                                .xofs = t->xofs,
+                                .alpha = t->alpha,
+                                .yofs = t->yofs,
+                                .beta = t->beta,
+                                .lut = line_lut,
+                                .warp = t->warp,
+                                .cubic = lector__warp_cubic_table(),
+                                .crop_width = cw,
+                                .crop_height = ch,
+                                .turns = turns,
+                                .origin_x = rect[0],
+                                .origin_y = rect[1],
+                                .full_width = page->width,
+                                .full_height = page->height};
     return LECTOR_OK;
 }
 
-lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,
-                                     lector_error *err)
+lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst, lector_error *err)
 {
     return norm_line(crop, img_h, img_w, dst, "cls", err);
 }

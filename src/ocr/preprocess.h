@@ -16,17 +16,17 @@
 #include "lector_rt.h" /* lector_image_input */
 
 typedef enum lector_det_limit_type {
-    LECTOR_DET_LIMIT_MAX = 0,    /* longest side scaled down to limit if above (default) */
-    LECTOR_DET_LIMIT_MIN = 1,    /* shortest side scaled up to limit if below */
+    LECTOR_DET_LIMIT_MAX = 0,        /* longest side scaled down to limit if above (default) */
+    LECTOR_DET_LIMIT_MIN = 1,        /* shortest side scaled up to limit if below */
     LECTOR_DET_LIMIT_RESIZE_LONG = 2 /* longest side scaled to limit, always */
 } lector_det_limit_type;
 
 /* Detector input: 1 x 3 x height x width, ImageNet-normalised. */
 typedef struct lector_det_input {
-    float *data;    /* lector__free'd by lector__det_input_free */
+    float *data; /* lector__free'd by lector__det_input_free */
     int height, width;
-    float ratio_h;  /* height / padded_height */
-    float ratio_w;  /* width / padded_width */
+    float ratio_h;                   /* height / padded_height */
+    float ratio_w;                   /* width / padded_width */
     int padded_height, padded_width; /* source size after PaddleOCR's padding
                                         of tiny images (= source size unless
                                         width + height < 64) */
@@ -35,9 +35,8 @@ typedef struct lector_det_input {
 /* Target size of DetResizeForTest type 0: ratio from the limit, then
  * side = int(side * ratio) and side = max(round_half_even(side / 32) * 32, 32).
  * Returns LECTOR_ERR_INVALID_ARGUMENT for non-positive sizes or limit. */
-lector_status lector__det_resize_dims(int width, int height, int limit_side_len,
-                                      lector_det_limit_type type, int *out_width,
-                                      int *out_height, lector_error *err);
+lector_status lector__det_resize_dims(int width, int height, int limit_side_len, lector_det_limit_type type,
+                                      int *out_width, int *out_height, lector_error *err);
 
 /* DetResizeForTest + NormalizeImage + ToCHWImage. An image whose
  * width + height < 64 is first padded with black on the right and bottom to
@@ -45,9 +44,8 @@ lector_status lector__det_resize_dims(int width, int height, int limit_side_len,
  * relative to that padded size, as in PaddleOCR.
  * Resize (cv2 INTER_LINEAR) + (x/255 - mean)/std with mean
  * (0.485, 0.456, 0.406), std (0.229, 0.224, 0.225) on B, G, R + HWC->CHW. */
-lector_status lector__det_preprocess(const lector_image *img, int limit_side_len,
-                                     lector_det_limit_type type, lector_det_input *out,
-                                     lector_error *err);
+lector_status lector__det_preprocess(const lector_image *img, int limit_side_len, lector_det_limit_type type,
+                                     lector_det_input *out, lector_error *err);
 void lector__det_input_free(lector_det_input *in);
 /* What a lector_image_input points to besides the pixels: the resize
  * tables (lector__resize_columns / lector__resize_rows), detection's
@@ -73,9 +71,8 @@ lector_status lector__det_image_input(const lector_image *img, int limit_side_le
                                       lector_image_input *out, lector_error *err);
 
 /* The same with the normalisation's mean and std (B, G, R order) given. */
-lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len,
-                                          lector_det_limit_type type, const float mean[3],
-                                          const float stdv[3], lector_det_input *out,
+lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len, lector_det_limit_type type,
+                                          const float mean[3], const float stdv[3], lector_det_input *out,
                                           lector_error *err);
 
 /* Width a text line is resized to at height img_h inside a tensor of width
@@ -89,15 +86,14 @@ int lector__rec_batch_width(const int *widths, const int *heights, int n, int im
 /* Classifier input for one crop (predict_cls.py resize_norm_img): resize to
  * img_h (48) x resized width, (x/255 - 0.5)/0.5, zero padding on the right up
  * to img_w (192). Writes 3 * img_h * img_w floats at `dst` (one batch row). */
-lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst,
-                                     lector_error *err);
+lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst, lector_error *err);
 
 /* Recogniser input for one crop (predict_rec.py resize_norm_img) into row
  * `b` of a batch tensor [n, 3, img_h, batch_w]: same as cls with
  * img_w = batch_w. Writes 3 * img_h * batch_w floats at
  * batch + b * 3 * img_h * batch_w. */
-lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w,
-                                     float *batch, int b, lector_error *err);
+lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w, float *batch, int b,
+                                     lector_error *err);
 
 /* A text line's row of a cls/rec input made on a device
  * (lector_model_run_images), bit for bit the row lector__cls_preprocess /
@@ -107,8 +103,8 @@ lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int ba
  * (bit 1) make from `page`: only the page's region under the crop goes up.
  * img_w is the tensor's width (cls_image_width, or the rec batch width).
  * `out` points into `t`, `page` and a static normalisation table. */
-lector_status lector__line_image_input(const lector_image *page, const double warp[9], int crop_width,
-                                       int crop_height, int turns, int img_h, int img_w, lector_input_tables *t,
-                                       lector_image_input *out, lector_error *err);
+lector_status lector__line_image_input(const lector_image *page, const double warp[9], int crop_width, int crop_height,
+                                       int turns, int img_h, int img_w, lector_input_tables *t, lector_image_input *out,
+                                       lector_error *err);
 
 #endif

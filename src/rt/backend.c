@@ -13,8 +13,8 @@ lector_status rt_backend_create(const char *name, int threads, rt_backend **out,
     return rt_backend_create_ex(name, threads, 0, 0, out, err);
 }
 
-lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16,
-                                   rt_backend **out, lector_error *err)
+lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
+                                   lector_error *err)
 {
     *out = NULL;
     const rt_backend_iface *iface = NULL;
@@ -24,8 +24,8 @@ lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem
             char *end;
             long d = strtol(name + 5, &end, 10);
             if (end == name + 5 || *end || d < 0 || d > 1023)
-                return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
-                                     "bad device '%s' (expected cuda or cuda:N)", name);
+                return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "bad device '%s' (expected cuda or cuda:N)",
+                                     name);
             device = (int)d;
         }
         char why[512] = "";
@@ -39,15 +39,14 @@ lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem
     } else if (!strcmp(name, "onednn")) {
         iface = rt_backend_onednn();
         if (!iface)
-            return lector__error(err, LECTOR_ERR_UNAVAILABLE,
-                                 "backend 'onednn' is not compiled into this build");
+            return lector__error(err, LECTOR_ERR_UNAVAILABLE, "backend 'onednn' is not compiled into this build");
     } else {
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
                              "unknown backend '%s' (expected cpu, ref, onednn or cuda[:N])", name);
     }
     if (iface->api_version != RT_BACKEND_API_VERSION)
-        return lector__error(err, LECTOR_ERR_BACKEND, "backend '%s' has API version %u, expected %u",
-                             iface->name, iface->api_version, RT_BACKEND_API_VERSION);
+        return lector__error(err, LECTOR_ERR_BACKEND, "backend '%s' has API version %u, expected %u", iface->name,
+                             iface->api_version, RT_BACKEND_API_VERSION);
     if (fp16 && !(iface->features & RT_FEATURE_FP16))
         return lector__error(err, LECTOR_ERR_UNAVAILABLE, "backend '%s' cannot run in half precision (fp16)",
                              iface->name);

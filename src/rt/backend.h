@@ -44,9 +44,8 @@ typedef struct rt_backend_iface {
      * kernels, creates primitives, stores its state in plan->be_plan. */
     lector_status (*plan_compile)(rt_backend *be, rt_plan *plan, lector_error *err);
     /* Runs the plan. `arena` has plan->arena_size bytes of backend memory. */
-    lector_status (*plan_execute)(rt_backend *be, const rt_plan *plan, void *arena,
-                                  const lector_tensor *inputs, lector_tensor *outputs,
-                                  lector_error *err);
+    lector_status (*plan_execute)(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
+                                  lector_tensor *outputs, lector_error *err);
     void (*plan_free)(rt_backend *be, rt_plan *plan);
     /* Optional extras found by name (NULL if none). Among them "run_images"
      * (rt_run_images_fn): plan_execute with the plan's only input, [batch,
@@ -72,9 +71,9 @@ struct rt_backend {
     int threads;
     void *ctx; /* the backend's own state */
     /* device backends */
-    int device;             /* GPU ordinal */
-    size_t gpu_mem_limit;   /* bytes the process may take on that GPU; 0 = no cap */
-    int fp16;               /* run plans in half precision where the backend can */
+    int device;           /* GPU ordinal */
+    size_t gpu_mem_limit; /* bytes the process may take on that GPU; 0 = no cap */
+    int fp16;             /* run plans in half precision where the backend can */
 };
 
 /* ---- the CUDA module ----------------------------------------------------------
@@ -114,13 +113,13 @@ const rt_backend_iface *rt_backend_onednn(void); /* NULL when not compiled in */
 /* Creates the backend named `name` ("ref", "cpu", "onednn", "cuda", "cuda:N";
  * NULL = best CPU). For "cuda", gpu_mem_limit and fp16 configure the device. */
 lector_status rt_backend_create(const char *name, int threads, rt_backend **out, lector_error *err);
-lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16,
-                                   rt_backend **out, lector_error *err);
+lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
+                                   lector_error *err);
 void rt_backend_free(rt_backend *be);
 
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over
  * host memory. */
-lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena,
-                              const lector_tensor *inputs, lector_tensor *outputs, lector_error *err);
+lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
+                              lector_tensor *outputs, lector_error *err);
 
 #endif

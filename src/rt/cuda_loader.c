@@ -149,7 +149,8 @@ int lector_engine_gpu_selftest(int device, char *msg, size_t len)
     }
     const char *(*dev_name)(rt_backend *) = NULL;
     if (be->iface->get_proc_address) *(void **)&dev_name = be->iface->get_proc_address("device_name");
-    snprintf(msg, len, "liblector-cuda.so loaded (backend API %u); GPU %d (%s): context, stream, cuDNN and cuBLAS "
+    snprintf(msg, len,
+             "liblector-cuda.so loaded (backend API %u); GPU %d (%s): context, stream, cuDNN and cuBLAS "
              "handles in %.0f ms",
              be->iface->api_version, device, dev_name ? dev_name(be) : "?", lector__now_ms() - t0);
     rt_backend_free(be);

@@ -104,8 +104,7 @@ rt_node *rt_graph_add_node(rt_graph *g, int op, const char *name, int n_in, int 
     return n;
 }
 
-int rt_graph_add_const(rt_graph *g, const char *name, lector_dtype dt, int ndim,
-                       const int64_t *dims, void *data)
+int rt_graph_add_const(rt_graph *g, const char *name, lector_dtype dt, int ndim, const int64_t *dims, void *data)
 {
     int v = rt_graph_add_value(g, name);
     if (v < 0) return -1;
@@ -266,10 +265,7 @@ int64_t rt_value_numel(const rt_value *v)
     return n;
 }
 
-size_t rt_value_nbytes(const rt_value *v)
-{
-    return (size_t)rt_value_numel(v) * lector_dtype_size(v->dtype);
-}
+size_t rt_value_nbytes(const rt_value *v) { return (size_t)rt_value_numel(v) * lector_dtype_size(v->dtype); }
 
 lector_tensor rt_value_tensor(const rt_value *v)
 {

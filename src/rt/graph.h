@@ -56,29 +56,29 @@ typedef enum rt_act {
 
 typedef struct rt_value {
     char *name;
-    lector_dtype dtype;  /* LECTOR_DTYPE_UNDEFINED until inferred (a graph output:
+    lector_dtype dtype; /* LECTOR_DTYPE_UNDEFINED until inferred (a graph output:
                             as the model declares it, if it does) */
-    int ndim;            /* -1 until inferred (a graph output: as declared) */
+    int ndim;           /* -1 until inferred (a graph output: as declared) */
     int64_t dims[LECTOR_MAX_DIMS];
-    void *data;          /* non-NULL: a constant (initializer or folded) */
-    bool owns_data;      /* data is freed with the graph */
-    int producer;        /* index of the producing node, -1 for inputs/constants */
+    void *data;     /* non-NULL: a constant (initializer or folded) */
+    bool owns_data; /* data is freed with the graph */
+    int producer;   /* index of the producing node, -1 for inputs/constants */
     bool is_input;
     bool is_output;
 } rt_value;
 
 typedef struct rt_node {
-    int op;              /* index into the op table (ops.h) */
+    int op; /* index into the op table (ops.h) */
     char *name;
     int n_in;
-    int *in;             /* value indices; -1 = absent optional input */
+    int *in; /* value indices; -1 = absent optional input */
     int n_out;
     int *out;
     int n_attrs;
     rt_attr *attrs;
-    rt_act act;          /* fused activation */
+    rt_act act; /* fused activation */
     float act_alpha, act_beta;
-    bool dead;           /* removed by a pass; skipped everywhere */
+    bool dead; /* removed by a pass; skipped everywhere */
 } rt_node;
 
 typedef struct rt_graph {
@@ -86,12 +86,12 @@ typedef struct rt_graph {
     int n_values, cap_values;
     rt_node *nodes;
     int n_nodes, cap_nodes;
-    int *inputs;         /* graph inputs that are not initializers */
+    int *inputs; /* graph inputs that are not initializers */
     int n_inputs;
     int *outputs;
     int n_outputs;
-    int64_t opset;       /* default-domain opset of the model */
-    char *name;          /* file name or caller-given name, for messages */
+    int64_t opset; /* default-domain opset of the model */
+    char *name;    /* file name or caller-given name, for messages */
 } rt_graph;
 
 /* ---- construction / destruction ----------------------------------------- */
@@ -109,8 +109,7 @@ int rt_graph_find_value(const rt_graph *g, const char *name);
 /* Adds a node with room for n_in inputs and n_out outputs (filled with -1). */
 rt_node *rt_graph_add_node(rt_graph *g, int op, const char *name, int n_in, int n_out);
 /* Adds a constant value (takes ownership of `data`, allocated with lector__malloc). */
-int rt_graph_add_const(rt_graph *g, const char *name, lector_dtype dt, int ndim,
-                       const int64_t *dims, void *data);
+int rt_graph_add_const(rt_graph *g, const char *name, lector_dtype dt, int ndim, const int64_t *dims, void *data);
 
 /* ---- attributes --------------------------------------------------------- */
 

@@ -10,16 +10,15 @@ static lector_status need_in(const rt_node *n, const rt_value *const *in, int k,
 {
     for (int i = 0; i < k; i++)
         if (i >= n->n_in || !in[i])
-            return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: input %d is missing",
-                                 n->name, i);
+            return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: input %d is missing", n->name, i);
     return LECTOR_OK;
 }
 
 static lector_status need_float(const rt_node *n, const rt_value *v, lector_error *err)
 {
     if (v->dtype != LECTOR_DTYPE_FLOAT32)
-        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32 supported)",
-                             n->name, lector_dtype_name(v->dtype));
+        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32 supported)", n->name,
+                             lector_dtype_name(v->dtype));
     return LECTOR_OK;
 }
 
@@ -32,45 +31,42 @@ static void geom_out(const rt_conv_geom *g, int64_t nb, int64_t c, rt_value *o)
     rt_set_out(o, LECTOR_DTYPE_FLOAT32, 2 + g->nsp, d);
 }
 
-lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                            lector_error *err)
+lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     const rt_value *x = in[0], *w = in[1];
     if (x->ndim < 3 || w->ndim != x->ndim)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d",
-                             nd->name, x->ndim, w->ndim);
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d", nd->name, x->ndim,
+                             w->ndim);
     int64_t group = rt_attr_int(nd, "group", 1);
     if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
         return lector__error(err, LECTOR_ERR_SHAPE,
-                             "node %s: %lld input channels do not match weight %lld x group %lld",
-                             nd->name, (long long)x->dims[1], (long long)w->dims[1], (long long)group);
+                             "node %s: %lld input channels do not match weight %lld x group %lld", nd->name,
+                             (long long)x->dims[1], (long long)w->dims[1], (long long)group);
     if (nd->n_in > 2 && in[2] && (in[2]->ndim != 1 || in[2]->dims[0] != w->dims[0]))
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: bias shape", nd->name);
     rt_conv_geom g;
     if ((st = rt_conv_geom_make(nd, RT_GEOM_CONV, x->ndim, x->dims, w->dims, &g, err))) return st;
     for (int i = 0; i < g.nsp; i++)
         if (g.k[RT_SPATIAL - g.nsp + i] != w->dims[2 + i])
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: kernel_shape != weight shape",
-                                 nd->name);
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: kernel_shape != weight shape", nd->name);
     geom_out(&g, x->dims[0], w->dims[0], out[0]);
     return LECTOR_OK;
 }
 
-lector_status rt_infer_ConvTranspose(const rt_node *nd, const rt_value *const *in,
-                                     rt_value *const *out, lector_error *err)
+lector_status rt_infer_ConvTranspose(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                     lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     const rt_value *x = in[0], *w = in[1];
     if (x->ndim < 3 || w->ndim != x->ndim)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d",
-                             nd->name, x->ndim, w->ndim);
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d", nd->name, x->ndim,
+                             w->ndim);
     int64_t group = rt_attr_int(nd, "group", 1);
     if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[0] || w->dims[0] % group)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: channels do not match the weight",
-                             nd->name);
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: channels do not match the weight", nd->name);
     int64_t m = w->dims[1] * group;
     if (nd->n_in > 2 && in[2] && (in[2]->ndim != 1 || in[2]->dims[0] != m))
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: bias shape", nd->name);
@@ -80,72 +76,72 @@ lector_status rt_infer_ConvTranspose(const rt_node *nd, const rt_value *const *i
     return LECTOR_OK;
 }
 
-static lector_status pool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                          lector_error *err)
+static lector_status pool(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 1, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     rt_conv_geom g;
-    if ((st = rt_conv_geom_make(nd, RT_GEOM_POOL, in[0]->ndim, in[0]->dims, NULL, &g, err)))
-        return st;
+    if ((st = rt_conv_geom_make(nd, RT_GEOM_POOL, in[0]->ndim, in[0]->dims, NULL, &g, err))) return st;
     geom_out(&g, in[0]->dims[0], in[0]->dims[1], out[0]);
     if (nd->n_out > 1 && out[1]) /* MaxPool Indices */
         rt_set_out(out[1], LECTOR_DTYPE_INT64, out[0]->ndim, out[0]->dims);
     return LECTOR_OK;
 }
 
-lector_status rt_infer_MaxPool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                               lector_error *err)
+lector_status rt_infer_MaxPool(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     return pool(nd, in, out, err);
 }
 
-lector_status rt_infer_AveragePool(const rt_node *nd, const rt_value *const *in,
-                                   rt_value *const *out, lector_error *err)
+lector_status rt_infer_AveragePool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                   lector_error *err)
 {
     return pool(nd, in, out, err);
 }
 
-static lector_status global_pool(const rt_node *nd, const rt_value *const *in,
-                                 rt_value *const *out, lector_error *err)
+static lector_status global_pool(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 1, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     if (in[0]->ndim < 2)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d < 2", nd->name,
-                             in[0]->ndim);
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d < 2", nd->name, in[0]->ndim);
     int64_t d[LECTOR_MAX_DIMS];
     for (int i = 0; i < in[0]->ndim; i++) d[i] = i < 2 ? in[0]->dims[i] : 1;
     rt_set_out(out[0], in[0]->dtype, in[0]->ndim, d);
     return LECTOR_OK;
 }
 
-lector_status rt_infer_GlobalAveragePool(const rt_node *nd, const rt_value *const *in,
-                                         rt_value *const *out, lector_error *err)
+lector_status rt_infer_GlobalAveragePool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                         lector_error *err)
 {
     return global_pool(nd, in, out, err);
 }
 
-lector_status rt_infer_GlobalMaxPool(const rt_node *nd, const rt_value *const *in,
-                                     rt_value *const *out, lector_error *err)
+lector_status rt_infer_GlobalMaxPool(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                     lector_error *err)
 {
     return global_pool(nd, in, out, err);
 }
 
-lector_status rt_infer_MatMul(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                              lector_error *err)
+lector_status rt_infer_MatMul(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err)) || (st = need_float(nd, in[1], err))) return st;
     const rt_value *a = in[0], *b = in[1];
-    if (a->ndim < 1 || b->ndim < 1)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: scalar operand", nd->name);
+    if (a->ndim < 1 || b->ndim < 1) return lector__error(err, LECTOR_ERR_SHAPE, "node %s: scalar operand", nd->name);
     int64_t ad[LECTOR_MAX_DIMS], bd[LECTOR_MAX_DIMS];
     int an = a->ndim, bn = b->ndim;
     memcpy(ad, a->dims, sizeof ad);
     memcpy(bd, b->dims, sizeof bd);
-    if (an == 1) { ad[1] = ad[0]; ad[0] = 1; an = 2; }
-    if (bn == 1) { bd[1] = 1; bn = 2; }
+    if (an == 1) {
+        ad[1] = ad[0];
+        ad[0] = 1;
+        an = 2;
+    }
+    if (bn == 1) {
+        bd[1] = 1;
+        bn = 2;
+    }
     if (ad[an - 1] != bd[bn - 2]) {
         char b1[128], b2[128];
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: MatMul of %s and %s", nd->name,
@@ -164,8 +160,7 @@ lector_status rt_infer_MatMul(const rt_node *nd, const rt_value *const *in, rt_v
     return LECTOR_OK;
 }
 
-lector_status rt_infer_Gemm(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                            lector_error *err)
+lector_status rt_infer_Gemm(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
@@ -176,8 +171,8 @@ lector_status rt_infer_Gemm(const rt_node *nd, const rt_value *const *in, rt_val
     int64_t m = ta ? a->dims[1] : a->dims[0], k = ta ? a->dims[0] : a->dims[1];
     int64_t k2 = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
     if (k != k2)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: inner dimensions %lld != %lld",
-                             nd->name, (long long)k, (long long)k2);
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: inner dimensions %lld != %lld", nd->name, (long long)k,
+                             (long long)k2);
     int64_t d[2] = {m, nn};
     if (nd->n_in > 2 && in[2]) {
         const rt_value *c = in[2];
@@ -186,27 +181,24 @@ lector_status rt_infer_Gemm(const rt_node *nd, const rt_value *const *in, rt_val
         int64_t od[LECTOR_MAX_DIMS];
         int on;
         if (c->ndim > 2 || rt_broadcast_dims(2, nds, dd, &on, od) != 0 || od[0] != m || od[1] != nn)
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: C does not broadcast to [%lld,%lld]",
-                                 nd->name, (long long)m, (long long)nn);
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: C does not broadcast to [%lld,%lld]", nd->name,
+                                 (long long)m, (long long)nn);
     }
     rt_set_out(out[0], LECTOR_DTYPE_FLOAT32, 2, d);
     return LECTOR_OK;
 }
 
-lector_status rt_infer_BatchNormalization(const rt_node *nd, const rt_value *const *in,
-                                          rt_value *const *out, lector_error *err)
+lector_status rt_infer_BatchNormalization(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                          lector_error *err)
 {
     lector_status st = need_in(nd, in, 5, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     if (rt_attr_int(nd, "training_mode", 0) != 0)
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: BatchNormalization in training mode", nd->name);
-    if (in[0]->ndim < 2)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank < 2", nd->name);
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: BatchNormalization in training mode", nd->name);
+    if (in[0]->ndim < 2) return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank < 2", nd->name);
     for (int i = 1; i < 5; i++)
         if (rt_value_numel(in[i]) != in[0]->dims[1] || in[i]->dtype != LECTOR_DTYPE_FLOAT32)
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: parameter %d is not [C] float32",
-                                 nd->name, i);
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: parameter %d is not [C] float32", nd->name, i);
     rt_set_out(out[0], in[0]->dtype, in[0]->ndim, in[0]->dims);
     /* optional statistics outputs of old opsets: in inference mode the
      * running mean / variance, passed through */
@@ -215,15 +207,14 @@ lector_status rt_infer_BatchNormalization(const rt_node *nd, const rt_value *con
     return LECTOR_OK;
 }
 
-lector_status rt_infer_LayerNormalization(const rt_node *nd, const rt_value *const *in,
-                                          rt_value *const *out, lector_error *err)
+lector_status rt_infer_LayerNormalization(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
+                                          lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
     int r = in[0]->ndim;
     int axis = rt_norm_axis(rt_attr_int(nd, "axis", -1), r);
-    if (axis < 0)
-        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: bad axis", nd->name);
+    if (axis < 0) return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: bad axis", nd->name);
     rt_set_out(out[0], in[0]->dtype, r, in[0]->dims);
     int64_t d[LECTOR_MAX_DIMS];
     for (int i = 0; i < r; i++) d[i] = i < axis ? in[0]->dims[i] : 1;
@@ -232,8 +223,7 @@ lector_status rt_infer_LayerNormalization(const rt_node *nd, const rt_value *con
     return LECTOR_OK;
 }
 
-lector_status rt_infer_Softmax(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                               lector_error *err)
+lector_status rt_infer_Softmax(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 1, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
@@ -245,8 +235,7 @@ lector_status rt_infer_Softmax(const rt_node *nd, const rt_value *const *in, rt_
     return LECTOR_OK;
 }
 
-lector_status rt_reduce_mask(const rt_node *nd, int r, const lector_tensor *axes, int *mask,
-                             lector_error *err)
+lector_status rt_reduce_mask(const rt_node *nd, int r, const lector_tensor *axes, int *mask, lector_error *err)
 {
     const int64_t *av = NULL;
     int na = axes ? (int)lector_tensor_numel(axes) : rt_attr_ints(nd, "axes", &av);
@@ -260,15 +249,14 @@ lector_status rt_reduce_mask(const rt_node *nd, int r, const lector_tensor *axes
         int64_t a = axes ? rt_i64_at(axes->dtype, axes->data, i) : av[i];
         int k = rt_norm_axis(a, r);
         if (k < 0)
-            return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range",
-                                 nd->name, (long long)a);
+            return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range", nd->name,
+                                 (long long)a);
         mask[k] = 1;
     }
     return LECTOR_OK;
 }
 
-static lector_status reduce(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                            lector_error *err)
+static lector_status reduce(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 1, err);
     if (st) return st;
@@ -284,42 +272,42 @@ static lector_status reduce(const rt_node *nd, const rt_value *const *in, rt_val
     int64_t d[LECTOR_MAX_DIMS];
     int r = 0;
     for (int i = 0; i < in[0]->ndim; i++) {
-        if (!mask[i]) d[r++] = in[0]->dims[i];
-        else if (keep) d[r++] = 1;
+        if (!mask[i])
+            d[r++] = in[0]->dims[i];
+        else if (keep)
+            d[r++] = 1;
     }
     rt_set_out(out[0], in[0]->dtype, r, d);
     return LECTOR_OK;
 }
 
-lector_status rt_infer_ReduceMean(const rt_node *nd, const rt_value *const *in,
-                                  rt_value *const *out, lector_error *err)
+lector_status rt_infer_ReduceMean(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     return reduce(nd, in, out, err);
 }
 
-lector_status rt_infer_ReduceSum(const rt_node *nd, const rt_value *const *in,
-                                 rt_value *const *out, lector_error *err)
+lector_status rt_infer_ReduceSum(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     return reduce(nd, in, out, err);
 }
 
-lector_status rt_infer_ReduceMax(const rt_node *nd, const rt_value *const *in,
-                                 rt_value *const *out, lector_error *err)
+lector_status rt_infer_ReduceMax(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     return reduce(nd, in, out, err);
 }
 
 /* ArgMax (opsets 1-13): one axis (default 0, negative from the end),
  * keepdims (default 1), select_last_index (default 0); int64 indices. */
-lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
-                              lector_error *err)
+lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
 {
     lector_status st = need_in(nd, in, 1, err);
     if (st) return st;
     const rt_value *x = in[0];
     switch (x->dtype) {
-    case LECTOR_DTYPE_FLOAT32: case LECTOR_DTYPE_FLOAT64: case LECTOR_DTYPE_INT64: case LECTOR_DTYPE_INT32:
-        break;
+    case LECTOR_DTYPE_FLOAT32:
+    case LECTOR_DTYPE_FLOAT64:
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_INT32: break;
     default:
         return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
                              nd->name, lector_dtype_name(x->dtype));
@@ -328,8 +316,8 @@ lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_v
     int64_t axis = rt_attr_int(nd, "axis", 0);
     int a = rt_norm_axis(axis, r);
     if (a < 0)
-        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range for rank %d",
-                             nd->name, (long long)axis, r);
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range for rank %d", nd->name,
+                             (long long)axis, r);
     int keep = rt_attr_int(nd, "keepdims", 1) != 0;
     int64_t d[LECTOR_MAX_DIMS], numel = 1;
     int k = 0;

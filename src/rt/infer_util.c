@@ -6,10 +6,7 @@
 
 #include "rt/infer_util.h"
 
-int64_t rt_node_opset(const rt_node *n)
-{
-    return rt_attr_int(n, "__opset", 13);
-}
+int64_t rt_node_opset(const rt_node *n) { return rt_attr_int(n, "__opset", 13); }
 
 int rt_norm_axis(int64_t axis, int rank)
 {
@@ -39,8 +36,7 @@ double rt_f64_at(lector_dtype dt, const void *data, int64_t i)
     }
 }
 
-int rt_broadcast_dims(int n, const int *ndims, const int64_t *const *dims, int *out_ndim,
-                      int64_t *out_dims)
+int rt_broadcast_dims(int n, const int *ndims, const int64_t *const *dims, int *out_ndim, int64_t *out_dims)
 {
     int r = 0;
     for (int i = 0; i < n; i++) r = LECTOR_MAX(r, ndims[i]);
@@ -52,8 +48,10 @@ int rt_broadcast_dims(int n, const int *ndims, const int64_t *const *dims, int *
             if (k < 0) continue;
             int64_t di = dims[i][k];
             if (di == 1) continue;
-            if (d == 1) d = di;
-            else if (d != di) return -1;
+            if (d == 1)
+                d = di;
+            else if (d != di)
+                return -1;
         }
         /* a dimension of size 0 wins over 1 */
         for (int i = 0; i < n; i++) {
@@ -71,11 +69,10 @@ lector_status rt_check_dims(const rt_node *n, int ndim, const int64_t *dims, lec
     int64_t p = 1;
     for (int i = 0; i < ndim; i++) {
         if (dims[i] < 0 || dims[i] > RT_MAX_NUMEL)
-            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: dimension %lld out of range",
-                                 n->name, (long long)dims[i]);
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: dimension %lld out of range", n->name,
+                                 (long long)dims[i]);
         if (__builtin_mul_overflow(p, dims[i], &p) || p > RT_MAX_NUMEL)
-            return lector__error(err, LECTOR_ERR_LIMIT,
-                                 "node %s: output of more than 2^40 elements", n->name);
+            return lector__error(err, LECTOR_ERR_LIMIT, "node %s: output of more than 2^40 elements", n->name);
     }
     return LECTOR_OK;
 }
@@ -87,35 +84,29 @@ void rt_set_out(rt_value *v, lector_dtype dt, int ndim, const int64_t *dims)
     for (int i = 0; i < ndim; i++) v->dims[i] = dims[i];
 }
 
-lector_status rt_need_const_ints(const rt_node *n, const rt_value *const *in, int i,
-                                 const char *what, lector_error *err)
+lector_status rt_need_const_ints(const rt_node *n, const rt_value *const *in, int i, const char *what,
+                                 lector_error *err)
 {
     if (i >= n->n_in || !in[i])
-        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: missing input '%s'", n->name,
-                             what);
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: missing input '%s'", n->name, what);
     if (in[i]->dtype != LECTOR_DTYPE_INT64 && in[i]->dtype != LECTOR_DTYPE_INT32)
-        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: input '%s' must be int64, not %s",
-                             n->name, what, lector_dtype_name(in[i]->dtype));
+        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: input '%s' must be int64, not %s", n->name, what,
+                             lector_dtype_name(in[i]->dtype));
     if (!in[i]->data)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: input '%s' must be a constant (it determines a shape)",
-                             n->name, what);
+                             "node %s: input '%s' must be a constant (it determines a shape)", n->name, what);
     return LECTOR_OK;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
-                                const int64_t *xdims, const int64_t *wdims, rt_conv_geom *g,
-                                lector_error *err)
+lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim, const int64_t *xdims,
+                                const int64_t *wdims, rt_conv_geom *g, lector_error *err)
 {
     int nsp = xndim - 2;
     if (nsp < 1 || nsp > RT_SPATIAL)
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: %d spatial dimensions (1 to 3 supported)", n->name, nsp);
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: %d spatial dimensions (1 to 3 supported)",
+                             n->name, nsp);
     memset(g, 0, sizeof *g);
     g->nsp = nsp;
     const int64_t *ks = NULL, *st = NULL, *dl = NULL, *pd = NULL, *op = NULL, *os = NULL;
@@ -125,11 +116,11 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
     int np = rt_attr_ints(n, "pads", &pd);
     int nop = rt_attr_ints(n, "output_padding", &op);
     int nos = rt_attr_ints(n, "output_shape", &os);
-    if ((nk && nk != nsp) || (ns && ns != nsp) || (nd && nd != nsp) || (np && np != 2 * nsp) ||
-        (nop && nop != nsp) || (nos && nos != nsp && nos != nsp + 2))
+    if ((nk && nk != nsp) || (ns && ns != nsp) || (nd && nd != nsp) || (np && np != 2 * nsp) || (nop && nop != nsp) ||
+        (nos && nos != nsp && nos != nsp + 2))
         return lector__error(err, LECTOR_ERR_INVALID_MODEL,
-                             "node %s: kernel_shape/strides/dilations/pads do not match the input rank %d",
-                             n->name, xndim);
+                             "node %s: kernel_shape/strides/dilations/pads do not match the input rank %d", n->name,
+                             xndim);
     if (kind == RT_GEOM_POOL && !nk)
         return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: kernel_shape missing", n->name);
     const char *ap = rt_attr_string(n, "auto_pad", "NOTSET");
@@ -153,12 +144,12 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
         g->pe[j] = np ? pd[nsp + i] : 0;
         /* bounds that keep every size below 2^52 (no overflow anywhere) */
         const int64_t big = (int64_t)1 << 20;
-        if (g->k[j] < 1 || g->s[j] < 1 || g->d[j] < 1 || g->pb[j] < 0 || g->pe[j] < 0 ||
-            g->k[j] > big || g->s[j] > big || g->d[j] > big || g->pb[j] > big || g->pe[j] > big ||
-            g->in[j] > ((int64_t)1 << 31) || (nop && (op[i] < 0 || op[i] > big)) ||
+        if (g->k[j] < 1 || g->s[j] < 1 || g->d[j] < 1 || g->pb[j] < 0 || g->pe[j] < 0 || g->k[j] > big ||
+            g->s[j] > big || g->d[j] > big || g->pb[j] > big || g->pe[j] > big || g->in[j] > ((int64_t)1 << 31) ||
+            (nop && (op[i] < 0 || op[i] > big)) ||
             (nos && (os[nos - nsp + i] < 0 || os[nos - nsp + i] > ((int64_t)1 << 31))))
-            return lector__error(err, LECTOR_ERR_INVALID_MODEL,
-                                 "node %s: bad kernel/stride/dilation/pad values", n->name);
+            return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: bad kernel/stride/dilation/pad values",
+                                 n->name);
         int64_t dk = (g->k[j] - 1) * g->d[j] + 1;
         int64_t in = g->in[j], s = g->s[j], out;
         if (kind == RT_GEOM_CONVT) {
@@ -199,8 +190,7 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
             if (valid) g->pb[j] = g->pe[j] = 0;
             int64_t span = in + g->pb[j] + g->pe[j] - dk;
             if (span < 0)
-                return lector__error(err, LECTOR_ERR_SHAPE,
-                                     "node %s: input size %lld is smaller than the kernel %lld",
+                return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input size %lld is smaller than the kernel %lld",
                                      n->name, (long long)in, (long long)dk);
             if (ceil_mode) {
                 out = ceil_div(span, s) + 1;
@@ -210,8 +200,8 @@ lector_status rt_conv_geom_make(const rt_node *n, rt_geom_kind kind, int xndim,
             }
         }
         if (out < 0 || out > RT_MAX_NUMEL)
-            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: output size %lld out of range",
-                                 n->name, (long long)out);
+            return lector__error(err, LECTOR_ERR_SHAPE, "node %s: output size %lld out of range", n->name,
+                                 (long long)out);
         g->out[j] = out;
     }
     return LECTOR_OK;

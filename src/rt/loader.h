@@ -7,7 +7,6 @@
 #include "rt/graph.h"
 
 /* Parses an ONNX ModelProto. `name` (file name) is used in messages. */
-lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_graph **out,
-                           lector_error *err);
+lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_graph **out, lector_error *err);
 
 #endif

@@ -15,7 +15,7 @@
 #include "util/util.h"
 
 typedef struct cache_entry {
-    rt_plan *plan;      /* plan->refs counts the cache's reference + running calls */
+    rt_plan *plan; /* plan->refs counts the cache's reference + running calls */
     uint64_t last_used;
 } cache_entry;
 
@@ -53,8 +53,8 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    return rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0,
-                                opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
+    return rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0, opt ? opt->gpu_mem_limit : 0,
+                                opt ? opt->fp16 : 0, &m->be, err);
 }
 
 /* ---- output_argmax ------------------------------------------------------------ */
@@ -172,9 +172,8 @@ static lector_status add_output_argmax(rt_graph *g, lector_error *err)
     return LECTOR_OK;
 }
 
-lector_status lector_model_load_memory(const void *data, size_t size, const char *name,
-                                       const lector_model_options *opt, lector_model **out,
-                                       lector_error *err)
+lector_status lector_model_load_memory(const void *data, size_t size, const char *name, const lector_model_options *opt,
+                                       lector_model **out, lector_error *err)
 {
     if (!out || (!data && size))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_load: NULL argument");
@@ -197,11 +196,10 @@ lector_status lector_model_load_memory(const void *data, size_t size, const char
     return LECTOR_OK;
 }
 
-lector_status lector_model_load_file(const char *path, const lector_model_options *opt,
-                                     lector_model **out, lector_error *err)
+lector_status lector_model_load_file(const char *path, const lector_model_options *opt, lector_model **out,
+                                     lector_error *err)
 {
-    if (!path || !out)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_load_file: NULL argument");
+    if (!path || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_load_file: NULL argument");
     *out = NULL;
     uint8_t *buf;
     size_t len;
@@ -301,8 +299,7 @@ static void cache_release(lector_model *m, rt_plan *p)
     if (last) rt_plan_free(p); /* evicted while it ran */
 }
 
-static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out,
-                                  lector_error *err)
+static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
     rt_graph *g = rt_graph_clone(m->g);
     if (!g) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", m->g->name);
@@ -316,8 +313,7 @@ static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, 
 }
 
 /* Returns a referenced plan for these input shapes, compiling it if needed. */
-static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out,
-                                  lector_error *err)
+static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
     int slot;
     pthread_mutex_lock(&m->lock);
@@ -366,18 +362,18 @@ static lector_status check_inputs(const lector_model *m, const lector_tensor *in
                                   lector_error *err)
 {
     if (n_inputs != (size_t)m->g->n_inputs)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu",
-                             m->g->name, m->g->n_inputs, n_inputs);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu", m->g->name,
+                             m->g->n_inputs, n_inputs);
     for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS) /* first: the size below reads the dims */
-            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
-                                 m->g->name, m->inputs[i].name, inputs[i].ndim);
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d", m->g->name,
+                                 m->inputs[i].name, inputs[i].ndim);
         lector_tensor with_data = inputs[i];
         with_data.data = &with_data; /* would it be bound by value if it had data? */
         if (!inputs[i].data && lector_tensor_numel(&inputs[i]) > 0 &&
             (need_data || rt_input_bound_by_value(&with_data)))
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data",
-                                 m->g->name, m->inputs[i].name);
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: input '%s' has no data", m->g->name,
+                                 m->inputs[i].name);
     }
     return LECTOR_OK;
 }
@@ -420,8 +416,7 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
 
 int lector_model_takes_images(const lector_model *m)
 {
-    if (!m || m->g->n_inputs != 1 || !m->be->iface->get_proc_address ||
-        !m->be->iface->get_proc_address("run_images"))
+    if (!m || m->g->n_inputs != 1 || !m->be->iface->get_proc_address || !m->be->iface->get_proc_address("run_images"))
         return 0;
     const rt_value *v = &m->g->values[m->g->inputs[0]];
     return v->dtype == LECTOR_DTYPE_FLOAT32 && (v->ndim < 0 || v->ndim == 4);
@@ -436,13 +431,14 @@ static lector_status check_row(const lector_model *m, const lector_image_input *
     if (!im->pixels || !im->xofs || !im->alpha || !im->yofs || !im->beta || !im->lut || im->width <= 0 ||
         im->height <= 0 || im->channels < 1 || im->channels > 4 || im->out_width <= 0 || im->out_height <= 0 ||
         im->stride < (size_t)im->width * (size_t)im->channels)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid image input %zu (%dx%d, %d channels)",
-                             name, i, im->width, im->height, im->channels);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: invalid image input %zu (%dx%d, %d channels)", name,
+                             i, im->width, im->height, im->channels);
     if (im->channels != first->channels || im->out_height != first->out_height || im->out_width > width)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
                              "%s: image input %zu (%d channels, %dx%d) does not fit the batch (%d channels, "
-                             "height %d, width %d)", name, i, im->channels, im->out_width, im->out_height,
-                             first->channels, first->out_height, width);
+                             "height %d, width %d)",
+                             name, i, im->channels, im->out_width, im->out_height, first->channels, first->out_height,
+                             width);
     int sw = im->width, sh = im->height;
     if (im->warp) {
         if (!im->cubic || im->crop_width <= 0 || im->crop_height <= 0 || im->turns < 0 || im->turns > 3 ||
@@ -450,8 +446,9 @@ static lector_status check_row(const lector_model *m, const lector_image_input *
             im->full_height - im->height < im->origin_y)
             return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
                                  "%s: image input %zu: invalid crop (%dx%d, turns %d, region %dx%d at %d,%d of "
-                                 "%dx%d)", name, i, im->crop_width, im->crop_height, im->turns, im->width,
-                                 im->height, im->origin_x, im->origin_y, im->full_width, im->full_height);
+                                 "%dx%d)",
+                                 name, i, im->crop_width, im->crop_height, im->turns, im->width, im->height,
+                                 im->origin_x, im->origin_y, im->full_width, im->full_height);
         sw = im->turns & 1 ? im->crop_height : im->crop_width;
         sh = im->turns & 1 ? im->crop_width : im->crop_height;
     }
@@ -461,8 +458,8 @@ static lector_status check_row(const lector_model *m, const lector_image_input *
                                  name, i);
     for (int y = 0; y < 2 * im->out_height; y++)
         if (im->yofs[y] < 0 || im->yofs[y] >= sh)
-            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input %zu: row table out of range",
-                                 name, i);
+            return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: image input %zu: row table out of range", name,
+                                 i);
     return LECTOR_OK;
 }
 
@@ -476,11 +473,11 @@ lector_status lector_model_run_images(const lector_model *cm, const lector_image
     *outputs = NULL;
     *n_outputs = 0;
     if (!lector_model_takes_images(m))
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input",
-                             m->g->name, m->be->iface->name);
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input", m->g->name,
+                             m->be->iface->name);
     if (!n_rows || batch < n_rows || batch > INT32_MAX || width <= 0)
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
-                             "%s: %zu image rows in a batch of %zu, width %d", m->g->name, n_rows, batch, width);
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: %zu image rows in a batch of %zu, width %d",
+                             m->g->name, n_rows, batch, width);
     for (size_t i = 0; i < n_rows; i++) {
         lector_status st = check_row(m, &rows[i], i, &rows[0], width, err);
         if (st) return st;

@@ -43,8 +43,8 @@ static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributePro
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: type = RT_ATTR_INTS; break;
     default:
         return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "%s: node '%s': attribute '%s' has an unsupported type (%d)", c->file,
-                             n->name, ap->name ? ap->name : "", (int)ap->type);
+                             "%s: node '%s': attribute '%s' has an unsupported type (%d)", c->file, n->name,
+                             ap->name ? ap->name : "", (int)ap->type);
     }
     rt_attr *a = rt_node_add_attr(n, ap->name ? ap->name : "", type);
     if (!a) return oom(c);
@@ -70,9 +70,8 @@ static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributePro
     }
     if (type == RT_ATTR_TENSOR) {
         if (!ap->t)
-            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
-                                 "%s: node '%s': tensor attribute '%s' has no tensor", c->file,
-                                 n->name, a->name);
+            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL, "%s: node '%s': tensor attribute '%s' has no tensor",
+                                 c->file, n->name, a->name);
         lector_status st = rt_tensor_from_proto(ap->t, &a->t, "attribute tensor", c->err);
         if (st) {
             lector__error_prefix(c->err, "%s: node '%s'", c->file, n->name);
@@ -83,8 +82,8 @@ static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributePro
 }
 
 /* Makes input `slot` of node `n` a new int64/float constant. */
-static lector_status set_const_input(load_ctx *c, rt_node *n, int slot, lector_dtype dt,
-                                     int ndim, int64_t len, const void *vals)
+static lector_status set_const_input(load_ctx *c, rt_node *n, int slot, lector_dtype dt, int ndim, int64_t len,
+                                     const void *vals)
 {
     size_t es = lector_dtype_size(dt);
     void *data = lector__malloc(es * (size_t)(len ? len : 1));
@@ -158,8 +157,7 @@ static lector_status normalise(load_ctx *c, rt_node *n)
             }
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return st;
 }
@@ -170,7 +168,9 @@ static int min_inputs(int op, int64_t opset)
     switch (op) {
     case RT_OP_Clip: return opset < 11 ? 3 : 0;
     case RT_OP_Slice: return opset < 10 ? 4 : 0;
-    case RT_OP_Squeeze: case RT_OP_Unsqueeze: case RT_OP_Split: return opset < 13 ? 2 : 0;
+    case RT_OP_Squeeze:
+    case RT_OP_Unsqueeze:
+    case RT_OP_Split: return opset < 13 ? 2 : 0;
     case RT_OP_Pad: return opset < 11 ? 3 : 0;
     case RT_OP_Resize: return opset < 11 ? 3 : 0;
     default: return 0;
@@ -179,27 +179,23 @@ static int min_inputs(int op, int64_t opset)
 
 static lector_status value_info(load_ctx *c, const Onnx__ValueInfoProto *vi, rt_value *v)
 {
-    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-        !vi->type->tensor_type)
-        return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "%s: graph input/output '%s' is not a tensor", c->file, v->name);
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type)
+        return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP, "%s: graph input/output '%s' is not a tensor", c->file,
+                             v->name);
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
     v->dtype = (lector_dtype)tt->elem_type;
     if (!lector_dtype_size(v->dtype))
-        return lector__error(c->err, LECTOR_ERR_DTYPE,
-                             "%s: graph input/output '%s' has unsupported element type %d", c->file,
-                             v->name, (int)tt->elem_type);
+        return lector__error(c->err, LECTOR_ERR_DTYPE, "%s: graph input/output '%s' has unsupported element type %d",
+                             c->file, v->name, (int)tt->elem_type);
     v->ndim = -1;
     if (tt->shape) {
         if (tt->shape->n_dim > LECTOR_MAX_DIMS)
-            return lector__error(c->err, LECTOR_ERR_SHAPE, "%s: '%s' has rank %zu (max %d)",
-                                 c->file, v->name, tt->shape->n_dim, LECTOR_MAX_DIMS);
+            return lector__error(c->err, LECTOR_ERR_SHAPE, "%s: '%s' has rank %zu (max %d)", c->file, v->name,
+                                 tt->shape->n_dim, LECTOR_MAX_DIMS);
         v->ndim = (int)tt->shape->n_dim;
         for (size_t i = 0; i < tt->shape->n_dim; i++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            v->dims[i] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                             ? d->dim_value
-                             : -1;
+            v->dims[i] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? d->dim_value : -1;
         }
     }
     return LECTOR_OK;
@@ -209,8 +205,8 @@ static lector_status value_info(load_ctx *c, const Onnx__ValueInfoProto *vi, rt_
  * element type; anything else is left undefined (no error: inference decides). */
 static void declared_type(const Onnx__ValueInfoProto *vi, rt_value *v)
 {
-    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-        !vi->type->tensor_type || !lector_dtype_size((lector_dtype)vi->type->tensor_type->elem_type))
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type ||
+        !lector_dtype_size((lector_dtype)vi->type->tensor_type->elem_type))
         return;
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
     v->dtype = (lector_dtype)tt->elem_type;
@@ -267,8 +263,7 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
             name = auto_name;
         }
         int op = rt_op_find(type);
-        if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
-            op = -1;
+        if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx")) op = -1;
         if (op < 0)
             return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP,
                                  "%s: node '%s' uses operator '%s%s%s' (opset %lld), which Lector "
@@ -276,12 +271,12 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
                                  c->file, name, np->domain && np->domain[0] ? np->domain : "",
                                  np->domain && np->domain[0] ? "." : "", type, (long long)c->opset);
         if (np->n_output == 0 || !np->output[0] || !np->output[0][0])
-            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
-                                 "%s: node '%s' (%s) has no (first) output", c->file, name, type);
+            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL, "%s: node '%s' (%s) has no (first) output", c->file,
+                                 name, type);
         if (np->n_input > 16 || np->n_output > 8)
             return lector__error(c->err, LECTOR_ERR_UNSUPPORTED_OP,
-                                 "%s: node '%s' (%s) has %zu inputs and %zu outputs (at most 16 and 8)",
-                                 c->file, name, type, np->n_input, np->n_output);
+                                 "%s: node '%s' (%s) has %zu inputs and %zu outputs (at most 16 and 8)", c->file, name,
+                                 type, np->n_input, np->n_output);
         int n_in = (int)np->n_input;
         int need = min_inputs(op, c->opset);
         rt_node *n = rt_graph_add_node(g, op, name, n_in > need ? n_in : need, (int)np->n_output);
@@ -319,8 +314,8 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
         const char *name = gp->output[i]->name ? gp->output[i]->name : "";
         int v = rt_graph_find_value(g, name);
         if (v < 0)
-            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
-                                 "%s: graph output '%s' is not produced by any node", c->file, name);
+            return lector__error(c->err, LECTOR_ERR_INVALID_MODEL, "%s: graph output '%s' is not produced by any node",
+                                 c->file, name);
         g->values[v].is_output = true;
         /* The declared type and shape describe the output before any run
          * (lector_model_output, output_argmax); inference decides the real ones. */
@@ -332,8 +327,7 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
     return LECTOR_OK;
 }
 
-lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_graph **out,
-                           lector_error *err)
+lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_graph **out, lector_error *err)
 {
     *out = NULL;
     const char *file = name ? name : "<memory>";
@@ -341,12 +335,11 @@ lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_g
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
     if (!mp)
         return lector__error(err, LECTOR_ERR_PARSE,
-                             "%s: not an ONNX model (protobuf decoding failed: truncated or corrupted?)",
-                             file);
+                             "%s: not an ONNX model (protobuf decoding failed: truncated or corrupted?)", file);
     lector_status st = LECTOR_OK;
     if (!mp->graph || (!mp->has_ir_version && mp->n_opset_import == 0)) {
-        st = lector__error(err, LECTOR_ERR_PARSE,
-                           "%s: not an ONNX model (no graph or no IR version in the message)", file);
+        st = lector__error(err, LECTOR_ERR_PARSE, "%s: not an ONNX model (no graph or no IR version in the message)",
+                           file);
         goto done;
     }
     int64_t opset = -1;
@@ -356,9 +349,9 @@ lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_g
     }
     if (opset < 0) opset = 1;
     if (opset < 7 || opset > 18) {
-        st = lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                           "%s: the model uses ONNX opset %lld; Lector supports opsets 7 to 18",
-                           file, (long long)opset);
+        st =
+            lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
+                          "%s: the model uses ONNX opset %lld; Lector supports opsets 7 to 18", file, (long long)opset);
         goto done;
     }
     rt_graph *g = rt_graph_new(file);
@@ -369,8 +362,10 @@ lector_status rt_load_onnx(const void *data, size_t size, const char *name, rt_g
     g->opset = opset;
     load_ctx c = {g, err, g->name, opset};
     st = load_graph(&c, mp);
-    if (st) rt_graph_free(g);
-    else *out = g;
+    if (st)
+        rt_graph_free(g);
+    else
+        *out = g;
 done:
     onnx__model_proto__free_unpacked(mp, NULL);
     return st;

@@ -7,7 +7,7 @@
 
 /* Decodes `tp` into `out` (data from lector__aligned_alloc). `what` names the
  * tensor's role in messages ("initializer", "tensor", ...). */
-lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *out,
-                                   const char *what, lector_error *err);
+lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *out, const char *what,
+                                   lector_error *err);
 
 #endif

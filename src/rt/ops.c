@@ -24,8 +24,7 @@ int rt_op_find(const char *name)
 void rt_apply_act(float *x, int64_t n, rt_act act, float alpha, float beta)
 {
     switch (act) {
-    case RT_ACT_NONE:
-        break;
+    case RT_ACT_NONE: break;
     case RT_ACT_RELU:
         for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
         break;

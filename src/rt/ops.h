@@ -22,21 +22,23 @@
 #include "rt/graph.h"
 
 /* X-macro list of supported operators (ONNX names). */
+/* clang-format off */
 #define RT_OP_LIST(X) \
-    X(Abs) X(Add) X(ArgMax) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Clip) X(Concat) \
-    X(Constant) X(ConstantOfShape) X(Conv) X(ConvTranspose) X(Div) X(Dropout) X(Equal) X(Erf) \
-    X(Exp) X(Expand) X(Flatten) X(Floor) X(Gather) X(Gemm) X(GlobalAveragePool) \
-    X(GlobalMaxPool) X(HardSigmoid) X(HardSwish) X(Identity) X(LayerNormalization) \
-    X(LeakyRelu) X(Log) X(MatMul) X(Max) X(MaxPool) X(Min) X(Mul) X(Neg) X(Pad) X(Pow) \
-    X(Range) X(Reciprocal) X(ReduceMax) X(ReduceMean) X(ReduceSum) X(Relu) X(Reshape) \
-    X(Resize) X(Shape) X(Sigmoid) X(Slice) X(Softmax) X(Split) X(Sqrt) X(Squeeze) X(Sub) \
-    X(Tanh) X(Tile) X(Transpose) X(Unsqueeze) X(Where)
+    X(Abs) X(Add) X(ArgMax) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Clip) \
+    X(Concat) X(Constant) X(ConstantOfShape) X(Conv) X(ConvTranspose) X(Div) X(Dropout) X(Equal) \
+    X(Erf) X(Exp) X(Expand) X(Flatten) X(Floor) X(Gather) X(Gemm) X(GlobalAveragePool) \
+    X(GlobalMaxPool) X(HardSigmoid) X(HardSwish) X(Identity) X(LayerNormalization) X(LeakyRelu) X(Log) X(MatMul) \
+    X(Max) X(MaxPool) X(Min) X(Mul) X(Neg) X(Pad) X(Pow) X(Range) \
+    X(Reciprocal) X(ReduceMax) X(ReduceMean) X(ReduceSum) X(Relu) X(Reshape) X(Resize) X(Shape) \
+    X(Sigmoid) X(Slice) X(Softmax) X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Tanh) \
+    X(Tile) X(Transpose) X(Unsqueeze) X(Where)
+/* clang-format on */
 
 enum {
 #define RT_OP_ENUM(n) RT_OP_##n,
     RT_OP_LIST(RT_OP_ENUM)
 #undef RT_OP_ENUM
-    RT_OP_COUNT
+        RT_OP_COUNT
 };
 
 /* Per-call context of a kernel. */
@@ -54,8 +56,8 @@ typedef struct rt_kernel_ctx {
  * ConvTranspose, MatMul, Gemm, Add, BatchNormalization.
  * Returns LECTOR_OK or an error filled through ctx->err.
  */
-typedef lector_status (*rt_kernel_fn)(const rt_node *n, const lector_tensor *in,
-                                      lector_tensor *out, const rt_kernel_ctx *ctx);
+typedef lector_status (*rt_kernel_fn)(const rt_node *n, const lector_tensor *in, lector_tensor *out,
+                                      const rt_kernel_ctx *ctx);
 
 /*
  * Shape and type inference. `in[i]` is the i-th input value (NULL if absent):
@@ -66,8 +68,8 @@ typedef lector_status (*rt_kernel_fn)(const rt_node *n, const lector_tensor *in,
  * Invalid shapes or attributes -> LECTOR_ERR_SHAPE / LECTOR_ERR_INVALID_MODEL /
  * LECTOR_ERR_DTYPE; messages name the node (n->name) and the problem.
  */
-typedef lector_status (*rt_infer_fn)(const rt_node *n, const rt_value *const *in,
-                                     rt_value *const *out, lector_error *err);
+typedef lector_status (*rt_infer_fn)(const rt_node *n, const rt_value *const *in, rt_value *const *out,
+                                     lector_error *err);
 
 typedef struct rt_op_def {
     const char *name;
@@ -81,11 +83,9 @@ extern const rt_op_def rt_op_table[RT_OP_COUNT];
 int rt_op_find(const char *name);
 
 /* Declarations of every infer and reference function: rt_infer_<Op>, rt_ref_<Op>. */
-#define RT_OP_DECL(n)                                                                          \
-    lector_status rt_infer_##n(const rt_node *nd, const rt_value *const *in,                   \
-                               rt_value *const *out, lector_error *err);                       \
-    lector_status rt_ref_##n(const rt_node *nd, const lector_tensor *in, lector_tensor *out,   \
-                             const rt_kernel_ctx *ctx);
+#define RT_OP_DECL(n)                                                                                                  \
+    lector_status rt_infer_##n(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err); \
+    lector_status rt_ref_##n(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx);
 RT_OP_LIST(RT_OP_DECL)
 #undef RT_OP_DECL
 

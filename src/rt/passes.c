@@ -28,11 +28,13 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
 {
     lector_tensor in[16], out[8];
     if (n->n_in > 16 || n->n_out > 8)
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: node '%s' has too many inputs/outputs",
-                             g->name, n->name);
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: node '%s' has too many inputs/outputs", g->name,
+                             n->name);
     for (int k = 0; k < n->n_in; k++) {
-        if (n->in[k] >= 0) in[k] = rt_value_tensor(&g->values[n->in[k]]);
-        else memset(&in[k], 0, sizeof in[k]);
+        if (n->in[k] >= 0)
+            in[k] = rt_value_tensor(&g->values[n->in[k]]);
+        else
+            memset(&in[k], 0, sizeof in[k]);
     }
     for (int k = 0; k < n->n_out; k++) {
         memset(&out[k], 0, sizeof out[k]);
@@ -49,8 +51,7 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
         out[k].data = lector__aligned_alloc(rt_value_nbytes(v));
         if (!out[k].data) {
             for (int j = 0; j < k; j++) lector__free(out[j].data);
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory folding '%s'",
-                                 g->name, n->name);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory folding '%s'", g->name, n->name);
         }
     }
     /* Shape needs only the input's shape: give the kernel a dummy pointer. */
@@ -91,21 +92,18 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
         rt_value *v = &g->values[g->inputs[i]];
         const lector_tensor *t = &inputs[i];
         if (t->dtype != v->dtype)
-            return lector__error(err, LECTOR_ERR_DTYPE, "%s: input '%s' must be %s, got %s",
-                                 g->name, v->name, lector_dtype_name(v->dtype),
-                                 lector_dtype_name(t->dtype));
+            return lector__error(err, LECTOR_ERR_DTYPE, "%s: input '%s' must be %s, got %s", g->name, v->name,
+                                 lector_dtype_name(v->dtype), lector_dtype_name(t->dtype));
         if (v->ndim >= 0 && t->ndim != v->ndim)
-            return lector__error(err, LECTOR_ERR_SHAPE,
-                                 "%s: input '%s' must have rank %d (shape %s), got shape %s", g->name,
-                                 v->name, v->ndim, rt_dims_str(v->ndim, v->dims, a, sizeof a),
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' must have rank %d (shape %s), got shape %s",
+                                 g->name, v->name, v->ndim, rt_dims_str(v->ndim, v->dims, a, sizeof a),
                                  rt_dims_str(t->ndim, t->dims, b, sizeof b));
         if (t->ndim < 0 || t->ndim > LECTOR_MAX_DIMS)
-            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d",
-                                 g->name, v->name, t->ndim);
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d", g->name, v->name,
+                                 t->ndim);
         for (int d = 0; d < t->ndim; d++) {
             if (t->dims[d] < 0 || (v->ndim >= 0 && v->dims[d] >= 0 && v->dims[d] != t->dims[d]))
-                return lector__error(err, LECTOR_ERR_SHAPE,
-                                     "%s: input '%s' must have shape %s, got %s (dimension %d)",
+                return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' must have shape %s, got %s (dimension %d)",
                                      g->name, v->name, rt_dims_str(v->ndim, v->dims, a, sizeof a),
                                      rt_dims_str(t->ndim, t->dims, b, sizeof b), d);
         }
@@ -127,8 +125,8 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
         const rt_value *in[16];
         rt_value *out[8];
         if (n->n_in > 16 || n->n_out > 8)
-            return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                                 "%s: node '%s' has too many inputs/outputs", g->name, n->name);
+            return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: node '%s' has too many inputs/outputs", g->name,
+                                 n->name);
         int all_const = 1;
         for (int k = 0; k < n->n_in; k++) {
             in[k] = n->in[k] >= 0 ? &g->values[n->in[k]] : NULL;
@@ -142,8 +140,7 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
         lector_status st = rt_op_table[n->op].infer(n, in, out, err);
         if (st) {
             /* make sure the message names the model */
-            if (err && strncmp(err->message, g->name, strlen(g->name)))
-                lector__error_prefix(err, "%s", g->name);
+            if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
             return st;
         }
         int foldable = all_const || (n->op == RT_OP_Shape && in[0] && in[0]->ndim >= 0);
@@ -193,8 +190,7 @@ lector_status rt_fold_batchnorm(rt_graph *g, lector_error *err)
         if (bn->op != RT_OP_BatchNormalization || bn->in[0] != y || bn->n_in < 5) continue;
         int ok = 1;
         for (int k = 1; k < 5; k++) ok &= is_const_f32(g, bn->in[k]);
-        if (!ok || (bn->n_out > 1 && (bn->out[1] >= 0 || (bn->n_out > 2 && bn->out[2] >= 0))))
-            continue;
+        if (!ok || (bn->n_out > 1 && (bn->out[1] >= 0 || (bn->n_out > 2 && bn->out[2] >= 0)))) continue;
         const rt_value *w = &g->values[conv->in[1]];
         int64_t cout = w->dims[0];
         if (rt_value_numel(&g->values[bn->in[1]]) != cout) continue;
@@ -257,8 +253,8 @@ lector_status rt_fold_batchnorm(rt_graph *g, lector_error *err)
 
 static int fusable_producer(int op)
 {
-    return op == RT_OP_Conv || op == RT_OP_ConvTranspose || op == RT_OP_MatMul ||
-           op == RT_OP_Gemm || op == RT_OP_Add || op == RT_OP_BatchNormalization;
+    return op == RT_OP_Conv || op == RT_OP_ConvTranspose || op == RT_OP_MatMul || op == RT_OP_Gemm || op == RT_OP_Add ||
+           op == RT_OP_BatchNormalization;
 }
 
 /* Scalar float constant of input k of node n, or NAN-free default. */
@@ -322,16 +318,17 @@ lector_status rt_fuse_activations(rt_graph *g, lector_error *err)
                 if (c->dead) continue;
                 for (int k = 0; k < c->n_in; k++) {
                     if (c->in[k] != y) continue;
-                    if ((c->op == RT_OP_Sigmoid || c->op == RT_OP_HardSigmoid) && k == 0) gi = j;
-                    else if (c->op == RT_OP_Mul) mi = j;
+                    if ((c->op == RT_OP_Sigmoid || c->op == RT_OP_HardSigmoid) && k == 0)
+                        gi = j;
+                    else if (c->op == RT_OP_Mul)
+                        mi = j;
                 }
             }
             if (gi < 0 || mi < 0) continue;
             rt_node *gate = &g->nodes[gi], *mul = &g->nodes[mi];
             int gout = gate->out[0];
             if (!single_consumer(g, cnt, gout)) continue;
-            if (!((mul->in[0] == y && mul->in[1] == gout) || (mul->in[1] == y && mul->in[0] == gout)))
-                continue;
+            if (!((mul->in[0] == y && mul->in[1] == gout) || (mul->in[1] == y && mul->in[0] == gout))) continue;
             if (gate->op == RT_OP_Sigmoid) {
                 p->act = RT_ACT_SWISH;
             } else {
@@ -374,10 +371,7 @@ static int is_last_axis_mean(const rt_graph *g, const rt_node *n)
 }
 
 /* Other input of binary node n (the one that is not v). */
-static int other_input(const rt_node *n, int v)
-{
-    return n->in[0] == v ? n->in[1] : n->in[0];
-}
+static int other_input(const rt_node *n, int v) { return n->in[0] == v ? n->in[1] : n->in[0]; }
 
 lector_status rt_fuse_layernorm(rt_graph *g, lector_error *err)
 {
@@ -421,8 +415,8 @@ lector_status rt_fuse_layernorm(rt_graph *g, lector_error *err)
         if (bi < 0 || cnt[y1] != 1) continue;
         int beta = other_input(&g->nodes[bi], y1);
         int64_t last = g->values[x].dims[g->values[x].ndim - 1];
-        if (!is_const_f32(g, gamma) || !is_const_f32(g, beta) ||
-            rt_value_numel(&g->values[gamma]) != last || rt_value_numel(&g->values[beta]) != last)
+        if (!is_const_f32(g, gamma) || !is_const_f32(g, beta) || rt_value_numel(&g->values[gamma]) != last ||
+            rt_value_numel(&g->values[beta]) != last)
             continue;
         /* Rewrite the Sub node (its slot count may be 2) into LayerNormalization. */
         rt_node *ln = &g->nodes[si];

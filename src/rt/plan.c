@@ -187,8 +187,7 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
 
 /* ---- plan ----------------------------------------------------------------- */
 
-lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs,
-                            rt_plan **out, lector_error *err)
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
     *out = NULL;
     rt_plan *p = lector__calloc(1, sizeof *p);
@@ -245,8 +244,10 @@ void rt_plan_free(rt_plan *p)
     if (!p) return;
     if (p->be_plan && p->backend && p->backend->iface->plan_free) p->backend->iface->plan_free(p->backend, p);
     for (int i = 0; i < p->n_pool; i++) {
-        if (p->backend && p->backend->iface->buffer_free) p->backend->iface->buffer_free(p->backend, p->pool[i]);
-        else lector__free(p->pool[i]);
+        if (p->backend && p->backend->iface->buffer_free)
+            p->backend->iface->buffer_free(p->backend, p->pool[i]);
+        else
+            lector__free(p->pool[i]);
     }
     pthread_mutex_destroy(&p->pool_lock);
     rt_graph_free(p->g);
@@ -268,8 +269,7 @@ int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs)
             if (p->key[i][d + 1] != inputs[i].dims[d]) return 0;
         if (p->key_values[i]) {
             size_t nb = (size_t)lector_tensor_numel(&inputs[i]) * lector_dtype_size(inputs[i].dtype);
-            if (!rt_input_bound_by_value(&inputs[i]) || (nb && memcmp(p->key_values[i], inputs[i].data, nb)))
-                return 0;
+            if (!rt_input_bound_by_value(&inputs[i]) || (nb && memcmp(p->key_values[i], inputs[i].data, nb))) return 0;
         } else if (rt_input_bound_by_value(&inputs[i])) {
             return 0;
         }
@@ -297,9 +297,8 @@ static lector_status arena_take(rt_plan *p, void **out, lector_error *err)
     if (!arena) {
         arena = be->iface->buffer_alloc(be, p->arena_size ? p->arena_size : RT_ARENA_ALIGN);
         if (!arena)
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY,
-                                 "%s: cannot allocate %zu bytes of activation memory", p->g->name,
-                                 p->arena_size);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
+                                 p->g->name, p->arena_size);
     }
     *out = arena;
     return LECTOR_OK;
@@ -318,8 +317,7 @@ static void arena_give(rt_plan *p, void *arena)
     if (arena) be->iface->buffer_free(be, arena);
 }
 
-lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
-                          lector_error *err)
+lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err)
 {
     rt_backend *be = p->backend;
     void *arena = NULL;
@@ -347,8 +345,8 @@ lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, siz
     return st;
 }
 
-lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode,
-                           size_t mode_len, lector_error *err)
+lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode, size_t mode_len,
+                           lector_error *err)
 {
     rt_backend *be = p->backend;
     void *arena = NULL;
@@ -391,8 +389,8 @@ static void *value_data(const rt_plan *p, void *arena, const lector_tensor *inpu
     return NULL;
 }
 
-lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena,
-                              const lector_tensor *inputs, lector_tensor *outputs, lector_error *err)
+lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                              lector_tensor *outputs, lector_error *err)
 {
     const rt_graph *g = p->g;
     rt_kernel_ctx ctx = {be->threads > 0 ? be->threads : 1, err};
@@ -417,8 +415,7 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena,
         }
         lector_status st = p->kernels[p->order[s]](n, in, out, &ctx);
         if (st) {
-            if (err && strncmp(err->message, g->name, strlen(g->name)))
-                lector__error_prefix(err, "%s", g->name);
+            if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
             return st;
         }
     }

@@ -18,26 +18,26 @@
 #include "rt/ops.h"
 
 #define RT_ARENA_ALIGN 256 /* every value on a 256-byte boundary: what cuBLASLt assumes of its operands */
-#define RT_NO_OFFSET ((size_t)-1)
-#define RT_ARENA_POOL 4
+#define RT_NO_OFFSET   ((size_t)-1)
+#define RT_ARENA_POOL  4
 
 typedef struct rt_backend rt_backend;
 
 typedef struct rt_plan {
-    rt_graph *g;              /* optimised graph, owned */
-    int *order;               /* live nodes in execution order */
+    rt_graph *g; /* optimised graph, owned */
+    int *order;  /* live nodes in execution order */
     int n_order;
-    size_t *offset;           /* per value: arena offset, RT_NO_OFFSET if none */
+    size_t *offset; /* per value: arena offset, RT_NO_OFFSET if none */
     size_t arena_size;
-    rt_kernel_fn *kernels;    /* per node (indexed like g->nodes) */
-    void *be_plan;            /* backend state */
+    rt_kernel_fn *kernels; /* per node (indexed like g->nodes) */
+    void *be_plan;         /* backend state */
     rt_backend *backend;
-    int refs;                 /* owned by the model's plan cache (under its lock) */
+    int refs; /* owned by the model's plan cache (under its lock) */
     /* key: the input shapes it was compiled for, and the values of the
      * inputs bound by value (rt_input_bound_by_value) */
     int n_inputs;
     int64_t (*key)[LECTOR_MAX_DIMS + 1];
-    void **key_values;        /* per input: copy of the bytes, or NULL */
+    void **key_values; /* per input: copy of the bytes, or NULL */
     /* arena pool */
     pthread_mutex_t pool_lock;
     void *pool[RT_ARENA_POOL];
@@ -52,14 +52,12 @@ int rt_input_bound_by_value(const lector_tensor *t);
 
 /* Builds a plan from an already optimised graph (takes ownership of g on
  * success and on failure). */
-lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs,
-                            rt_plan **out, lector_error *err);
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err);
 void rt_plan_free(rt_plan *p);
 /* Does the plan match these input shapes? */
 int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs);
 /* Runs the plan with an arena from the pool. Thread-safe. */
-lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs,
-                          lector_error *err);
+lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err);
 /* rt_plan_run with the only input made from image rows by the backend
  * ("run_images"); LECTOR_ERR_UNSUPPORTED_OP if it has none. Thread-safe. */
 lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
@@ -67,7 +65,7 @@ lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, siz
 /* lector_model_time() of one plan: the backend's "time_plan" (device time,
  * inputs uploaded once) or each execution timed on the host. `mode`
  * receives how the plan runs ("fp16 NHWC", or the backend's name). */
-lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode,
-                           size_t mode_len, lector_error *err);
+lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode, size_t mode_len,
+                           lector_error *err);
 
 #endif

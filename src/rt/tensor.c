@@ -12,10 +12,21 @@
 const char *lector_status_str(lector_status s)
 {
     static const char *names[] = {
-        "LECTOR_OK", "LECTOR_ERR_INVALID_ARGUMENT", "LECTOR_ERR_IO", "LECTOR_ERR_PARSE",
-        "LECTOR_ERR_INVALID_MODEL", "LECTOR_ERR_UNSUPPORTED_OP", "LECTOR_ERR_SHAPE",
-        "LECTOR_ERR_DTYPE", "LECTOR_ERR_OUT_OF_MEMORY", "LECTOR_ERR_BACKEND", "LECTOR_ERR_LIMIT",
-        "LECTOR_ERR_IMAGE", "LECTOR_ERR_UNAVAILABLE", "LECTOR_ERR_TIMEOUT", "LECTOR_ERR_INTERNAL",
+        "LECTOR_OK",
+        "LECTOR_ERR_INVALID_ARGUMENT",
+        "LECTOR_ERR_IO",
+        "LECTOR_ERR_PARSE",
+        "LECTOR_ERR_INVALID_MODEL",
+        "LECTOR_ERR_UNSUPPORTED_OP",
+        "LECTOR_ERR_SHAPE",
+        "LECTOR_ERR_DTYPE",
+        "LECTOR_ERR_OUT_OF_MEMORY",
+        "LECTOR_ERR_BACKEND",
+        "LECTOR_ERR_LIMIT",
+        "LECTOR_ERR_IMAGE",
+        "LECTOR_ERR_UNAVAILABLE",
+        "LECTOR_ERR_TIMEOUT",
+        "LECTOR_ERR_INTERNAL",
     };
     if ((unsigned)s < LECTOR_ARRAY_LEN(names)) return names[s];
     return "LECTOR_ERR_UNKNOWN";
@@ -71,27 +82,26 @@ void lector_tensors_free(lector_tensor *t, size_t n)
  * computation far from overflow and any real OCR model far below it. */
 #define MAX_ELEMENTS ((int64_t)1 << 32)
 
-lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *out,
-                                   const char *what, lector_error *err)
+lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *out, const char *what, lector_error *err)
 {
     memset(out, 0, sizeof *out);
     const char *name = tp->name ? tp->name : "";
     if (tp->n_dims > LECTOR_MAX_DIMS)
-        return lector__error(err, LECTOR_ERR_SHAPE, "%s '%s': rank %zu exceeds the maximum of %d",
-                             what, name, tp->n_dims, LECTOR_MAX_DIMS);
+        return lector__error(err, LECTOR_ERR_SHAPE, "%s '%s': rank %zu exceeds the maximum of %d", what, name,
+                             tp->n_dims, LECTOR_MAX_DIMS);
     lector_dtype dt = (lector_dtype)tp->data_type;
     size_t es = lector_dtype_size(dt);
     if (!es)
-        return lector__error(err, LECTOR_ERR_DTYPE, "%s '%s': unsupported element type %d", what,
-                             name, (int)tp->data_type);
+        return lector__error(err, LECTOR_ERR_DTYPE, "%s '%s': unsupported element type %d", what, name,
+                             (int)tp->data_type);
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "%s '%s': external data files are not supported", what, name);
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s '%s': external data files are not supported", what,
+                             name);
     int64_t numel = 1;
     for (size_t i = 0; i < tp->n_dims; i++) {
         if (tp->dims[i] < 0)
-            return lector__error(err, LECTOR_ERR_SHAPE, "%s '%s': negative dimension %lld", what,
-                                 name, (long long)tp->dims[i]);
+            return lector__error(err, LECTOR_ERR_SHAPE, "%s '%s': negative dimension %lld", what, name,
+                                 (long long)tp->dims[i]);
         if (tp->dims[i] && numel > MAX_ELEMENTS / tp->dims[i])
             return lector__error(err, LECTOR_ERR_LIMIT, "%s '%s': too many elements", what, name);
         numel *= tp->dims[i];
@@ -103,41 +113,51 @@ lector_status rt_tensor_from_proto(const Onnx__TensorProto *tp, lector_tensor *o
     /* how many bytes the message really carries: checked before allocating,
      * so a header claiming billions of elements costs nothing */
     size_t have;
-    if (tp->has_raw_data) have = tp->raw_data.len;
-    else if (dt == LECTOR_DTYPE_FLOAT32) have = tp->n_float_data * 4;
-    else if (dt == LECTOR_DTYPE_INT64) have = tp->n_int64_data * 8;
-    else if (dt == LECTOR_DTYPE_FLOAT64) have = tp->n_double_data * 8;
+    if (tp->has_raw_data)
+        have = tp->raw_data.len;
+    else if (dt == LECTOR_DTYPE_FLOAT32)
+        have = tp->n_float_data * 4;
+    else if (dt == LECTOR_DTYPE_INT64)
+        have = tp->n_int64_data * 8;
+    else if (dt == LECTOR_DTYPE_FLOAT64)
+        have = tp->n_double_data * 8;
     else if (dt == LECTOR_DTYPE_INT32 || dt == LECTOR_DTYPE_INT8 || dt == LECTOR_DTYPE_UINT8 ||
              dt == LECTOR_DTYPE_BOOL || dt == LECTOR_DTYPE_FLOAT16)
         have = tp->n_int32_data * es; /* int32_data carries the small types, one per entry */
-    else have = 0;
+    else
+        have = 0;
     if (have != nbytes)
-        return lector__error(err, LECTOR_ERR_INVALID_MODEL,
-                             "%s '%s': holds %zu bytes of data, its shape needs %zu", what, name,
-                             have, nbytes);
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "%s '%s': holds %zu bytes of data, its shape needs %zu",
+                             what, name, have, nbytes);
     uint8_t *data = lector__aligned_alloc(nbytes ? nbytes : 1);
     if (!data)
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s '%s': out of memory (%zu bytes)",
-                             what, name, nbytes);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s '%s': out of memory (%zu bytes)", what, name, nbytes);
     if (nbytes) {
-        if (tp->has_raw_data) memcpy(data, tp->raw_data.data, nbytes);
-        else if (dt == LECTOR_DTYPE_FLOAT32) memcpy(data, tp->float_data, nbytes);
-        else if (dt == LECTOR_DTYPE_INT64) memcpy(data, tp->int64_data, nbytes);
-        else if (dt == LECTOR_DTYPE_FLOAT64) memcpy(data, tp->double_data, nbytes);
+        if (tp->has_raw_data)
+            memcpy(data, tp->raw_data.data, nbytes);
+        else if (dt == LECTOR_DTYPE_FLOAT32)
+            memcpy(data, tp->float_data, nbytes);
+        else if (dt == LECTOR_DTYPE_INT64)
+            memcpy(data, tp->int64_data, nbytes);
+        else if (dt == LECTOR_DTYPE_FLOAT64)
+            memcpy(data, tp->double_data, nbytes);
         else
             for (int64_t i = 0; i < numel; i++) {
                 int32_t v = tp->int32_data[i];
-                if (es == 4) memcpy(data + i * 4, &v, 4);
-                else if (es == 2) { uint16_t h = (uint16_t)v; memcpy(data + i * 2, &h, 2); }
-                else data[i] = (uint8_t)v;
+                if (es == 4)
+                    memcpy(data + i * 4, &v, 4);
+                else if (es == 2) {
+                    uint16_t h = (uint16_t)v;
+                    memcpy(data + i * 2, &h, 2);
+                } else
+                    data[i] = (uint8_t)v;
             }
     }
     out->data = data;
     return LECTOR_OK;
 }
 
-lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name,
-                                    lector_error *err)
+lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name, lector_error *err)
 {
     if (!path || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
@@ -163,15 +183,17 @@ lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char 
     if (st) {
         lector__error_prefix(err, "%s", path);
         lector_tensors_free(t, 1);
-        if (name) { lector__free(*name); *name = NULL; }
+        if (name) {
+            lector__free(*name);
+            *name = NULL;
+        }
         return st;
     }
     *out = t;
     return LECTOR_OK;
 }
 
-lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name,
-                                     lector_error *err)
+lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name, lector_error *err)
 {
     if (!path || !t) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     size_t es = lector_dtype_size(t->dtype);

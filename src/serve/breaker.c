@@ -13,10 +13,7 @@ void serve_breaker_init(serve_breaker *b, int threshold, int cooldown_ms)
     b->opens = b->closes = b->probes = 0;
 }
 
-void serve_breaker_destroy(serve_breaker *b)
-{
-    pthread_mutex_destroy(&b->mu);
-}
+void serve_breaker_destroy(serve_breaker *b) { pthread_mutex_destroy(&b->mu); }
 
 int serve_breaker_allow(serve_breaker *b, double now_ms, int *probe)
 {
@@ -58,15 +55,18 @@ void serve_breaker_record(serve_breaker *b, double now_ms, int probe, int device
     pthread_mutex_lock(&b->mu);
     if (probe) {
         b->probe_in_flight = 0;
-        if (device_error) trip(b, now_ms);
+        if (device_error)
+            trip(b, now_ms);
         else {
             b->state = SERVE_BREAKER_CLOSED;
             b->failures = 0;
             b->closes++;
         }
     } else if (b->state == SERVE_BREAKER_CLOSED) {
-        if (!device_error) b->failures = 0;
-        else if (++b->failures >= b->threshold) trip(b, now_ms);
+        if (!device_error)
+            b->failures = 0;
+        else if (++b->failures >= b->threshold)
+            trip(b, now_ms);
     }
     /* a non-probe read that started before the breaker opened changes nothing */
     pthread_mutex_unlock(&b->mu);

@@ -19,7 +19,7 @@ typedef struct serve_breaker {
     pthread_mutex_t mu;
     serve_breaker_state state;
     int threshold, cooldown_ms;
-    int failures;            /* consecutive, while closed */
+    int failures; /* consecutive, while closed */
     int probe_in_flight;
     double open_until_ms;
     uint64_t opens, closes, probes;

@@ -6,8 +6,7 @@
 #include "gpuenv/gpuenv.h"
 #endif
 
-static const double lat_le[SERVE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                 1,     2.5,  5,     10,   30,  60};
+static const double lat_le[SERVE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 static const int batch_le[SERVE_BATCH_BUCKETS] = {1, 2, 4, 8, 16, 32};
 
 void serve_metrics_init(serve_metrics *m)
@@ -16,10 +15,7 @@ void serve_metrics_init(serve_metrics *m)
     pthread_mutex_init(&m->mu, NULL);
 }
 
-void serve_metrics_destroy(serve_metrics *m)
-{
-    pthread_mutex_destroy(&m->mu);
-}
+void serve_metrics_destroy(serve_metrics *m) { pthread_mutex_destroy(&m->mu); }
 
 void serve_metrics_response(serve_metrics *m, unsigned code)
 {
@@ -59,8 +55,7 @@ void serve_metrics_add(serve_metrics *m, uint64_t *field, uint64_t n)
 
 static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 {
-    fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
-            (unsigned long long)v);
+    fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
 void serve_metrics_write(serve_metrics *m, FILE *f)
@@ -73,21 +68,24 @@ void serve_metrics_write(serve_metrics *m, FILE *f)
     fprintf(f, "# HELP lector_serve_requests_total HTTP responses by status code.\n"
                "# TYPE lector_serve_requests_total counter\n");
     for (unsigned i = 100; i < 600; i++)
-        if (c.by_code[i]) fprintf(f, "lector_serve_requests_total{code=\"%u\"} %llu\n", i, (unsigned long long)c.by_code[i]);
+        if (c.by_code[i])
+            fprintf(f, "lector_serve_requests_total{code=\"%u\"} %llu\n", i, (unsigned long long)c.by_code[i]);
 
     fprintf(f, "# HELP lector_serve_request_duration_seconds /v1/ocr latency, arrival to response.\n"
                "# TYPE lector_serve_request_duration_seconds histogram\n");
     uint64_t cum = 0;
     for (int i = 0; i < SERVE_LAT_BUCKETS; i++) {
         cum += c.lat_count[i];
-        fprintf(f, "lector_serve_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_le[i], (unsigned long long)cum);
+        fprintf(f, "lector_serve_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_le[i],
+                (unsigned long long)cum);
     }
     cum += c.lat_count[SERVE_LAT_BUCKETS];
     fprintf(f, "lector_serve_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
     fprintf(f, "lector_serve_request_duration_seconds_sum %.6f\n", c.lat_sum);
     fprintf(f, "lector_serve_request_duration_seconds_count %llu\n", (unsigned long long)c.lat_n);
 
-    fprintf(f, "# HELP lector_serve_batch_size Images per engine dispatch (one lector_read_batch call: a request's files, and with --max-batch > 1 several requests).\n"
+    fprintf(f, "# HELP lector_serve_batch_size Images per engine dispatch (one lector_read_batch call: a request's "
+               "files, and with --max-batch > 1 several requests).\n"
                "# TYPE lector_serve_batch_size histogram\n");
     cum = 0;
     for (int i = 0; i < SERVE_BATCH_BUCKETS; i++) {
@@ -101,10 +99,12 @@ void serve_metrics_write(serve_metrics *m, FILE *f)
 
     counter(f, "lector_serve_pages_total", "Pages read (rate() gives pages/s).", c.pages);
     counter(f, "lector_serve_images_total", "Images read, successfully or not.", c.images);
-    counter(f, "lector_serve_cpu_fallbacks_total", "Reads served by the CPU engine because of the breaker.", c.cpu_fallbacks);
+    counter(f, "lector_serve_cpu_fallbacks_total", "Reads served by the CPU engine because of the breaker.",
+            c.cpu_fallbacks);
     counter(f, "lector_serve_primary_errors_total", "Device errors of the primary engine.", c.primary_errors);
     counter(f, "lector_serve_timeouts_total", "Requests answered 504 after the deadline.", c.timeouts);
-    counter(f, "lector_serve_rejected_queue_full_total", "Requests answered 503 because the queue was full.", c.rejected_full);
+    counter(f, "lector_serve_rejected_queue_full_total", "Requests answered 503 because the queue was full.",
+            c.rejected_full);
 }
 
 #ifdef LECTOR_SERVE_NVML
@@ -116,8 +116,10 @@ static const struct {
     {"lector_gpu_memory_total_bytes", "Total GPU memory."},
     {"lector_gpu_temperature_celsius", "GPU die temperature."},
     {"lector_gpu_utilization_percent", "Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran."},
-    {"lector_gpu_memory_utilization_percent", "Percent of NVML's last sample period in which device memory was read or written."},
-    {"lector_gpu_throttle_reasons", "Current clock event (throttle) reasons, NVML's bitmask; one by one in lector_gpu_throttle_reason."},
+    {"lector_gpu_memory_utilization_percent",
+     "Percent of NVML's last sample period in which device memory was read or written."},
+    {"lector_gpu_throttle_reasons",
+     "Current clock event (throttle) reasons, NVML's bitmask; one by one in lector_gpu_throttle_reason."},
 };
 
 /* The value of family fam for g; 0 when NVML did not report it. */
@@ -158,15 +160,19 @@ void serve_metrics_write_gpus(FILE *f)
 #else
     int n = -1; /* built without src/gpuenv: no NVML */
 #endif
-    fprintf(f, "# HELP lector_gpu_nvml_available 1 when NVML (libnvidia-ml.so.1) loaded and answers; the lector_gpu_* gauges come from it.\n"
-               "# TYPE lector_gpu_nvml_available gauge\nlector_gpu_nvml_available %d\n", n >= 0);
+    fprintf(f,
+            "# HELP lector_gpu_nvml_available 1 when NVML (libnvidia-ml.so.1) loaded and answers; the lector_gpu_* "
+            "gauges come from it.\n"
+            "# TYPE lector_gpu_nvml_available gauge\nlector_gpu_nvml_available %d\n",
+            n >= 0);
 #ifdef LECTOR_SERVE_NVML
     for (int fam = 0; fam < GPU_NFAM; fam++) {
         int header = 0;
         for (int i = 0; i < n; i++) {
             double v;
             if (!gpu_value(&g[i], fam, &v)) continue;
-            if (!header++) fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gpu_fam[fam].name, gpu_fam[fam].help, gpu_fam[fam].name);
+            if (!header++)
+                fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gpu_fam[fam].name, gpu_fam[fam].help, gpu_fam[fam].name);
             gpu_labels(f, gpu_fam[fam].name, &g[i]);
             fprintf(f, "} %.17g\n", v);
         }
@@ -175,9 +181,10 @@ void serve_metrics_write_gpus(FILE *f)
     for (int i = 0; i < n; i++) {
         if (!g[i].reasons_ok) continue;
         if (!header++)
-            fprintf(f, "# HELP lector_gpu_throttle_reason 1 while this clock event reason holds; hw_slowdown, "
-                       "hw_thermal_slowdown, hw_power_brake_slowdown and sw_thermal_slowdown slow the GPU to protect it.\n"
-                       "# TYPE lector_gpu_throttle_reason gauge\n");
+            fprintf(f,
+                    "# HELP lector_gpu_throttle_reason 1 while this clock event reason holds; hw_slowdown, "
+                    "hw_thermal_slowdown, hw_power_brake_slowdown and sw_thermal_slowdown slow the GPU to protect it.\n"
+                    "# TYPE lector_gpu_throttle_reason gauge\n");
         for (size_t r = 0; r < gpuenv_clock_reasons_len; r++) {
             gpu_labels(f, "lector_gpu_throttle_reason", &g[i]);
             fprintf(f, ",reason=\"%s\"} %d\n", gpuenv_clock_reasons[r].name,

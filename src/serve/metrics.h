@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SERVE_LAT_BUCKETS 13
+#define SERVE_LAT_BUCKETS   13
 #define SERVE_BATCH_BUCKETS 6
 
 typedef struct serve_metrics {

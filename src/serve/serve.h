@@ -19,23 +19,23 @@
 #include "lector.h"
 
 typedef struct lector_serve_config {
-    const char *listen;       /* "127.0.0.1:8080"; port 0 = any free port */
-    lector_params params;     /* engine parameters (models, device, threads, limits) */
-    int workers;              /* worker threads; 0 = online CPUs */
-    int max_batch;            /* requests per engine dispatch at most (micro-batching); 1 = none */
-    int max_wait_ms;          /* after the first request, wait this long for more (0 = take what is queued) */
-    int queue;                /* queued jobs at most; more get 503 + Retry-After */
-    int timeout_ms;           /* per-request deadline from the full body: 504 after it */
-    size_t max_body;          /* bytes per request body: 413 above */
-    const char *token;        /* bearer token for everything but /healthz; NULL = none */
-    int use_angle_cls;        /* per-request default of use_angle_cls (0 = PaddleOCR's) */
-    int grace_ms;             /* SIGTERM: time to finish accepted work */
-    int conn_timeout_s;       /* idle connection timeout (slow clients) */
-    int max_connections;      /* concurrent connections (threads) at most */
-    int breaker_threshold;    /* consecutive primary device errors that open the breaker */
-    int breaker_cooldown_ms;  /* open -> half-open after this long */
-    int fault_every;          /* fault hook: every Nth primary read fails; 0 = off */
-    int verbose;              /* access log on stderr */
+    const char *listen;      /* "127.0.0.1:8080"; port 0 = any free port */
+    lector_params params;    /* engine parameters (models, device, threads, limits) */
+    int workers;             /* worker threads; 0 = online CPUs */
+    int max_batch;           /* requests per engine dispatch at most (micro-batching); 1 = none */
+    int max_wait_ms;         /* after the first request, wait this long for more (0 = take what is queued) */
+    int queue;               /* queued jobs at most; more get 503 + Retry-After */
+    int timeout_ms;          /* per-request deadline from the full body: 504 after it */
+    size_t max_body;         /* bytes per request body: 413 above */
+    const char *token;       /* bearer token for everything but /healthz; NULL = none */
+    int use_angle_cls;       /* per-request default of use_angle_cls (0 = PaddleOCR's) */
+    int grace_ms;            /* SIGTERM: time to finish accepted work */
+    int conn_timeout_s;      /* idle connection timeout (slow clients) */
+    int max_connections;     /* concurrent connections (threads) at most */
+    int breaker_threshold;   /* consecutive primary device errors that open the breaker */
+    int breaker_cooldown_ms; /* open -> half-open after this long */
+    int fault_every;         /* fault hook: every Nth primary read fails; 0 = off */
+    int verbose;             /* access log on stderr */
     /* Renders one image's result as the CLI's JSON (malloc'd, no newline). */
     char *(*render)(const char *file, const lector_result *r, const char *error);
     /* The doctor's JSON for /v1/doctor (malloc'd); NULL = 404. */

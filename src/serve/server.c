@@ -45,8 +45,8 @@ typedef struct job {
     serve_image *imgs;
     size_t n_imgs;
     lector_read_options opt;
-    char *out;          /* response body (JSON) */
-    unsigned status;    /* HTTP status */
+    char *out;       /* response body (JSON) */
+    unsigned status; /* HTTP status */
     pthread_cond_t done;
     struct job *next;
 } job;
@@ -123,12 +123,15 @@ static int fault_now(lector_error *err)
  * breaker: on the primary engine while the breaker allows it; images that
  * fail there with a device error (or the fault hook) are read again, in one
  * dispatch, on the CPU engine. */
-static void read_batch(const lector_batch_input *in, size_t n, const lector_read_options *opt,
-                       lector_result **r, lector_status *st, lector_error *err)
+static void read_batch(const lector_batch_input *in, size_t n, const lector_read_options *opt, lector_result **r,
+                       lector_status *st, lector_error *err)
 {
     if (srv.cpu == srv.primary && srv.cfg->fault_every <= 0) {
         if (lector_read_batch(srv.primary, in, n, opt, r, st, err))
-            for (size_t i = 0; i < n; i++) { st[i] = err[0].code ? err[0].code : LECTOR_ERR_INTERNAL; err[i] = err[0]; }
+            for (size_t i = 0; i < n; i++) {
+                st[i] = err[0].code ? err[0].code : LECTOR_ERR_INTERNAL;
+                err[i] = err[0];
+            }
         return;
     }
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
@@ -145,7 +148,10 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
         }
         goto done;
     }
-    for (size_t i = 0; i < n; i++) { r[i] = NULL; on_cpu[i] = 1; }
+    for (size_t i = 0; i < n; i++) {
+        r[i] = NULL;
+        on_cpu[i] = 1;
+    }
     int probe = 0;
     if (serve_breaker_allow(&srv.breaker, now_ms(), &probe)) {
         size_t m = 0;
@@ -158,7 +164,10 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
             sub[m++] = in[i];
         }
         if (m && lector_read_batch(srv.primary, sub, m, opt, sr, ss, se))
-            for (size_t k = 0; k < m; k++) { ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL; se[k] = se[0]; }
+            for (size_t k = 0; k < m; k++) {
+                ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL;
+                se[k] = se[0];
+            }
         for (size_t k = 0; k < m; k++) {
             size_t i = idx[k];
             st[i] = ss[k];
@@ -185,7 +194,10 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
     if (!m) goto done;
     serve_metrics_add(&srv.metrics, &srv.metrics.cpu_fallbacks, (uint64_t)m);
     if (lector_read_batch(srv.cpu, sub, m, opt, sr, ss, se))
-        for (size_t k = 0; k < m; k++) { ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL; se[k] = se[0]; }
+        for (size_t k = 0; k < m; k++) {
+            ss[k] = se[0].code ? se[0].code : LECTOR_ERR_INTERNAL;
+            se[k] = se[0];
+        }
     for (size_t k = 0; k < m; k++) {
         size_t i = idx[k];
         lector_result_free(r[i]);
@@ -230,12 +242,20 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
         if (!st) {
             serve_metrics_add(&srv.metrics, &srv.metrics.pages, r->n_pages);
             any_ok = 1;
-        } else if (!status) status = http_status_of(st);
+        } else if (!status)
+            status = http_status_of(st);
         char *s = srv.cfg->render(j->imgs[i].name, st ? NULL : r, st ? errs[i].message : NULL);
-        if (!s) { status = 500; break; }
+        if (!s) {
+            status = 500;
+            break;
+        }
         size_t n = strlen(s);
         char *grown = realloc(out, len + n + 3); /* separator, ']' and NUL */
-        if (!grown) { free(s); status = 500; break; }
+        if (!grown) {
+            free(s);
+            status = 500;
+            break;
+        }
         out = grown;
         if (j->multipart) {
             out[len] = len ? ',' : '[';
@@ -311,8 +331,10 @@ static int same_options(const lector_read_options *a, const lector_read_options 
 /* srv.mu held: unlinks job j (after prev, NULL = head) and marks it running */
 static void take_job(job *prev, job *j)
 {
-    if (prev) prev->next = j->next;
-    else srv.head = j->next;
+    if (prev)
+        prev->next = j->next;
+    else
+        srv.head = j->next;
     if (srv.tail == j) srv.tail = prev;
     j->next = NULL;
     srv.q_len--;
@@ -357,7 +379,10 @@ static void *worker_main(void *arg)
             struct timespec ts;
             ts.tv_sec = (time_t)(until / 1e3);
             ts.tv_nsec = (long)((until - (double)ts.tv_sec * 1e3) * 1e6);
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
             if (ts.tv_nsec < 0) ts.tv_nsec = 0;
             pthread_cond_timedwait(&srv.q_cond, &srv.mu, &ts);
         }
@@ -382,11 +407,11 @@ typedef enum req_kind { REQ_OTHER, REQ_RAW, REQ_MULTIPART } req_kind;
 
 typedef struct request {
     double t0;
-    int counted;       /* an /v1/ocr request: observe its latency */
+    int counted; /* an /v1/ocr request: observe its latency */
     req_kind kind;
-    unsigned fail;     /* an HTTP status decided while receiving the body */
+    unsigned fail; /* an HTTP status decided while receiving the body */
     const char *fail_msg;
-    size_t total;      /* body bytes received */
+    size_t total; /* body bytes received */
     serve_image raw;
     serve_image *files;
     size_t n_files;
@@ -424,12 +449,12 @@ static int append(serve_image *im, const char *data, size_t n)
     return 0;
 }
 
-static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned code, const char *type,
-                                 char *body, int retry_after)
+static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned code, const char *type, char *body,
+                                 int retry_after)
 {
     size_t n = body ? strlen(body) : 0;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(n, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body ? body : (char *)"",
+                                                                body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {
         free(body);
         return MHD_NO;
@@ -456,9 +481,13 @@ static char *json_escape_dup(const char *s)
     if (!o) return NULL;
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') { *p++ = '\\'; *p++ = (char)ch; }
-        else if (ch < 0x20) p += sprintf(p, "\\u%04x", ch);
-        else *p++ = (char)ch;
+        if (ch == '"' || ch == '\\') {
+            *p++ = '\\';
+            *p++ = (char)ch;
+        } else if (ch < 0x20)
+            p += sprintf(p, "\\u%04x", ch);
+        else
+            *p++ = (char)ch;
     }
     *p = '\0';
     return o;
@@ -521,16 +550,22 @@ static int parse_query_int(struct MHD_Connection *c, const char *k, long lo, lon
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) { *bad = 1; return 0; }
+    if (errno || end == v || *end || x < lo || x > hi) {
+        *bad = 1;
+        return 0;
+    }
     *out = x;
     return 1;
 }
 
 static int query_bool(const char *v, int *out)
 {
-    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "on")) *out = 1;
-    else if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "off")) *out = 0;
-    else return -1;
+    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+        *out = 1;
+    else if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))
+        *out = 0;
+    else
+        return -1;
     return 0;
 }
 
@@ -573,12 +608,18 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     j->refs = 2;
     if (rq->kind == REQ_RAW) {
         j->imgs = calloc(1, sizeof *j->imgs);
-        if (!j->imgs) { job_free(j); return send_error(c, rq, 503, "out of memory"); }
+        if (!j->imgs) {
+            job_free(j);
+            return send_error(c, rq, 503, "out of memory");
+        }
         j->imgs[0] = rq->raw; /* moves the body */
         memset(&rq->raw, 0, sizeof rq->raw);
         j->imgs[0].name = strdup("-"); /* as `lector --format json -` names standard input */
         j->n_imgs = 1;
-        if (!j->imgs[0].name) { job_free(j); return send_error(c, rq, 503, "out of memory"); }
+        if (!j->imgs[0].name) {
+            job_free(j);
+            return send_error(c, rq, 503, "out of memory");
+        }
     } else {
         j->multipart = 1;
         j->imgs = rq->files;
@@ -596,8 +637,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
         serve_metrics_add(&srv.metrics, &srv.metrics.rejected_full, 1);
         return send_error(c, rq, 503, "queue full, retry later");
     }
-    if (srv.tail) srv.tail->next = j;
-    else srv.head = j;
+    if (srv.tail)
+        srv.tail->next = j;
+    else
+        srv.head = j;
     srv.tail = j;
     srv.q_len++;
     pthread_cond_signal(&srv.q_cond);
@@ -616,7 +659,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
         struct timespec ts;
         ts.tv_sec = (time_t)(wake / 1e3);
         ts.tv_nsec = (long)((wake - (double)ts.tv_sec * 1e3) * 1e6);
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
         if (ts.tv_nsec < 0) ts.tv_nsec = 0;
         pthread_cond_timedwait(&j->done, &srv.mu, &ts);
     }
@@ -624,7 +670,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
         if (j->state == JOB_QUEUED) { /* unlink: the worker will never see it */
             job **pp = &srv.head;
             job *prev = NULL;
-            while (*pp != j) { prev = *pp; pp = &(*pp)->next; }
+            while (*pp != j) {
+                prev = *pp;
+                pp = &(*pp)->next;
+            }
             *pp = j->next;
             if (srv.tail == j) srv.tail = prev;
             srv.q_len--;
@@ -647,7 +696,11 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     if (!out) return send_error(c, rq, 500, "out of memory");
     size_t n = strlen(out); /* newline-terminated like the CLI's output */
     char *nl = realloc(out, n + 2);
-    if (nl) { out = nl; out[n] = '\n'; out[n + 1] = '\0'; }
+    if (nl) {
+        out = nl;
+        out[n] = '\n';
+        out[n + 1] = '\0';
+    }
     return send_body(c, rq, status, "application/json", out, 0);
 }
 
@@ -683,39 +736,42 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     pthread_mutex_unlock(&srv.mu);
     uint64_t opens = 0, closes = 0;
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, &opens, &closes);
-    fprintf(f,
-            "# HELP lector_serve_queue_depth Jobs waiting for a worker.\n# TYPE lector_serve_queue_depth gauge\n"
-            "lector_serve_queue_depth %d\n"
-            "# HELP lector_serve_queue_capacity Jobs the queue holds at most.\n# TYPE lector_serve_queue_capacity gauge\n"
-            "lector_serve_queue_capacity %d\n"
-            "# HELP lector_serve_jobs_running Jobs on a worker now.\n# TYPE lector_serve_jobs_running gauge\n"
-            "lector_serve_jobs_running %d\n"
-            "# HELP lector_serve_workers Worker threads.\n# TYPE lector_serve_workers gauge\n"
-            "lector_serve_workers %d\n"
-            "# HELP lector_serve_inflight_requests HTTP requests being served.\n# TYPE lector_serve_inflight_requests gauge\n"
-            "lector_serve_inflight_requests %d\n"
-            "# HELP lector_serve_ready 1 when the models are loaded and warm.\n# TYPE lector_serve_ready gauge\n"
-            "lector_serve_ready %d\n"
-            "# HELP lector_serve_breaker_state Circuit breaker: 0 closed, 1 open, 2 half-open.\n"
-            "# TYPE lector_serve_breaker_state gauge\nlector_serve_breaker_state %d\n"
-            "# HELP lector_serve_breaker_opens_total Times the breaker opened.\n"
-            "# TYPE lector_serve_breaker_opens_total counter\nlector_serve_breaker_opens_total %llu\n"
-            "# HELP lector_serve_breaker_closes_total Times a half-open probe closed the breaker.\n"
-            "# TYPE lector_serve_breaker_closes_total counter\nlector_serve_breaker_closes_total %llu\n",
-            q, srv.cfg->queue, running, srv.n_workers, inflight, ready, (int)bs, (unsigned long long)opens,
-            (unsigned long long)closes);
+    fprintf(
+        f,
+        "# HELP lector_serve_queue_depth Jobs waiting for a worker.\n# TYPE lector_serve_queue_depth gauge\n"
+        "lector_serve_queue_depth %d\n"
+        "# HELP lector_serve_queue_capacity Jobs the queue holds at most.\n# TYPE lector_serve_queue_capacity gauge\n"
+        "lector_serve_queue_capacity %d\n"
+        "# HELP lector_serve_jobs_running Jobs on a worker now.\n# TYPE lector_serve_jobs_running gauge\n"
+        "lector_serve_jobs_running %d\n"
+        "# HELP lector_serve_workers Worker threads.\n# TYPE lector_serve_workers gauge\n"
+        "lector_serve_workers %d\n"
+        "# HELP lector_serve_inflight_requests HTTP requests being served.\n# TYPE lector_serve_inflight_requests "
+        "gauge\n"
+        "lector_serve_inflight_requests %d\n"
+        "# HELP lector_serve_ready 1 when the models are loaded and warm.\n# TYPE lector_serve_ready gauge\n"
+        "lector_serve_ready %d\n"
+        "# HELP lector_serve_breaker_state Circuit breaker: 0 closed, 1 open, 2 half-open.\n"
+        "# TYPE lector_serve_breaker_state gauge\nlector_serve_breaker_state %d\n"
+        "# HELP lector_serve_breaker_opens_total Times the breaker opened.\n"
+        "# TYPE lector_serve_breaker_opens_total counter\nlector_serve_breaker_opens_total %llu\n"
+        "# HELP lector_serve_breaker_closes_total Times a half-open probe closed the breaker.\n"
+        "# TYPE lector_serve_breaker_closes_total counter\nlector_serve_breaker_closes_total %llu\n",
+        q, srv.cfg->queue, running, srv.n_workers, inflight, ready, (int)bs, (unsigned long long)opens,
+        (unsigned long long)closes);
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
     fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", srv.primary_dev);
     fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", srv.cpu_dev);
     if (srv.primary && lector_engine_on_gpu(srv.primary)) {
         size_t used, limit;
         lector_engine_gpu_memory(srv.primary, &used, &limit);
-        fprintf(f, "# HELP lector_serve_engine_gpu_memory_bytes GPU memory the engine holds (weights, activation "
-                   "arenas, workspaces).\n# TYPE lector_serve_engine_gpu_memory_bytes gauge\n"
-                   "lector_serve_engine_gpu_memory_bytes %zu\n"
-                   "# HELP lector_serve_engine_gpu_memory_limit_bytes The cap (gpu_mem_limit); 0 = none.\n"
-                   "# TYPE lector_serve_engine_gpu_memory_limit_bytes gauge\n"
-                   "lector_serve_engine_gpu_memory_limit_bytes %zu\n",
+        fprintf(f,
+                "# HELP lector_serve_engine_gpu_memory_bytes GPU memory the engine holds (weights, activation "
+                "arenas, workspaces).\n# TYPE lector_serve_engine_gpu_memory_bytes gauge\n"
+                "lector_serve_engine_gpu_memory_bytes %zu\n"
+                "# HELP lector_serve_engine_gpu_memory_limit_bytes The cap (gpu_mem_limit); 0 = none.\n"
+                "# TYPE lector_serve_engine_gpu_memory_limit_bytes gauge\n"
+                "lector_serve_engine_gpu_memory_limit_bytes %zu\n",
                 used, limit);
     }
     serve_metrics_write_gpus(f);
@@ -762,13 +818,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!ready) return send_error(c, rq, 503, "models are loading");
 
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-        if (ct && !strncasecmp(ct, "image/", 6)) rq->kind = REQ_RAW;
+        if (ct && !strncasecmp(ct, "image/", 6))
+            rq->kind = REQ_RAW;
         else if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
             rq->kind = REQ_MULTIPART;
             rq->pp = MHD_create_post_processor(c, 65536, post_iter, rq);
             if (!rq->pp) return send_error(c, rq, 400, "malformed multipart/form-data (boundary?)");
         } else
-            return send_error(c, rq, 415, "send the image as Content-Type image/* or multipart/form-data (field 'image')");
+            return send_error(c, rq, 415,
+                              "send the image as Content-Type image/* or multipart/form-data (field 'image')");
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > srv.cfg->max_body)
             return send_error(c, rq, 413, "request body over --max-body");
@@ -787,7 +845,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (rq->kind == REQ_RAW) {
-            if (append(&rq->raw, upload_data, n)) { rq->fail = 503; rq->fail_msg = "out of memory"; }
+            if (append(&rq->raw, upload_data, n)) {
+                rq->fail = 503;
+                rq->fail_msg = "out of memory";
+            }
         } else if (MHD_post_process(rq->pp, upload_data, n) != MHD_YES && !rq->fail) {
             rq->fail = 400;
             rq->fail_msg = "malformed multipart/form-data";
@@ -799,7 +860,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rq->kind == REQ_MULTIPART && !rq->fail) {
         enum MHD_Result ok = MHD_destroy_post_processor(rq->pp);
         rq->pp = NULL;
-        if (ok != MHD_YES) { rq->fail = 400; rq->fail_msg = "malformed multipart/form-data"; }
+        if (ok != MHD_YES) {
+            rq->fail = 400;
+            rq->fail_msg = "malformed multipart/form-data";
+        }
     }
     if (rq->fail) return send_error(c, rq, rq->fail, rq->fail_msg);
     if (rq->kind == REQ_RAW && rq->raw.size == 0) return send_error(c, rq, 400, "empty body: send the image bytes");
@@ -820,8 +884,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     *con_cls = NULL;
     pthread_mutex_lock(&srv.mu);
     srv.inflight--;
-    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) srv.answered++;
-    else srv.aborted++;
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        srv.answered++;
+    else
+        srv.aborted++;
     pthread_mutex_unlock(&srv.mu);
 }
 
@@ -935,13 +1001,13 @@ int lector_serve_run(const lector_serve_config *cfg)
         fprintf(stderr, "lector serve: --listen expects HOST:PORT or [V6]:PORT, got '%s'\n", cfg->listen);
         goto out;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout_s,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+                         (unsigned)cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                         MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "lector serve: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         goto out;
@@ -995,7 +1061,8 @@ int lector_serve_run(const lector_serve_config *cfg)
         fprintf(stderr, "lector serve: fault injection: every %d-th primary read fails (LECTOR_SERVE_FAULT)\n",
                 cfg->fault_every);
     fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", now_ms() - t0, srv.n_workers,
-            srv.primary_dev, srv.cpu != srv.primary ? ", CPU fallback " : "", srv.cpu != srv.primary ? srv.cpu_dev : "");
+            srv.primary_dev, srv.cpu != srv.primary ? ", CPU fallback " : "",
+            srv.cpu != srv.primary ? srv.cpu_dev : "");
     if (*lector_engine_fallback_reason(srv.primary))
         fprintf(stderr, "lector serve: device auto: not on the GPU: %s\n", lector_engine_fallback_reason(srv.primary));
 

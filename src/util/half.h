@@ -18,8 +18,10 @@ static inline float lector__half_to_float(uint16_t h)
         float f = ldexpf((float)man, -24);
         return sign ? -f : f;
     }
-    if (exp == 31) bits = sign | 0x7f800000u | (man << 13);
-    else bits = sign | ((exp + 112) << 23) | (man << 13);
+    if (exp == 31)
+        bits = sign | 0x7f800000u | (man << 13);
+    else
+        bits = sign | ((exp + 112) << 23) | (man << 13);
     float f;
     memcpy(&f, &bits, 4);
     return f;

@@ -101,7 +101,10 @@ void lector__error_prefix(lector_error *err, const char *fmt, ...)
     if (np > cap) np = cap;
     memcpy(err->message, prefix, np);
     size_t o = np;
-    if (o + 2 <= cap) { memcpy(err->message + o, ": ", 2); o += 2; }
+    if (o + 2 <= cap) {
+        memcpy(err->message + o, ": ", 2);
+        o += 2;
+    }
     if (no > cap - o) no = cap - o;
     memcpy(err->message + o, old, no);
     err->message[o + no] = 0;
@@ -115,9 +118,12 @@ static int log_level(void)
         const char *s = getenv("LECTOR_LOG");
         l = LECTOR_LOG_WARN;
         if (s) {
-            if (!strcmp(s, "error")) l = LECTOR_LOG_ERROR;
-            else if (!strcmp(s, "info")) l = LECTOR_LOG_INFO;
-            else if (!strcmp(s, "debug")) l = LECTOR_LOG_DEBUG;
+            if (!strcmp(s, "error"))
+                l = LECTOR_LOG_ERROR;
+            else if (!strcmp(s, "info"))
+                l = LECTOR_LOG_INFO;
+            else if (!strcmp(s, "debug"))
+                l = LECTOR_LOG_DEBUG;
         }
         atomic_store(&level, l);
     }
@@ -152,13 +158,18 @@ int lector__physical_cores(void)
     char line[256];
     if (f) {
         while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "physical id", 11)) phys = atoi(strchr(line, ':') + 1);
+            if (!strncmp(line, "physical id", 11))
+                phys = atoi(strchr(line, ':') + 1);
             else if (!strncmp(line, "core id", 7)) {
                 core = atoi(strchr(line, ':') + 1);
                 int seen = 0;
                 for (int i = 0; i < n; i++)
                     if (pairs[i][0] == phys && pairs[i][1] == core) seen = 1;
-                if (!seen && n < 1024) { pairs[n][0] = phys; pairs[n][1] = core; n++; }
+                if (!seen && n < 1024) {
+                    pairs[n][0] = phys;
+                    pairs[n][1] = core;
+                    n++;
+                }
             }
         }
         fclose(f);
@@ -169,8 +180,7 @@ int lector__physical_cores(void)
     return n;
 }
 
-lector_status lector__read_file(const char *path, size_t max_size, uint8_t **data, size_t *size,
-                                lector_error *err)
+lector_status lector__read_file(const char *path, size_t max_size, uint8_t **data, size_t *size, lector_error *err)
 {
     *data = NULL;
     *size = 0;
@@ -183,8 +193,8 @@ lector_status lector__read_file(const char *path, size_t max_size, uint8_t **dat
     }
     if (max_size && (uint64_t)st.st_size > max_size) {
         fclose(f);
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: file is %lld bytes, over the limit of %zu",
-                             path, (long long)st.st_size, max_size);
+        return lector__error(err, LECTOR_ERR_LIMIT, "%s: file is %lld bytes, over the limit of %zu", path,
+                             (long long)st.st_size, max_size);
     }
     size_t n = (size_t)st.st_size;
     uint8_t *buf = lector__malloc(n + 1);

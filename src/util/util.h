@@ -31,8 +31,7 @@ int lector__mul_size(size_t a, size_t b, size_t *out);
 lector_status lector__error(lector_error *err, lector_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prefixes an already-filled error message with "<prefix>: ". */
-void lector__error_prefix(lector_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void lector__error_prefix(lector_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 typedef enum { LECTOR_LOG_ERROR = 0, LECTOR_LOG_WARN = 1, LECTOR_LOG_INFO = 2, LECTOR_LOG_DEBUG = 3 } lector_log_level;
 /* Log to stderr when `level` <= LECTOR_LOG (env: error|warn|info|debug; default warn). */
@@ -45,11 +44,10 @@ double lector__now_ms(void);
 int lector__physical_cores(void);
 
 /* Reads a whole file into a new buffer (lector__free). */
-lector_status lector__read_file(const char *path, size_t max_size, uint8_t **data, size_t *size,
-                                lector_error *err);
+lector_status lector__read_file(const char *path, size_t max_size, uint8_t **data, size_t *size, lector_error *err);
 
 #define LECTOR_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define LECTOR_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define LECTOR_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define LECTOR_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define LECTOR_MAX(a, b)    ((a) > (b) ? (a) : (b))
 
 #endif

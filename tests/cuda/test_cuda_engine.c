@@ -46,7 +46,7 @@
 #include "lector.h"
 #include "ocr/preprocess.h"
 
-#define SKIP 77
+#define SKIP       77
 #define MAX_IMAGES 64
 
 static const char *models;
@@ -285,8 +285,8 @@ static int mode_oom(void)
     }
     size_t used, limit;
     lector_engine_gpu_memory(e, &used, &limit);
-    printf("oom: %d reads over the 24 MiB cap failed cleanly; under 4 GiB: %zu MiB used of %zu MiB\n", oom,
-           used >> 20, limit >> 20);
+    printf("oom: %d reads over the 24 MiB cap failed cleanly; under 4 GiB: %zu MiB used of %zu MiB\n", oom, used >> 20,
+           limit >> 20);
     lector_engine_free(e);
     return bad || !oom;
 }
@@ -471,8 +471,8 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
         if (nb != na || memcmp(a[o].data, b[o].data, cnt * es)) {
             size_t diff = 0;
             for (size_t i = 0; i < cnt * es; i++) diff += ((const char *)a[o].data)[i] != ((const char *)b[o].data)[i];
-            printf("FAIL %s: output %zu differs (%zu of %zu bytes), %d crops at width %d\n", what, o, diff,
-                   cnt * es, n, tw);
+            printf("FAIL %s: output %zu differs (%zu of %zu bytes), %d crops at width %d\n", what, o, diff, cnt * es, n,
+                   tw);
             bad = 1;
         }
     }
@@ -543,15 +543,19 @@ static int mode_inputs(lector_engine *e)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch --models DIR [--reads N] [--fp16] IMAGE...\n");
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch --models DIR [--reads N] "
+                        "[--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
     int reads = 200;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
-        else if (!strcmp(argv[i], "--reads") && i + 1 < argc) reads = atoi(argv[++i]);
-        else if (n_images < MAX_IMAGES) images[n_images++] = argv[i];
+        if (!strcmp(argv[i], "--models") && i + 1 < argc)
+            models = argv[++i];
+        else if (!strcmp(argv[i], "--reads") && i + 1 < argc)
+            reads = atoi(argv[++i]);
+        else if (n_images < MAX_IMAGES)
+            images[n_images++] = argv[i];
     }
     if (!models || !n_images) return 2;
     for (int i = 0; i < n_images; i++)
@@ -579,12 +583,18 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (!strcmp(mode, "same")) r = mode_same(e);
-    else if (!strcmp(mode, "fault")) r = mode_fault(e);
-    else if (!strcmp(mode, "threads")) r = mode_threads(e);
-    else if (!strcmp(mode, "memory")) r = mode_memory(e, reads);
-    else if (!strcmp(mode, "inputs")) r = mode_inputs(e);
-    else if (!strcmp(mode, "batch")) r = mode_batch();
+    if (!strcmp(mode, "same"))
+        r = mode_same(e);
+    else if (!strcmp(mode, "fault"))
+        r = mode_fault(e);
+    else if (!strcmp(mode, "threads"))
+        r = mode_threads(e);
+    else if (!strcmp(mode, "memory"))
+        r = mode_memory(e, reads);
+    else if (!strcmp(mode, "inputs"))
+        r = mode_inputs(e);
+    else if (!strcmp(mode, "batch"))
+        r = mode_batch();
     else if (!strcmp(mode, "oom")) {
         lector_engine_free(e);
         e = NULL;

@@ -34,8 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 in.data = x;
                 lector_tensor *out = NULL;
                 size_t n_out = 0;
-                if (x && lector_model_run(m, &in, 1, &out, &n_out, &err) == LECTOR_OK)
-                    lector_tensors_free(out, n_out);
+                if (x && lector_model_run(m, &in, 1, &out, &n_out, &err) == LECTOR_OK) lector_tensors_free(out, n_out);
                 free(x);
             }
         }
@@ -48,8 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ssize_t w = write(fd, data, size);
         close(fd);
         lector_tensor *t = NULL;
-        if (w == (ssize_t)size && lector_tensor_read_pb(path, &t, NULL, &err) == LECTOR_OK)
-            lector_tensors_free(t, 1);
+        if (w == (ssize_t)size && lector_tensor_read_pb(path, &t, NULL, &err) == LECTOR_OK) lector_tensors_free(t, 1);
         unlink(path);
     }
     return 0;

@@ -7,10 +7,8 @@
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "doctor") == 0)
-        return lector_doctor_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "explain") == 0)
-        return lector_explain_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "doctor") == 0) return lector_doctor_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "explain") == 0) return lector_explain_main(argc - 1, argv + 1);
     fputs("usage: gpuenv_driver doctor|explain [ARGS...]\n", stderr);
     return 2;
 }

@@ -55,18 +55,16 @@ static const cJSON *find_check(const cJSON *j, const char *layer, const char *id
     const cJSON *layers = cJSON_GetObjectItem(j, "layers"), *l;
     cJSON_ArrayForEach(l, layers)
     {
-        if (strcmp(cJSON_GetObjectItem(l, "id")->valuestring, layer) != 0)
-            continue;
+        if (strcmp(cJSON_GetObjectItem(l, "id")->valuestring, layer) != 0) continue;
         const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItem(l, "checks"))
-        if (strcmp(cJSON_GetObjectItem(c, "id")->valuestring, id) == 0) return c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(l, "checks")) if (strcmp(cJSON_GetObjectItem(c, "id")->valuestring,
+                                                                           id) == 0) return c;
     }
     return NULL;
 }
 
 /* Assert that check `id` in `layer` has status `st` and cause code `code`. */
-static void expect(const cJSON *j, const char *layer, const char *id, const char *st,
-                   const char *code)
+static void expect(const cJSON *j, const char *layer, const char *id, const char *st, const char *code)
 {
     const cJSON *c = find_check(j, layer, id);
     if (!c) {
@@ -104,8 +102,7 @@ typedef struct scen {
 
 /* A scenario: a fixture root (or NULL), shim modes for NVML/libcuda
  * ("-" = do not load, "missing" = a path that does not exist). */
-static void scen_init(scen *s, const char *root, const char *nvml, const char *cuda,
-                      const char *mode)
+static void scen_init(scen *s, const char *root, const char *nvml, const char *cuda, const char *mode)
 {
     memset(s, 0, sizeof *s);
     lector_doctor_default_options(&s->opt);
@@ -114,12 +111,11 @@ static void scen_init(scen *s, const char *root, const char *nvml, const char *c
         s->opt.root = s->root;
     }
     if (nvml && strcmp(nvml, "-")) {
-        s->nvml = strcmp(nvml, "missing") ? fx("shims/libnvidia-ml.so.1")
-                                          : fx("shims/none/libnvidia-ml.so.1");
+        s->nvml = strcmp(nvml, "missing") ? fx("shims/libnvidia-ml.so.1") : fx("shims/none/libnvidia-ml.so.1");
         s->opt.nvml_path = s->nvml;
     }
     if (cuda && strcmp(cuda, "-")) {
-        s->cuda = strcmp(cuda, "missing") == 0 ? fx("shims/none/libcuda.so.1")
+        s->cuda = strcmp(cuda, "missing") == 0    ? fx("shims/none/libcuda.so.1")
                   : strcmp(cuda, "stubpath") == 0 ? fx("stubs/libcuda.so.1")
                                                   : fx("shims/libcuda.so.1");
         s->opt.libcuda_path = s->cuda;
@@ -160,8 +156,7 @@ static void t_elf_self(void **state)
     /* truncations of a valid image must never crash or read outside */
     for (size_t n = 0; n < m.size && n < 20000; n += 7) {
         gpuenv_elf t;
-        if (gpuenv_elf_parse(m.data, n, &t) == 0)
-            gpuenv_elf_free(&t);
+        if (gpuenv_elf_parse(m.data, n, &t) == 0) gpuenv_elf_free(&t);
     }
     gpuenv_unmap(&m);
     free(p);
@@ -201,8 +196,7 @@ static void check_cache_file(const char *file, int want_old, int want_new)
     /* every truncation parses or fails cleanly */
     for (size_t n = 0; n < m.size && n < 4096; n += 3) {
         gpuenv_ldcache t;
-        if (gpuenv_ldcache_parse(m.data, n, &t) == 0)
-            gpuenv_ldcache_free(&t);
+        if (gpuenv_ldcache_parse(m.data, n, &t) == 0) gpuenv_ldcache_free(&t);
     }
     gpuenv_ldcache_free(&c);
     gpuenv_unmap(&m);
@@ -235,11 +229,9 @@ static void t_ldcache_matches_ldconfig(void **state)
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         char *sp = strchr(line, ' ');
-        if (!sp)
-            continue;
+        if (!sp) continue;
         *sp = 0;
-        if (gpuenv_strv_has(&seen, line))
-            continue;
+        if (gpuenv_strv_has(&seen, line)) continue;
         gpuenv_strv_push(&seen, line);
         const char *v = gpuenv_ldcache_lookup(&c, line, GPUENV_LDCACHE_X86_64);
         assert_non_null(v);
@@ -331,8 +323,7 @@ static void t_resolve_runpath_hides_rpath(void **state)
     r = gpuenv_resolve(&ctx, "libord.so", &child, &via);
     /* with a RUNPATH on the asker, the parent's RPATH is not searched; the
        cache may still find the other copy registered there */
-    if (r)
-        assert_int_not_equal(via, GPUENV_VIA_RPATH);
+    if (r) assert_int_not_equal(via, GPUENV_VIA_RPATH);
     free(r);
     free(parent.path);
     free(child.path);
@@ -721,8 +712,7 @@ SCENARIO(s30_cache_only_library)
     if (have_cache) {
         const cJSON *c = find_check(j, "L4", "l4.cudnn");
         assert_non_null(c);
-        assert_non_null(strstr(cJSON_GetObjectItem(c, "finding")->valuestring,
-                               "/opt/cudnn/lib/libcudnn.so.9.14.0"));
+        assert_non_null(strstr(cJSON_GetObjectItem(c, "finding")->valuestring, "/opt/cudnn/lib/libcudnn.so.9.14.0"));
         assert_non_null(strstr(cJSON_GetObjectItem(c, "finding")->valuestring, "ld.so.cache"));
     } else {
         print_message("note: ldconfig -r unavailable (no chroot rights); cache part skipped\n");
@@ -790,8 +780,7 @@ static void t_nvcc_fatbin(void **state)
     assert_int_equal(gpuenv_fatbin_scan(e.fatbin, e.fatbin_size, &fb), 0);
     assert_true(fb.sass[75] && fb.sass[90] && fb.ptx[90]);
     int others = 0;
-    for (int a = 0; a < 256; a++)
-        others += (fb.sass[a] && a != 75 && a != 90) + (fb.ptx[a] && a != 90);
+    for (int a = 0; a < 256; a++) others += (fb.sass[a] && a != 75 && a != 90) + (fb.ptx[a] && a != 90);
     assert_int_equal(others, 0);
     assert_true(gpuenv_fatbin_runs_on(&fb, 9, 0));  /* sm_90 SASS */
     assert_true(gpuenv_fatbin_runs_on(&fb, 7, 5));  /* sm_75 SASS */
@@ -812,8 +801,7 @@ static void t_nvcc_fatbin(void **state)
 static void t_nvcc_inspect_arch(void **state)
 {
     (void)state;
-    const char *libs[] = {"nvcc/libk_sm80.so", "nvcc/libk_ptx80.so", "nvcc/libk_sm90.so",
-                          "nvcc/libapp_dep80.so"};
+    const char *libs[] = {"nvcc/libk_sm80.so", "nvcc/libk_ptx80.so", "nvcc/libk_sm90.so", "nvcc/libapp_dep80.so"};
     const char *want[] = {"fail", "ok", "ok", "warn"};
     const char *code[] = {"no_kernel_image", "", "", "dependency_no_kernel_image"};
     for (int i = 0; i < 4; i++) {
@@ -825,8 +813,7 @@ static void t_nvcc_inspect_arch(void **state)
         s.opt.n_inspect = 1;
         cJSON *j = doctor(&s.opt);
         expect(j, "inspect", "inspect.0.archs", want[i], code[i]);
-        if (i == 0)
-            expect_status(j, "broken");
+        if (i == 0) expect_status(j, "broken");
         cJSON_Delete(j);
         free(f);
         scen_free(&s);
@@ -881,16 +868,14 @@ static void t_explain_ranked_and_unknown(void **state)
     (void)state;
     lector_explain_match m[5];
     /* a real log with noise around the line, wrapped over two lines */
-    const char *log =
-        "W1129 12:00:01 dynamic_loader.cc:307] The third-party dynamic library (libcudnn.so)\n"
-        "   that Paddle depends on is not configured correctly. (error code is libcudnn.so: "
-        "cannot open shared object file: No such file or directory)\n  Suggestions: ...";
+    const char *log = "W1129 12:00:01 dynamic_loader.cc:307] The third-party dynamic library (libcudnn.so)\n"
+                      "   that Paddle depends on is not configured correctly. (error code is libcudnn.so: "
+                      "cannot open shared object file: No such file or directory)\n  Suggestions: ...";
     size_t n = lector_explain_match_text(log, m, 5);
     assert_true(n >= 2);
     assert_string_equal(m[0].id, "paddle-libcudnn-unversioned");
     assert_string_equal(m[0].check, "l4.cudnn_unversioned");
-    for (size_t i = 1; i < n; i++)
-        assert_true(m[i].score <= m[i - 1].score);
+    for (size_t i = 1; i < n; i++) assert_true(m[i].score <= m[i - 1].score);
     assert_int_equal(lector_explain_match_text("the quick brown fox", m, 5), 0);
     /* case-insensitive */
     n = lector_explain_match_text("FAILED TO INITIALIZE NVML: DRIVER/LIBRARY VERSION MISMATCH", m, 5);
@@ -938,8 +923,7 @@ static void t_clock_reason_names(void **state)
 {
     (void)state;
     assert_int_equal(gpuenv_clock_reasons_len, 9);
-    for (size_t i = 0; i < gpuenv_clock_reasons_len; i++)
-        assert_int_equal(gpuenv_clock_reasons[i].bit, 1ULL << i);
+    for (size_t i = 0; i < gpuenv_clock_reasons_len; i++) assert_int_equal(gpuenv_clock_reasons[i].bit, 1ULL << i);
     assert_string_equal(gpuenv_clock_reasons[3].name, "hw_slowdown");
     assert_string_equal(gpuenv_clock_reasons[6].name, "hw_thermal_slowdown");
 }
@@ -961,10 +945,14 @@ int main(int argc, char **argv)
     unsetenv("CUDA_VISIBLE_DEVICES");
     if (strcmp(group, "unit") == 0) {
         const struct CMUnitTest t[] = {
-            cmocka_unit_test(t_elf_self),          cmocka_unit_test(t_elf_runpath),
-            cmocka_unit_test(t_ldcache_formats),   cmocka_unit_test(t_ldcache_matches_ldconfig),
-            cmocka_unit_test(t_resolve_order),     cmocka_unit_test(t_resolve_tokens),
-            cmocka_unit_test(t_resolve_runpath_hides_rpath), cmocka_unit_test(t_root_realpath),
+            cmocka_unit_test(t_elf_self),
+            cmocka_unit_test(t_elf_runpath),
+            cmocka_unit_test(t_ldcache_formats),
+            cmocka_unit_test(t_ldcache_matches_ldconfig),
+            cmocka_unit_test(t_resolve_order),
+            cmocka_unit_test(t_resolve_tokens),
+            cmocka_unit_test(t_resolve_runpath_hides_rpath),
+            cmocka_unit_test(t_root_realpath),
             cmocka_unit_test(t_versions_tables),
         };
         return cmocka_run_group_tests_name("gpuenv_unit", t, NULL, NULL);
@@ -1014,8 +1002,7 @@ int main(int argc, char **argv)
             printf("skipped: nvcc (/usr/local/cuda/bin/nvcc) not found, no fatbin fixtures\n");
             return 77;
         }
-        const struct CMUnitTest t[] = {cmocka_unit_test(t_nvcc_fatbin),
-                                       cmocka_unit_test(t_nvcc_inspect_arch)};
+        const struct CMUnitTest t[] = {cmocka_unit_test(t_nvcc_fatbin), cmocka_unit_test(t_nvcc_inspect_arch)};
         return cmocka_run_group_tests_name("gpuenv_nvcc", t, NULL, NULL);
     }
     if (strcmp(group, "cublaslt") == 0) {
@@ -1032,8 +1019,7 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests_name("gpuenv_explain", t, NULL, NULL);
     }
     if (strcmp(group, "nvml_sample") == 0 && EXTRA) {
-        const struct CMUnitTest t[] = {cmocka_unit_test(t_nvml_sample),
-                                       cmocka_unit_test(t_clock_reason_names)};
+        const struct CMUnitTest t[] = {cmocka_unit_test(t_nvml_sample), cmocka_unit_test(t_clock_reason_names)};
         return cmocka_run_group_tests_name("gpuenv_nvml_sample", t, NULL, NULL);
     }
     fprintf(stderr, "unknown group %s\n", group);

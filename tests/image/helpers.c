@@ -42,9 +42,8 @@ int th_write_file(const char *path, const void *data, size_t size)
 
 int th_png_interlace = 0;
 
-int th_png_encode(th_buf *out, uint32_t w, uint32_t h, int color_type, int bit_depth,
-                  const uint8_t *pixels, const uint8_t *palette, int n_palette, const uint8_t *trns,
-                  int n_trns)
+int th_png_encode(th_buf *out, uint32_t w, uint32_t h, int color_type, int bit_depth, const uint8_t *pixels,
+                  const uint8_t *palette, int n_palette, const uint8_t *trns, int n_trns)
 {
     spng_ctx *ctx = spng_ctx_new(SPNG_CTX_ENCODER);
     if (!ctx) return -1;
@@ -128,8 +127,7 @@ int th_bmp_encode(th_buf *out, int32_t w, int32_t h, int bpp, uint32_t compressi
     return 0;
 }
 
-int th_tiff_pages(th_buf *out, int n, const int *widths, const int *heights, const uint8_t (*rgb)[3],
-                  int compression)
+int th_tiff_pages(th_buf *out, int n, const int *widths, const int *heights, const uint8_t (*rgb)[3], int compression)
 {
     char path[] = "/tmp/lector_tiff_XXXXXX";
     int fd = mkstemp(path);

@@ -29,10 +29,7 @@ static void put(const char *name, const void *data, size_t size, const char *exp
     fprintf(expected, "%s\t%s\n", name, expect);
 }
 
-static void put_buf(const char *name, th_buf *b, size_t size, const char *expect)
-{
-    put(name, b->data, size, expect);
-}
+static void put_buf(const char *name, th_buf *b, size_t size, const char *expect) { put(name, b->data, size, expect); }
 
 static th_buf jpeg_of(int w, int h, int pf, uint8_t fill, int quality)
 {

@@ -66,11 +66,15 @@ static void test_corpus(void **state)
         memset(&err, 0, sizeof err);
         lector_status st = lector__image_decode_file(path, NULL, &pages, &err);
         char got[64];
-        if (st == LECTOR_OK) snprintf(got, sizeof got, "OK:%d", pages.count);
-        else snprintf(got, sizeof got, "%s", status_name(st));
+        if (st == LECTOR_OK)
+            snprintf(got, sizeof got, "OK:%d", pages.count);
+        else
+            snprintf(got, sizeof got, "%s", status_name(st));
         int ok;
-        if (!strcmp(expect, "OK|IMAGE")) ok = st == LECTOR_ERR_IMAGE || st == LECTOR_OK;
-        else ok = !strcmp(expect, got);
+        if (!strcmp(expect, "OK|IMAGE"))
+            ok = st == LECTOR_ERR_IMAGE || st == LECTOR_OK;
+        else
+            ok = !strcmp(expect, got);
         if (st != LECTOR_OK) {
             if (!strstr(err.message, line) || err.code != st) ok = 0;
         } else {
@@ -101,8 +105,13 @@ static void test_corpus(void **state)
 }
 
 /* Child mode: decode the valid corpus files with allocation N failing. */
-static const char *valid_files[] = {"valid_64x48.jpg", "cmyk.jpg", "rgba16.png", "valid_32x32.tif",
-                                    "valid_16x16.webp", "valid_1x2.bmp", "palette_index_out_of_range.bmp"};
+static const char *valid_files[] = {"valid_64x48.jpg",
+                                    "cmyk.jpg",
+                                    "rgba16.png",
+                                    "valid_32x32.tif",
+                                    "valid_16x16.webp",
+                                    "valid_1x2.bmp",
+                                    "palette_index_out_of_range.bmp"};
 
 static int child_decode(void)
 {

@@ -75,8 +75,8 @@ static double ref_bilinear(const lector_image *s, double fx, double fy, int c)
 
 static void test_resize_vs_float(void **state)
 {
-    const int sizes[][4] = {{37, 23, 960, 544}, {640, 480, 123, 77}, {100, 48, 48, 48}, {5, 7, 320, 48},
-                            {1280, 720, 960, 544}, {33, 1, 17, 3}};
+    const int sizes[][4] = {{37, 23, 960, 544}, {640, 480, 123, 77},   {100, 48, 48, 48},
+                            {5, 7, 320, 48},    {1280, 720, 960, 544}, {33, 1, 17, 3}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         lector_image s, d;
         make_image(&s, sizes[k][0], sizes[k][1], 3);
@@ -250,7 +250,8 @@ static void test_det_dims(void **state)
     assert_int_equal(lector__det_resize_dims(1000, 3000, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 320);
     assert_int_equal(h, 960);
-    assert_int_equal(lector__det_resize_dims(0, 5, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_ERR_INVALID_ARGUMENT);
+    assert_int_equal(lector__det_resize_dims(0, 5, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL),
+                     LECTOR_ERR_INVALID_ARGUMENT);
 }
 
 static void test_det_preprocess(void **state)
@@ -297,8 +298,8 @@ static void test_det_preprocess(void **state)
  * downscaling, upscaling and equal sizes. */
 static void test_image_input_formula(void **state)
 {
-    static const int sizes[][2] = {{1280, 720}, {640, 480}, {37, 91}, {96, 64}, {1000, 1000}, {3000, 200},
-                                   {64, 33}, {500, 2100}};
+    static const int sizes[][2] = {{1280, 720},  {640, 480},  {37, 91}, {96, 64},
+                                   {1000, 1000}, {3000, 200}, {64, 33}, {500, 2100}};
     const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
         lector_image im;
@@ -399,18 +400,18 @@ static void test_line_input_formula(void **state)
     lector_image page;
     make_image(&page, 400, 260, 3);
     static const float quads[][4][2] = {
-        {{10, 20}, {210, 20}, {210, 52}, {10, 52}},           /* straight */
+        {{10, 20}, {210, 20}, {210, 52}, {10, 52}},                          /* straight */
         {{30.5f, 60.2f}, {250.7f, 80.1f}, {247.3f, 118.9f}, {27.1f, 99.4f}}, /* skewed */
-        {{100, 150}, {300, 140}, {320, 190}, {90, 205}},      /* perspective */
-        {{350, 10}, {390, 12}, {388, 200}, {349, 198}},       /* tall: a quarter turn */
-        {{-15, -8}, {120, -3}, {118, 30}, {-14, 26}},         /* over the top-left edge */
-        {{300, 230}, {420, 228}, {421, 275}, {301, 277}},     /* over the bottom-right edge */
-        {{5, 5}, {9, 5}, {9, 8}, {5, 8}},                     /* tiny */
+        {{100, 150}, {300, 140}, {320, 190}, {90, 205}},                     /* perspective */
+        {{350, 10}, {390, 12}, {388, 200}, {349, 198}},                      /* tall: a quarter turn */
+        {{-15, -8}, {120, -3}, {118, 30}, {-14, 26}},                        /* over the top-left edge */
+        {{300, 230}, {420, 228}, {421, 275}, {301, 277}},                    /* over the bottom-right edge */
+        {{5, 5}, {9, 5}, {9, 8}, {5, 8}},                                    /* tiny */
     };
     static const int widths[] = {192, 320, 640};
     size_t checked = 0;
     for (size_t q = 0; q < sizeof quads / sizeof *quads; q++) {
-        const float (*p)[2] = quads[q];
+        const float(*p)[2] = quads[q];
         int w = (int)fmax(hypot(p[0][0] - p[1][0], p[0][1] - p[1][1]), hypot(p[2][0] - p[3][0], p[2][1] - p[3][1]));
         int h = (int)fmax(hypot(p[0][0] - p[3][0], p[0][1] - p[3][1]), hypot(p[1][0] - p[2][0], p[1][1] - p[2][1]));
         double m[9];
@@ -443,15 +444,16 @@ static void test_line_input_formula(void **state)
                                 int s1 = crop_px(&in, x0, in.yofs[2 * y + 1], c, &outside) * in.alpha[2 * x] +
                                          crop_px(&in, x1, in.yofs[2 * y + 1], c, &outside) * in.alpha[2 * x + 1];
                                 int v = ((((s0 >> 4) * in.beta[2 * y]) >> 16) +
-                                         (((s1 >> 4) * in.beta[2 * y + 1]) >> 16) + 2) >> 2;
+                                         (((s1 >> 4) * in.beta[2 * y + 1]) >> 16) + 2) >>
+                                        2;
                                 f = in.lut[c * 256 + (v > 255 ? 255 : v)];
                             }
                             bad += f != ref[((size_t)c * 48 + y) * tw + x];
                             checked++;
                         }
                 if (bad || outside)
-                    fprintf(stderr, "quad %zu turns %d width %d: %zu values differ, %zu taps outside\n", q, turns,
-                            tw, bad, outside);
+                    fprintf(stderr, "quad %zu turns %d width %d: %zu values differ, %zu taps outside\n", q, turns, tw,
+                            bad, outside);
                 assert_int_equal(bad, 0);
                 assert_int_equal(outside, 0);
                 lector__input_tables_free(&t);
@@ -502,12 +504,17 @@ static void test_line_preprocess(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resize_known), cmocka_unit_test(test_resize_vs_float),
-        cmocka_unit_test(test_perspective),  cmocka_unit_test(test_warp),
-        cmocka_unit_test(test_rotate),       cmocka_unit_test(test_opencv_oracle),
+        cmocka_unit_test(test_resize_known),
+        cmocka_unit_test(test_resize_vs_float),
+        cmocka_unit_test(test_perspective),
+        cmocka_unit_test(test_warp),
+        cmocka_unit_test(test_rotate),
+        cmocka_unit_test(test_opencv_oracle),
         cmocka_unit_test(test_det_dims),
-        cmocka_unit_test(test_det_preprocess), cmocka_unit_test(test_line_preprocess),
-        cmocka_unit_test(test_image_input_formula), cmocka_unit_test(test_line_input_formula),
+        cmocka_unit_test(test_det_preprocess),
+        cmocka_unit_test(test_line_preprocess),
+        cmocka_unit_test(test_image_input_formula),
+        cmocka_unit_test(test_line_input_formula),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,8 +115,8 @@ static th_buf make_oriented_jpeg(int o)
     tjDestroy(tj);
     free(rgb);
     /* APP1: "Exif\0\0" + little-endian TIFF header + IFD0 with one entry. */
-    uint8_t app1[] = {0xFF, 0xE1, 0, 34, 'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0, 1, 0,
-                      0x12, 0x01, 3, 0, 1, 0, 0, 0, (uint8_t)o, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t app1[] = {0xFF, 0xE1, 0,    34,   'E', 'x', 'i', 'f', 0, 0, 'I',        'I', 42, 0, 8, 0, 0, 0,
+                      1,    0,    0x12, 0x01, 3,   0,   1,   0,   0, 0, (uint8_t)o, 0,   0,  0, 0, 0, 0, 0};
     th_buf b;
     b.size = n + sizeof app1;
     b.data = malloc(b.size);
@@ -190,8 +190,8 @@ static void check_png(uint32_t w, uint32_t h, int ct, int bd, const uint8_t *pix
         for (uint32_t x = 0; x < w; x++) {
             const uint8_t *q = px(im, (int)x, (int)y), *e = expect_bgr + (y * w + x) * 3;
             if (memcmp(q, e, 3))
-                fail_msg("ct %d bd %d at %u,%u: got %d,%d,%d want %d,%d,%d", ct, bd, x, y, q[0], q[1], q[2], e[0],
-                         e[1], e[2]);
+                fail_msg("ct %d bd %d at %u,%u: got %d,%d,%d want %d,%d,%d", ct, bd, x, y, q[0], q[1], q[2], e[0], e[1],
+                         e[2]);
         }
     lector__image_pages_free(&p);
     th_buf_free(&b);
@@ -199,54 +199,59 @@ static void check_png(uint32_t w, uint32_t h, int ct, int bd, const uint8_t *pix
 
 static void test_png_kinds(void **state)
 {
-  for (th_png_interlace = 0; th_png_interlace <= 1; th_png_interlace++) {
-    enum { W = 7, H = 5, N = W * H };
-    uint8_t rgb[N * 3], exp[N * 3], gray[N], rgb16[N * 6], ga[N * 2], rgba[N * 4], idx[N];
-    uint32_t s = 12345;
-    for (int i = 0; i < N * 3; i++) rgb[i] = (uint8_t)((s = s * 1103515245 + 12345) >> 16);
-    /* RGB 8 */
-    for (int i = 0; i < N; i++) exp[3 * i] = rgb[3 * i + 2], exp[3 * i + 1] = rgb[3 * i + 1], exp[3 * i + 2] = rgb[3 * i];
-    check_png(W, H, 2, 8, rgb, NULL, 0, NULL, 0, exp);
-    /* RGB 16 (libspng takes host-order samples): high byte is kept (as cv2.imread) */
-    for (int i = 0; i < N * 3; i++) {
-        uint16_t v = (uint16_t)(rgb[i] << 8 | (255 - rgb[i]));
-        memcpy(rgb16 + 2 * i, &v, 2);
+    for (th_png_interlace = 0; th_png_interlace <= 1; th_png_interlace++) {
+        enum { W = 7, H = 5, N = W * H };
+        uint8_t rgb[N * 3], exp[N * 3], gray[N], rgb16[N * 6], ga[N * 2], rgba[N * 4], idx[N];
+        uint32_t s = 12345;
+        for (int i = 0; i < N * 3; i++) rgb[i] = (uint8_t)((s = s * 1103515245 + 12345) >> 16);
+        /* RGB 8 */
+        for (int i = 0; i < N; i++)
+            exp[3 * i] = rgb[3 * i + 2], exp[3 * i + 1] = rgb[3 * i + 1], exp[3 * i + 2] = rgb[3 * i];
+        check_png(W, H, 2, 8, rgb, NULL, 0, NULL, 0, exp);
+        /* RGB 16 (libspng takes host-order samples): high byte is kept (as cv2.imread) */
+        for (int i = 0; i < N * 3; i++) {
+            uint16_t v = (uint16_t)(rgb[i] << 8 | (255 - rgb[i]));
+            memcpy(rgb16 + 2 * i, &v, 2);
+        }
+        check_png(W, H, 2, 16, rgb16, NULL, 0, NULL, 0, exp);
+        /* gray 8 */
+        for (int i = 0; i < N; i++) gray[i] = rgb[i], memset(exp + 3 * i, rgb[i], 3);
+        check_png(W, H, 0, 8, gray, NULL, 0, NULL, 0, exp);
+        /* palette with a fully transparent entry 3 (white background) */
+        uint8_t pal[4 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9}, trns[4] = {255, 255, 255, 0};
+        for (int i = 0; i < N; i++) {
+            idx[i] = (uint8_t)(i % 4);
+            const uint8_t *c = pal + 3 * idx[i];
+            if (idx[i] == 3)
+                memset(exp + 3 * i, 255, 3);
+            else
+                exp[3 * i] = c[2], exp[3 * i + 1] = c[1], exp[3 * i + 2] = c[0];
+        }
+        check_png(W, H, 3, 8, idx, pal, 4, trns, 4, exp);
+        /* gray + alpha: dark content, half transparent -> on white */
+        for (int i = 0; i < N; i++) {
+            uint8_t g = (uint8_t)(i * 3), a = (uint8_t)(i % 2 ? 255 : 128);
+            ga[2 * i] = g, ga[2 * i + 1] = a;
+            memset(exp + 3 * i, (g * a + 255 * (255 - a) + 127) / 255, 3);
+        }
+        check_png(W, H, 4, 8, ga, NULL, 0, NULL, 0, exp);
+        /* RGBA, opaque except one transparent pixel; dark content */
+        for (int i = 0; i < N; i++) {
+            rgba[4 * i] = (uint8_t)(rgb[3 * i] / 2), rgba[4 * i + 1] = (uint8_t)(rgb[3 * i + 1] / 2),
+                     rgba[4 * i + 2] = (uint8_t)(rgb[3 * i + 2] / 2), rgba[4 * i + 3] = i == 5 ? 0 : 255;
+            if (i == 5)
+                memset(exp + 3 * i, 255, 3);
+            else
+                exp[3 * i] = rgba[4 * i + 2], exp[3 * i + 1] = rgba[4 * i + 1], exp[3 * i + 2] = rgba[4 * i];
+        }
+        check_png(W, H, 6, 8, rgba, NULL, 0, NULL, 0, exp);
+        /* 1-bit gray */
+        uint8_t bits[H] = {0xAA, 0x55, 0xAA, 0x55, 0xAA};
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) memset(exp + 3 * (y * W + x), ((bits[y] >> (7 - x)) & 1) ? 255 : 0, 3);
+        check_png(W, H, 0, 1, bits, NULL, 0, NULL, 0, exp);
     }
-    check_png(W, H, 2, 16, rgb16, NULL, 0, NULL, 0, exp);
-    /* gray 8 */
-    for (int i = 0; i < N; i++) gray[i] = rgb[i], memset(exp + 3 * i, rgb[i], 3);
-    check_png(W, H, 0, 8, gray, NULL, 0, NULL, 0, exp);
-    /* palette with a fully transparent entry 3 (white background) */
-    uint8_t pal[4 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9}, trns[4] = {255, 255, 255, 0};
-    for (int i = 0; i < N; i++) {
-        idx[i] = (uint8_t)(i % 4);
-        const uint8_t *c = pal + 3 * idx[i];
-        if (idx[i] == 3) memset(exp + 3 * i, 255, 3);
-        else exp[3 * i] = c[2], exp[3 * i + 1] = c[1], exp[3 * i + 2] = c[0];
-    }
-    check_png(W, H, 3, 8, idx, pal, 4, trns, 4, exp);
-    /* gray + alpha: dark content, half transparent -> on white */
-    for (int i = 0; i < N; i++) {
-        uint8_t g = (uint8_t)(i * 3), a = (uint8_t)(i % 2 ? 255 : 128);
-        ga[2 * i] = g, ga[2 * i + 1] = a;
-        memset(exp + 3 * i, (g * a + 255 * (255 - a) + 127) / 255, 3);
-    }
-    check_png(W, H, 4, 8, ga, NULL, 0, NULL, 0, exp);
-    /* RGBA, opaque except one transparent pixel; dark content */
-    for (int i = 0; i < N; i++) {
-        rgba[4 * i] = (uint8_t)(rgb[3 * i] / 2), rgba[4 * i + 1] = (uint8_t)(rgb[3 * i + 1] / 2),
-        rgba[4 * i + 2] = (uint8_t)(rgb[3 * i + 2] / 2), rgba[4 * i + 3] = i == 5 ? 0 : 255;
-        if (i == 5) memset(exp + 3 * i, 255, 3);
-        else exp[3 * i] = rgba[4 * i + 2], exp[3 * i + 1] = rgba[4 * i + 1], exp[3 * i + 2] = rgba[4 * i];
-    }
-    check_png(W, H, 6, 8, rgba, NULL, 0, NULL, 0, exp);
-    /* 1-bit gray */
-    uint8_t bits[H] = {0xAA, 0x55, 0xAA, 0x55, 0xAA};
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++) memset(exp + 3 * (y * W + x), ((bits[y] >> (7 - x)) & 1) ? 255 : 0, 3);
-    check_png(W, H, 0, 1, bits, NULL, 0, NULL, 0, exp);
-  }
-  th_png_interlace = 0;
+    th_png_interlace = 0;
 }
 
 /* RapidOCR's transparent test images: black text -> on white; white text
@@ -359,8 +364,10 @@ static void test_webp(void **state)
     assert_int_equal(lector__image_decode(enc, n, "alpha.webp", NULL, &p, &err), LECTOR_OK);
     for (int i = 0; i < N; i++) {
         const uint8_t *q = px(&p.pages[0], i % W, i / W);
-        if (i % 2) assert_true(q[0] == 255 && q[1] == 255 && q[2] == 255);
-        else assert_true(q[0] == 30 && q[1] == 20 && q[2] == 10);
+        if (i % 2)
+            assert_true(q[0] == 255 && q[1] == 255 && q[2] == 255);
+        else
+            assert_true(q[0] == 30 && q[1] == 20 && q[2] == 10);
     }
     lector__image_pages_free(&p);
     WebPFree(enc);
@@ -427,7 +434,8 @@ static void test_bmp(void **state)
     check_bmp(&b, "bitfields32.bmp");
     /* 8-bit palette: index i -> cols[i]; stride 4 */
     uint8_t pal[6 * 4], rows8[8];
-    for (int i = 0; i < 6; i++) pal[4 * i] = cols[i][2], pal[4 * i + 1] = cols[i][1], pal[4 * i + 2] = cols[i][0], pal[4 * i + 3] = 0;
+    for (int i = 0; i < 6; i++)
+        pal[4 * i] = cols[i][2], pal[4 * i + 1] = cols[i][1], pal[4 * i + 2] = cols[i][0], pal[4 * i + 3] = 0;
     for (int y = 0; y < 2; y++)
         for (int x = 0; x < 3; x++) rows8[(1 - y) * 4 + x] = (uint8_t)(y * 3 + x);
     th_bmp_encode(&b, 3, 2, 8, 0, 40, NULL, pal, 6, rows8, 8);
@@ -518,9 +526,9 @@ static void test_huge_headers(void **state)
 
 /* Decoding and warping from several threads gives the single-thread result
  * (libtiff handlers are per handle, the cubic table is built once). */
-static const char *thread_files[] = {"icdar2015_test/ch4_test_images/img_1.jpg",
-                                     "rapidocr_tests/images/black_font_color_transparent.png",
-                                     "tesseract_test/images/eurotext.tif", "rapidocr_tests/images/img_exif_orientation.jpg"};
+static const char *thread_files[] = {
+    "icdar2015_test/ch4_test_images/img_1.jpg", "rapidocr_tests/images/black_font_color_transparent.png",
+    "tesseract_test/images/eurotext.tif", "rapidocr_tests/images/img_exif_orientation.jpg"};
 enum { N_THREAD_FILES = sizeof thread_files / sizeof thread_files[0] };
 static th_buf thread_bufs[N_THREAD_FILES];
 
@@ -529,13 +537,15 @@ static uint64_t digest_all(void)
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < N_THREAD_FILES; i++) {
         lector_image_pages p;
-        if (lector__image_decode(thread_bufs[i].data, thread_bufs[i].size, thread_files[i], NULL, &p, NULL) != LECTOR_OK)
+        if (lector__image_decode(thread_bufs[i].data, thread_bufs[i].size, thread_files[i], NULL, &p, NULL) !=
+            LECTOR_OK)
             return 0;
         lector_image w;
         float q[4][2] = {{3.5f, 2}, {60, 4}, {58, 30}, {2, 28}};
         if (lector__image_warp_quad(&p.pages[0], q, 57, 26, &w, NULL) != LECTOR_OK) return 0;
         for (int y = 0; y < p.pages[0].height; y += 7)
-            for (int x = 0; x < p.pages[0].width * 3; x += 5) h = (h ^ p.pages[0].data[y * p.pages[0].stride + x]) * 1099511628211ull;
+            for (int x = 0; x < p.pages[0].width * 3; x += 5)
+                h = (h ^ p.pages[0].data[y * p.pages[0].stride + x]) * 1099511628211ull;
         for (size_t k = 0; k < w.stride * (size_t)w.height; k++) h = (h ^ w.data[k]) * 1099511628211ull;
         lector__image_release(&w);
         lector__image_pages_free(&p);
@@ -569,12 +579,18 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_detect),        cmocka_unit_test(test_jpeg_icdar),
-        cmocka_unit_test(test_jpeg_exif_synthetic), cmocka_unit_test(test_jpeg_exif_real),
-        cmocka_unit_test(test_png_kinds),     cmocka_unit_test(test_png_transparent_real),
-        cmocka_unit_test(test_tiff_real),     cmocka_unit_test(test_tiff_multipage),
-        cmocka_unit_test(test_webp),          cmocka_unit_test(test_bmp),
-        cmocka_unit_test(test_from_pixels),   cmocka_unit_test(test_huge_headers),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_jpeg_icdar),
+        cmocka_unit_test(test_jpeg_exif_synthetic),
+        cmocka_unit_test(test_jpeg_exif_real),
+        cmocka_unit_test(test_png_kinds),
+        cmocka_unit_test(test_png_transparent_real),
+        cmocka_unit_test(test_tiff_real),
+        cmocka_unit_test(test_tiff_multipage),
+        cmocka_unit_test(test_webp),
+        cmocka_unit_test(test_bmp),
+        cmocka_unit_test(test_from_pixels),
+        cmocka_unit_test(test_huge_headers),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,8 +105,8 @@ int main(int argc, char **argv)
             printf("  %-14s %8.2f ms in %s w %s out %s g=%lld s=%d\n", rt_op_table[nd->op].name, dt,
                    rt_dims_str(tin[0].ndim, tin[0].dims, b1, sizeof b1),
                    nd->n_in > 1 ? rt_dims_str(tin[1].ndim, tin[1].dims, b2, sizeof b2) : "-",
-                   rt_dims_str(tout[0].ndim, tout[0].dims, b3, sizeof b3),
-                   (long long)rt_attr_int(nd, "group", 1), st_n ? (int)st_v[0] : 1);
+                   rt_dims_str(tout[0].ndim, tout[0].dims, b3, sizeof b3), (long long)rt_attr_int(nd, "group", 1),
+                   st_n ? (int)st_v[0] : 1);
         }
         per_op[nd->op] += dt;
         count[nd->op]++;

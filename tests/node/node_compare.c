@@ -55,9 +55,12 @@ int node_compare(const char *name, int k, const lector_tensor *got, const lector
         double g = at(got, i), w = at(want, i);
         int ok;
         if (is_float) {
-            if (isnan(w)) ok = isnan(g);
-            else if (isinf(w)) ok = g == w;
-            else ok = fabs(g - w) <= ATOL + RTOL * fabs(w);
+            if (isnan(w))
+                ok = isnan(g);
+            else if (isinf(w))
+                ok = g == w;
+            else
+                ok = fabs(g - w) <= ATOL + RTOL * fabs(w);
         } else {
             ok = g == w;
         }

@@ -23,7 +23,6 @@
 
 #define MAX_IO 32
 
-
 static int run_case(const char *dir, const char *name)
 {
     char path[4096];

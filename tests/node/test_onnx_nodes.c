@@ -34,7 +34,6 @@ static int file_exists(const char *p)
     return stat(p, &st) == 0;
 }
 
-
 /* Runs one case; 0 = pass. */
 static int run_case(const char *dir, const char *name)
 {
@@ -89,8 +88,7 @@ static int run_case(const char *dir, const char *name)
         printf("  %s: %zu outputs, expected %zu\n", name, n_out, n_want);
         fail = 1;
     }
-    for (size_t k = 0; k < n_out && k < n_want; k++)
-        fail |= node_compare(name, (int)k, &outs[k], wants[k]);
+    for (size_t k = 0; k < n_out && k < n_want; k++) fail |= node_compare(name, (int)k, &outs[k], wants[k]);
     lector_tensors_free(outs, n_out);
 done:
     for (size_t i = 0; i < n_in; i++) lector_tensors_free(ins[i], 1);

@@ -55,9 +55,8 @@ static int close_enough(const float *got, const float *want, int64_t n, const ch
 static int test_gemm(int threads)
 {
     int ok = 1;
-    int64_t shapes[][3] = {{1, 1, 1},    {1, 17, 5},    {7, 1, 9},      {6, 16, 256},  {13, 33, 257},
-                           {100, 3, 2},  {3, 100, 513}, {257, 130, 70}, {64, 2100, 27}, {5, 5, 0},
-                           {1600, 40, 8}, {37, 4099, 3}};
+    int64_t shapes[][3] = {{1, 1, 1},     {1, 17, 5},     {7, 1, 9},      {6, 16, 256}, {13, 33, 257}, {100, 3, 2},
+                           {3, 100, 513}, {257, 130, 70}, {64, 2100, 27}, {5, 5, 0},    {1600, 40, 8}, {37, 4099, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++) {
@@ -77,8 +76,8 @@ static int test_gemm(int threads)
                     }
                 if (rt_gemm_f32(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads) != 0) ok = 0;
                 char what[128];
-                snprintf(what, sizeof what, "gemm M=%lld N=%lld K=%lld ta=%d tb=%d threads=%d",
-                         (long long)M, (long long)N, (long long)K, ta, tb, threads);
+                snprintf(what, sizeof what, "gemm M=%lld N=%lld K=%lld ta=%d tb=%d threads=%d", (long long)M,
+                         (long long)N, (long long)K, ta, tb, threads);
                 for (int64_t i = 0; i < M && ok; i++) ok = close_enough(C + i * ldc, R + i * ldc, N, what);
                 lector__free(A);
                 lector__free(B);
@@ -137,8 +136,10 @@ static int run_conv(const conv_cfg *c, int transpose, int threads)
     lector_tensor in[3], out;
     memset(in, 0, sizeof in);
     in[0] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {c->n, c->c, c->h, c->w}, NULL};
-    if (transpose) in[1] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {c->c, mg, c->kh, c->kw}, NULL};
-    else in[1] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {c->m, cg, c->kh, c->kw}, NULL};
+    if (transpose)
+        in[1] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {c->c, mg, c->kh, c->kw}, NULL};
+    else
+        in[1] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {c->m, cg, c->kh, c->kw}, NULL};
     in[2] = (lector_tensor){LECTOR_DTYPE_FLOAT32, 1, {c->m}, NULL};
     in[0].data = rand_buf(lector_tensor_numel(&in[0]));
     in[1].data = rand_buf(lector_tensor_numel(&in[1]));
@@ -193,11 +194,12 @@ static int run_conv(const conv_cfg *c, int transpose, int threads)
     lector_status st = rt_op_table[nd.op].ref(&nd, in, &out, &ctx);
     char what[256];
     snprintf(what, sizeof what,
-             "%s n=%lld c=%lld %lldx%lld m=%lld k=%lldx%lld s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld g=%lld op=%lld,%lld",
-             transpose ? "ConvTranspose" : "Conv", (long long)c->n, (long long)c->c, (long long)c->h,
-             (long long)c->w, (long long)c->m, (long long)c->kh, (long long)c->kw, (long long)c->sh,
-             (long long)c->sw, (long long)c->dh, (long long)c->dw, (long long)c->pt, (long long)c->pl,
-             (long long)c->pb, (long long)c->pr, (long long)c->g, (long long)c->oph, (long long)c->opw);
+             "%s n=%lld c=%lld %lldx%lld m=%lld k=%lldx%lld s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld g=%lld "
+             "op=%lld,%lld",
+             transpose ? "ConvTranspose" : "Conv", (long long)c->n, (long long)c->c, (long long)c->h, (long long)c->w,
+             (long long)c->m, (long long)c->kh, (long long)c->kw, (long long)c->sh, (long long)c->sw, (long long)c->dh,
+             (long long)c->dw, (long long)c->pt, (long long)c->pl, (long long)c->pb, (long long)c->pr, (long long)c->g,
+             (long long)c->oph, (long long)c->opw);
     int ok = st == LECTOR_OK;
     if (!ok) printf("FAIL %s: %s\n", what, err.message);
     if (ok) ok = close_enough(out.data, reff, on, what);
@@ -303,9 +305,9 @@ static void bench_conv(int threads, int64_t c, int64_t h, int64_t m, int64_t k, 
         if (dt < best) best = dt;
     }
     double flops = 2.0 * (double)m * (double)(c / g) * (double)(k * k) * (double)(oh * oh);
-    printf("conv c=%lld %lldx%lld m=%lld k=%lld s=%lld g=%lld: %.2f ms, %.1f GFLOP/s (threads=%d)\n",
-           (long long)c, (long long)h, (long long)h, (long long)m, (long long)k, (long long)s,
-           (long long)g, best, flops / best / 1e6, threads);
+    printf("conv c=%lld %lldx%lld m=%lld k=%lld s=%lld g=%lld: %.2f ms, %.1f GFLOP/s (threads=%d)\n", (long long)c,
+           (long long)h, (long long)h, (long long)m, (long long)k, (long long)s, (long long)g, best, flops / best / 1e6,
+           threads);
     lector__free(in[0].data);
     lector__free(in[1].data);
     lector__free(out.data);
@@ -315,13 +317,12 @@ static void bench_conv(int threads, int64_t c, int64_t h, int64_t m, int64_t k, 
  * (shape inference computes the output shape). */
 static int test_matmul(int threads)
 {
-    struct { int an, bn; int64_t ad[4], bd[4]; } cs[] = {
-        {4, 3, {2, 1, 3, 4}, {5, 4, 6}},
-        {3, 3, {3, 7, 5}, {3, 5, 2}},
-        {3, 2, {4, 33, 17}, {17, 40}},
-        {1, 3, {4}, {2, 4, 3}},
-        {3, 1, {2, 3, 4}, {4}},
-        {2, 4, {6, 8}, {2, 3, 8, 5}},
+    struct {
+        int an, bn;
+        int64_t ad[4], bd[4];
+    } cs[] = {
+        {4, 3, {2, 1, 3, 4}, {5, 4, 6}}, {3, 3, {3, 7, 5}, {3, 5, 2}}, {3, 2, {4, 33, 17}, {17, 40}},
+        {1, 3, {4}, {2, 4, 3}},          {3, 1, {2, 3, 4}, {4}},       {2, 4, {6, 8}, {2, 3, 8, 5}},
     };
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         rt_value va, vb, vo;
@@ -357,8 +358,15 @@ static int test_matmul(int threads)
         int an = va.ndim, bn = vb.ndim;
         memcpy(ad, va.dims, sizeof(int64_t) * 4);
         memcpy(bd, vb.dims, sizeof(int64_t) * 4);
-        if (an == 1) { ad[1] = ad[0]; ad[0] = 1; an = 2; }
-        if (bn == 1) { bd[1] = 1; bn = 2; }
+        if (an == 1) {
+            ad[1] = ad[0];
+            ad[0] = 1;
+            an = 2;
+        }
+        if (bn == 1) {
+            bd[1] = 1;
+            bn = 2;
+        }
         int64_t M = ad[an - 2], K = ad[an - 1], N = bd[bn - 1];
         int rb = LECTOR_MAX(an, bn) - 2;
         int64_t nb = on / (M * N);
@@ -378,8 +386,7 @@ static int test_matmul(int threads)
                 for (int64_t j = 0; j < N; j++) {
                     double acc = 0;
                     for (int64_t k = 0; k < K; k++)
-                        acc += (double)((float *)t[0].data)[oa + i * K + k] *
-                               ((float *)t[1].data)[ob + k * N + j];
+                        acc += (double)((float *)t[0].data)[oa + i * K + k] * ((float *)t[1].data)[ob + k * N + j];
                     want[b * M * N + i * N + j] = (float)acc;
                 }
         }
@@ -430,13 +437,17 @@ static int test_small(void)
         }
         ok &= close_enough(y, want, 24, opset < 13 ? "Softmax opset 11" : "Softmax opset 13");
     }
-    if (rt_op_find("Conv") != RT_OP_Conv || rt_op_find("Where") != RT_OP_Where ||
-        rt_op_find("NoSuchOp") != -1 || rt_op_find(NULL) != -1) {
+    if (rt_op_find("Conv") != RT_OP_Conv || rt_op_find("Where") != RT_OP_Where || rt_op_find("NoSuchOp") != -1 ||
+        rt_op_find(NULL) != -1) {
         printf("FAIL rt_op_find\n");
         ok = 0;
     }
     float v[5] = {-4.f, -1.f, 0.f, 0.5f, 4.f}, t[5];
-    struct { rt_act act; float a, b; float want[5]; } acts[] = {
+    struct {
+        rt_act act;
+        float a, b;
+        float want[5];
+    } acts[] = {
         {RT_ACT_RELU, 0, 0, {0, 0, 0, 0.5f, 4}},
         {RT_ACT_HARDSIGMOID, 0.2f, 0.5f, {0, 0.3f, 0.5f, 0.6f, 1}},
         {RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f, {-0.f, -1.f / 3.f, 0, 0.5f * (0.5f / 6.f + 0.5f), 4}},

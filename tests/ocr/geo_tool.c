@@ -32,8 +32,10 @@ int main(void)
             s = end;
             geo_pt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
-                p[i].x = strtof(s, &end); s = end;
-                p[i].y = strtof(s, &end); s = end;
+                p[i].x = strtof(s, &end);
+                s = end;
+                p[i].y = strtof(s, &end);
+                s = end;
             }
             geo_pt b[4];
             float ss;
@@ -42,13 +44,18 @@ int main(void)
             printf("%.4f\n", ss);
             free(p);
         } else if (!strcmp(cmd, "fill")) {
-            int w = (int)strtol(s, &end, 10); s = end;
-            int h = (int)strtol(s, &end, 10); s = end;
-            int n = (int)strtol(s, &end, 10); s = end;
+            int w = (int)strtol(s, &end, 10);
+            s = end;
+            int h = (int)strtol(s, &end, 10);
+            s = end;
+            int n = (int)strtol(s, &end, 10);
+            s = end;
             geo_ipt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
-                p[i].x = (int)strtol(s, &end, 10); s = end;
-                p[i].y = (int)strtol(s, &end, 10); s = end;
+                p[i].x = (int)strtol(s, &end, 10);
+                s = end;
+                p[i].y = (int)strtol(s, &end, 10);
+                s = end;
             }
             uint8_t *m = calloc((size_t)w * h, 1);
             geo_fill_poly(m, w, h, p, n);
@@ -57,8 +64,10 @@ int main(void)
             free(m);
             free(p);
         } else if (!strcmp(cmd, "contours")) {
-            int w = (int)strtol(s, &end, 10); s = end;
-            int h = (int)strtol(s, &end, 10); s = end;
+            int w = (int)strtol(s, &end, 10);
+            s = end;
+            int h = (int)strtol(s, &end, 10);
+            s = end;
             while (*s == ' ') s++;
             uint8_t *m = malloc((size_t)w * h);
             for (int i = 0; i < w * h; i++) m[i] = s[i] == '1';
@@ -75,12 +84,16 @@ int main(void)
             geo_contours_free(&c);
             free(m);
         } else if (!strcmp(cmd, "offset")) {
-            double d = strtod(s, &end); s = end;
-            int n = (int)strtol(s, &end, 10); s = end;
+            double d = strtod(s, &end);
+            s = end;
+            int n = (int)strtol(s, &end, 10);
+            s = end;
             geo_pt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
-                p[i].x = strtof(s, &end); s = end;
-                p[i].y = strtof(s, &end); s = end;
+                p[i].x = strtof(s, &end);
+                s = end;
+                p[i].y = strtof(s, &end);
+                s = end;
             }
             int no;
             geo_ipt *o = geo_offset_round(p, n, d, &no);

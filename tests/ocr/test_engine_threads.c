@@ -13,8 +13,8 @@
 #include "lector.h"
 
 #define THREADS 8
-#define ROUNDS 2
-#define INPUTS 6
+#define ROUNDS  2
+#define INPUTS  6
 
 static lector_engine *eng;
 static const char *sample;
@@ -42,9 +42,15 @@ static lector_status read_input(int k, lector_result **r, lector_error *err)
             for (int x = 0; x < W; x++) {
                 const unsigned char *s = rgb + ((size_t)y * W + x) * 3;
                 unsigned char *d = px + (size_t)y * stride + (size_t)x * ch;
-                if (ch == 1) d[0] = (unsigned char)((s[0] * 299 + s[1] * 587 + s[2] * 114) / 1000);
-                else if (fmt == LECTOR_PIXEL_RGB) memcpy(d, s, 3);
-                else { d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; }
+                if (ch == 1)
+                    d[0] = (unsigned char)((s[0] * 299 + s[1] * 587 + s[2] * 114) / 1000);
+                else if (fmt == LECTOR_PIXEL_RGB)
+                    memcpy(d, s, 3);
+                else {
+                    d[0] = s[2];
+                    d[1] = s[1];
+                    d[2] = s[0];
+                }
             }
         const unsigned char *start = px + (size_t)q[1] * stride + (size_t)q[0] * ch;
         lector_status st = lector_read_pixels(eng, start, q[2], q[3], stride, fmt, NULL, r, err);
@@ -129,7 +135,9 @@ int main(int argc, char **argv)
         for (int x = 0; x < W; x++) {
             const unsigned char *s = pages.pages[0].data + (size_t)y * pages.pages[0].stride + (size_t)x * 3;
             unsigned char *d = rgb + ((size_t)y * W + x) * 3;
-            d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; /* BGR -> RGB */
+            d[0] = s[2];
+            d[1] = s[1];
+            d[2] = s[0]; /* BGR -> RGB */
         }
     lector__image_pages_free(&pages);
     for (int k = 0; k < INPUTS; k++) {

@@ -43,25 +43,41 @@ static unsigned char *slurp(const char *path, size_t *n)
     long len = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) { free(b); b = NULL; }
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
     fclose(f);
     *n = (size_t)len;
     return b;
 }
 
 static int failures;
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
+#define CHECK(c, ...)                              \
+    do {                                           \
+        if (!(c)) {                                \
+            fprintf(stderr, "FAIL: " __VA_ARGS__); \
+            fputc('\n', stderr);                   \
+            failures++;                            \
+        }                                          \
+    } while (0)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) { fprintf(stderr, "usage: %s MODELS IMAGE...\n", argv[0]); return 2; }
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s MODELS IMAGE...\n", argv[0]);
+        return 2;
+    }
     lector_params p = lector_default_params();
     p.models_dir = argv[1];
     p.use_angle_cls = 1; /* loaded; used per read through the options */
     if (getenv("LECTOR_TEST_DET_BATCH")) p.det_batch_num = atoi(getenv("LECTOR_TEST_DET_BATCH"));
     lector_engine *eng = NULL;
     lector_error err;
-    if (lector_engine_create(&p, &eng, &err)) { fprintf(stderr, "%s\n", err.message); return 1; }
+    if (lector_engine_create(&p, &eng, &err)) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
 
     lector_batch_input in[MAXIN];
     unsigned char *bufs[MAXIN] = {0};
@@ -69,7 +85,10 @@ int main(int argc, char **argv)
     for (int a = 2; a < argc && n < MAXIN - 4; a++) {
         size_t sz;
         unsigned char *b = slurp(argv[a], &sz);
-        if (!b) { fprintf(stderr, "note: %s skipped (missing)\n", argv[a]); continue; }
+        if (!b) {
+            fprintf(stderr, "note: %s skipped (missing)\n", argv[a]);
+            continue;
+        }
         bufs[n] = b;
         in[n] = (lector_batch_input){b, sz, argv[a]};
         n++;
@@ -89,7 +108,10 @@ int main(int argc, char **argv)
         in[n] = in[0];
         n++;
     }
-    const struct { int cls; float drop; } modes[] = {{0, -1.f}, {1, -1.f}, {0, 0.f}, {1, 0.f}};
+    const struct {
+        int cls;
+        float drop;
+    } modes[] = {{0, -1.f}, {1, -1.f}, {0, 0.f}, {1, 0.f}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         lector_read_options o = lector_default_read_options();
         o.use_angle_cls = modes[m].cls;
@@ -125,9 +147,13 @@ int main(int argc, char **argv)
     /* n = 0 and bad arguments */
     CHECK(lector_read_batch(eng, NULL, 0, NULL, NULL, NULL, NULL) == LECTOR_OK, "empty batch");
     CHECK(lector_read_batch(NULL, in, 1, NULL, NULL, NULL, NULL) == LECTOR_ERR_INVALID_ARGUMENT, "NULL engine");
-    for (int i = 0; i < n; i++) if (i != empty && (i == 0 || in[i].data != in[0].data)) free(bufs[i]);
+    for (int i = 0; i < n; i++)
+        if (i != empty && (i == 0 || in[i].data != in[0].data)) free(bufs[i]);
     lector_engine_free(eng);
-    if (failures) { fprintf(stderr, "%d failures\n", failures); return 1; }
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
     printf("ok\n");
     return 0;
 }

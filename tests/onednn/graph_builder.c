@@ -204,7 +204,8 @@ void gb_node(gb *b, const char *op, const char *ins, const char *outs, const cha
             size_t cnt = 1;
             for (const char *p = val; *p; p++) cnt += *p == ',';
             at->has_type = 1;
-            at->type = isf ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            at->type =
+                isf ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
             if (isf) {
                 at->floats = gb_alloc(b, sizeof(float) * cnt);
                 at->n_floats = cnt;
@@ -215,8 +216,10 @@ void gb_node(gb *b, const char *op, const char *ins, const char *outs, const cha
             const char *p = val;
             for (size_t i = 0; i < cnt; i++) {
                 char *e;
-                if (isf) at->floats[i] = strtof(p, &e);
-                else at->ints[i] = strtoll(p, &e, 10);
+                if (isf)
+                    at->floats[i] = strtof(p, &e);
+                else
+                    at->ints[i] = strtoll(p, &e, 10);
                 p = *e ? e + 1 : e;
             }
         } else {

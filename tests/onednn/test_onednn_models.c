@@ -88,7 +88,8 @@ static int run_case(const char *dir, const char *file, int64_t n, int64_t h, int
         }
         fail = !(maxd <= 1e-4);
         printf("%s %s [%lld,3,%lld,%lld]: max abs diff %.3g (ref %.1f ms, onednn %.1f ms (cpu %.1f ms), %d threads)\n",
-               fail ? "FAIL" : "ok", file, (long long)n, (long long)h, (long long)w, maxd, ms[0], ms[1], cpu[1], threads);
+               fail ? "FAIL" : "ok", file, (long long)n, (long long)h, (long long)w, maxd, ms[0], ms[1], cpu[1],
+               threads);
     }
     for (int b = 0; b < 2; b++) {
         if (out[b]) lector_tensors_free(out[b], nout[b]);
@@ -107,7 +108,8 @@ int main(int argc, char **argv)
     const char *which = argc > 2 ? argv[2] : "all";
     int threads = argc > 3 ? atoi(argv[3]) : 0;
     int all = !strcmp(which, "all"), fails = 0;
-    if (all || !strcmp(which, "cls")) fails += run_case(argv[1], "ch_ppocr_mobile_v2.0_cls_infer.onnx", 6, 48, 192, threads);
+    if (all || !strcmp(which, "cls"))
+        fails += run_case(argv[1], "ch_ppocr_mobile_v2.0_cls_infer.onnx", 6, 48, 192, threads);
     if (all || !strcmp(which, "rec")) fails += run_case(argv[1], "ch_PP-OCRv4_rec_infer.onnx", 6, 48, 320, threads);
     if (all || !strcmp(which, "det")) {
         fails += run_case(argv[1], "ch_PP-OCRv4_det_infer.onnx", 1, 640, 640, threads);

@@ -195,9 +195,12 @@ static gb *resize_concat(void) /* det neck: nearest x2 (asymmetric, floor), conc
     gb_init(b, "roi", 1, D(0), NULL, 0, 0, 0);
     gb_init(b, "sc", 1, D(4), (const float[]){1, 1, 2, 2}, 0, 0, 0);
     gb_init(b, "sc4", 1, D(4), (const float[]){1, 1, 4, 4}, 0, 0, 0);
-    gb_node(b, "Resize", "x,roi,sc", "r2", "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
-    gb_node(b, "Resize", "x,roi,sc4", "r4", "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
-    gb_node(b, "Resize", "r2,roi,sc", "r22", "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
+    gb_node(b, "Resize", "x,roi,sc", "r2",
+            "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
+    gb_node(b, "Resize", "x,roi,sc4", "r4",
+            "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
+    gb_node(b, "Resize", "r2,roi,sc", "r22",
+            "mode=s:nearest;coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor");
     gb_node(b, "Concat", "r22,r4", "y", "axis=i:1");
     gb_node(b, "Resize", "x,roi,sc", "lin", "mode=s:linear;coordinate_transformation_mode=s:half_pixel");
     gb_node(b, "Resize", "x,roi,sc", "ac", "mode=s:linear;coordinate_transformation_mode=s:align_corners");

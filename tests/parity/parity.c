@@ -40,32 +40,31 @@
 #include "ocr/preprocess.h"
 
 static double TOL = 1e-4;
-static int FP16;           /* --fp16: the backend under test runs in half precision */
-static double MAX_PATH;    /* --max-path-mismatch: share of rec lines whose argmax path may differ */
-#define SKIP 77
-#define BATCH 6
-#define REC_H 48
-#define REC_W 320
-#define CLS_H 48
-#define CLS_W 192
+static int FP16;        /* --fp16: the backend under test runs in half precision */
+static double MAX_PATH; /* --max-path-mismatch: share of rec lines whose argmax path may differ */
+#define SKIP      77
+#define BATCH     6
+#define REC_H     48
+#define REC_W     320
+#define CLS_H     48
+#define CLS_W     192
 #define MAX_CASES 128
 #define MAX_CROPS 64
 
 enum { M_DET, M_REC, M_CLS, M_COUNT };
-static const char *const model_file[M_COUNT] = {"ch_PP-OCRv4_det_infer.onnx",
-                                                "ch_PP-OCRv4_rec_infer.onnx",
+static const char *const model_file[M_COUNT] = {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx",
                                                 "ch_ppocr_mobile_v2.0_cls_infer.onnx"};
 static const char *const model_tag[M_COUNT] = {"det", "rec", "cls"};
 
 /* Det images: different sizes, decoders and content (scene, receipt, doc,
  * 1-bit TIFF scan). Relative to the data dir. */
 static const char *const det_images[] = {
-    "icdar2015_test/ch4_test_images/img_1.jpg",     /* 1280x720 -> 960x544 */
-    "sroie_subset/img/000.jpg",                     /* tall receipt, scaled down */
-    "paddleocr_doc_imgs/imgs/00006737.jpg",         /* 896x528 */
-    "tesseract_test/images/phototest.tif",          /* 640x480, 1-bit */
-    "rapidocr_tests/images/ch_en_num.jpg",          /* 323x430 */
-    "paddleocr_doc_imgs/imgs/00009282.jpg",         /* 350x350 */
+    "icdar2015_test/ch4_test_images/img_1.jpg", /* 1280x720 -> 960x544 */
+    "sroie_subset/img/000.jpg",                 /* tall receipt, scaled down */
+    "paddleocr_doc_imgs/imgs/00006737.jpg",     /* 896x528 */
+    "tesseract_test/images/phototest.tif",      /* 640x480, 1-bit */
+    "rapidocr_tests/images/ch_en_num.jpg",      /* 323x430 */
+    "paddleocr_doc_imgs/imgs/00009282.jpg",     /* 350x350 */
 };
 #define N_DET_IMAGES (int)(sizeof det_images / sizeof det_images[0])
 
@@ -74,9 +73,8 @@ static const char *const det_images[] = {
 static const struct {
     const char *set, *image;
     int take;
-} crop_sets[] = {{"sroie_subset", NULL, 16},
-                 {"icdar2015_test", NULL, 12},
-                 {"icdar2015_test", "ch4_test_images/img_20.jpg", 4}};
+} crop_sets[] = {
+    {"sroie_subset", NULL, 16}, {"icdar2015_test", NULL, 12}, {"icdar2015_test", "ch4_test_images/img_20.jpg", 4}};
 
 typedef struct crop {
     lector_image img;
@@ -141,8 +139,7 @@ static int mkdir_p(const char *path)
     return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-static pcase *add_case(const char *work, int model, float *data, int64_t n, int64_t c, int64_t h,
-                       int64_t w)
+static pcase *add_case(const char *work, int model, float *data, int64_t n, int64_t c, int64_t h, int64_t w)
 {
     if (n_cases == MAX_CASES) return NULL;
     pcase *pc = &cases[n_cases];
@@ -162,8 +159,7 @@ static int make_det_cases(const char *data_dir, const char *work, int n_images)
         snprintf(path, sizeof path, "%s/%s", data_dir, det_images[i]);
         lector_error err;
         lector_image_pages pages;
-        if (lector__image_decode_file(path, NULL, &pages, &err))
-            return fail("decode %s: %s", path, err.message);
+        if (lector__image_decode_file(path, NULL, &pages, &err)) return fail("decode %s: %s", path, err.message);
         lector_det_input di;
         lector_status st = lector__det_preprocess(&pages.pages[0], 960, LECTOR_DET_LIMIT_MAX, &di, &err);
         int sw = pages.pages[0].width, sh = pages.pages[0].height;
@@ -175,8 +171,7 @@ static int make_det_cases(const char *data_dir, const char *work, int n_images)
         memcpy(copy, di.data, bytes);
         pcase *pc = add_case(work, M_DET, copy, 1, 3, di.height, di.width);
         if (!pc) return fail("too many cases");
-        snprintf(pc->what, sizeof pc->what, "%s (%dx%d -> %dx%d)", det_images[i], sw, sh, di.width,
-                 di.height);
+        snprintf(pc->what, sizeof pc->what, "%s (%dx%d -> %dx%d)", det_images[i], sw, sh, di.width, di.height);
         lector__det_input_free(&di);
     }
     return 0;
@@ -185,10 +180,8 @@ static int make_det_cases(const char *data_dir, const char *work, int n_images)
 /* pipeline.c crop_box: warp the quad onto a w x h rectangle, rotate tall crops. */
 static int crop_quad(const lector_image *img, const float q[4][2], lector_image *out, int *rotated)
 {
-    int w = (int)fmax(hypot(q[0][0] - q[1][0], q[0][1] - q[1][1]),
-                      hypot(q[2][0] - q[3][0], q[2][1] - q[3][1]));
-    int h = (int)fmax(hypot(q[0][0] - q[3][0], q[0][1] - q[3][1]),
-                      hypot(q[1][0] - q[2][0], q[1][1] - q[2][1]));
+    int w = (int)fmax(hypot(q[0][0] - q[1][0], q[0][1] - q[1][1]), hypot(q[2][0] - q[3][0], q[2][1] - q[3][1]));
+    int h = (int)fmax(hypot(q[0][0] - q[3][0], q[0][1] - q[3][1]), hypot(q[1][0] - q[2][0], q[1][1] - q[2][1]));
     if (w < 1) w = 1;
     if (h < 1) h = 1;
     lector_error err;
@@ -206,8 +199,7 @@ static int crop_quad(const lector_image *img, const float q[4][2], lector_image 
 
 /* Takes the first `take` boxed, legible (not "###") rows of SET/gt.tsv
  * (of image `only` when non-NULL). */
-static int load_crops(const char *data_dir, const char *set, const char *only, int take,
-                      crop *crops, int *n, int max)
+static int load_crops(const char *data_dir, const char *set, const char *only, int take, crop *crops, int *n, int max)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/gt.tsv", data_dir, set);
@@ -228,8 +220,7 @@ static int load_crops(const char *data_dir, const char *set, const char *only, i
             (only && strcmp(col[0], only) != 0))
             continue;
         float v[8];
-        if (sscanf(col[2], "%f,%f,%f,%f,%f,%f,%f,%f", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]) != 8)
+        if (sscanf(col[2], "%f,%f,%f,%f,%f,%f,%f,%f", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
             continue;
         if (strcmp(cur_path, col[0]) != 0) {
             lector__image_pages_free(&pages);
@@ -250,8 +241,8 @@ static int load_crops(const char *data_dir, const char *set, const char *only, i
         crop *c = &crops[*n];
         if ((rc = crop_quad(&pages.pages[0], q, &c->img, &c->rotated))) break;
         c->ratio = (float)c->img.width / (float)c->img.height;
-        snprintf(c->label, sizeof c->label, "%s/%s \"%.40s\" %dx%d%s", set, col[0], col[3],
-                 c->img.width, c->img.height, c->rotated ? " rotated" : "");
+        snprintf(c->label, sizeof c->label, "%s/%s \"%.40s\" %dx%d%s", set, col[0], col[3], c->img.width, c->img.height,
+                 c->rotated ? " rotated" : "");
         (*n)++;
         got++;
     }
@@ -313,8 +304,7 @@ static int make_line_cases(const char *data_dir, const char *work, int max_crops
     for (size_t s = 0; s < sizeof crop_sets / sizeof crop_sets[0] && !rc; s++) {
         int take = crop_sets[s].take;
         if (n + take > max_crops) take = max_crops - n;
-        if (take > 0)
-            rc = load_crops(data_dir, crop_sets[s].set, crop_sets[s].image, take, crops, &n, max_crops);
+        if (take > 0) rc = load_crops(data_dir, crop_sets[s].set, crop_sets[s].image, take, crops, &n, max_crops);
     }
     if (!rc && n < 1) rc = fail("no text-line crops found in %s", data_dir);
     if (!rc) {
@@ -325,17 +315,15 @@ static int make_line_cases(const char *data_dir, const char *work, int max_crops
             if (crops[i].img.width < wmin) wmin = crops[i].img.width;
             if (crops[i].img.width > wmax) wmax = crops[i].img.width;
         }
-        printf("parity: %d crops (%d rotated), widths %d..%d, aspect ratios %.2f..%.2f\n", n, rot,
-               wmin, wmax, crops[0].ratio, crops[n - 1].ratio);
+        printf("parity: %d crops (%d rotated), widths %d..%d, aspect ratios %.2f..%.2f\n", n, rot, wmin, wmax,
+               crops[0].ratio, crops[n - 1].ratio);
     }
     /* as the pipeline: sorted by aspect ratio, BATCH per run */
-    for (int b0 = 0; b0 < n && !rc; b0 += BATCH)
-        rc = add_rec_batch(work, crops + b0, n - b0 < BATCH ? n - b0 : BATCH);
+    for (int b0 = 0; b0 < n && !rc; b0 += BATCH) rc = add_rec_batch(work, crops + b0, n - b0 < BATCH ? n - b0 : BATCH);
     /* single lines: narrowest, median, widest */
     int singles[3] = {0, n / 2, n - 1};
     for (int k = 0; k < 3 && !rc && n >= 3; k++) rc = add_rec_batch(work, crops + singles[k], 1);
-    for (int b0 = 0; b0 < n && !rc; b0 += BATCH)
-        rc = add_cls_batch(work, crops + b0, n - b0 < BATCH ? n - b0 : BATCH);
+    for (int b0 = 0; b0 < n && !rc; b0 += BATCH) rc = add_cls_batch(work, crops + b0, n - b0 < BATCH ? n - b0 : BATCH);
     for (int i = 0; i < n; i++) lector__image_release(&crops[i].img);
     return rc;
 }
@@ -348,13 +336,14 @@ static int check_oracle(const char *oracle)
     char mod_dir[1024];
     snprintf(mod_dir, sizeof mod_dir, "%s", oracle);
     char *slash = strrchr(mod_dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(mod_dir, sizeof mod_dir, ".");
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(mod_dir, sizeof mod_dir, ".");
     char probe[1200];
     snprintf(probe, sizeof probe, "%s/node_modules/onnxruntime-node/package.json", mod_dir);
     if (access(probe, R_OK) != 0)
-        return fail("the ONNX Runtime oracle is not installed (%s missing): run scripts/fetch_oracle.sh",
-                    probe);
+        return fail("the ONNX Runtime oracle is not installed (%s missing): run scripts/fetch_oracle.sh", probe);
     if (system("node --version >/dev/null 2>&1") != 0)
         return fail("`node` is not on PATH; the ONNX Runtime oracle needs it: run scripts/setup.sh "
                     "--test-deps (or install nodejs) and scripts/fetch_oracle.sh");
@@ -381,7 +370,8 @@ static int run_lector_oracle(const char *models, const char *backend)
         size_t n_out = 0;
         char path[700];
         snprintf(path, sizeof path, "%s/ort", cases[i].dir);
-        if (mkdir_p(path)) rc = fail("cannot create %s", path);
+        if (mkdir_p(path))
+            rc = fail("cannot create %s", path);
         else if (lector_model_run(m[cases[i].model], &cases[i].in, 1, &out, &n_out, &err))
             rc = fail("reference %s: %s", cases[i].what, err.message);
         else {
@@ -403,8 +393,7 @@ static int run_oracle(const char *models, const char *oracle, const char *work)
     FILE *f = fopen(jobs, "w");
     if (!f) return fail("cannot write %s", jobs);
     for (int i = 0; i < n_cases; i++)
-        fprintf(f, "%s/%s %s/ort %s/input_0.pb\n", models, model_file[cases[i].model], cases[i].dir,
-                cases[i].dir);
+        fprintf(f, "%s/%s %s/ort %s/input_0.pb\n", models, model_file[cases[i].model], cases[i].dir, cases[i].dir);
     if (fclose(f)) return fail("cannot write %s", jobs);
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "node '%s' --batch '%s'", oracle, jobs);
@@ -429,8 +418,7 @@ static int argmax(const float *p, int64_t n)
 }
 
 /* "[i,j,k] (lector A, ort B)": where a difference is, for the log. */
-static void describe_at(const lector_tensor *t, int64_t flat, const float *a, const float *b,
-                        char *buf, size_t size)
+static void describe_at(const lector_tensor *t, int64_t flat, const float *a, const float *b, char *buf, size_t size)
 {
     int64_t idx[LECTOR_MAX_DIMS], rest = flat;
     for (int d = t->ndim - 1; d >= 0; d--) {
@@ -443,8 +431,7 @@ static void describe_at(const lector_tensor *t, int64_t flat, const float *a, co
     if (len < size) snprintf(buf + len, size - len, "] (lector %.8g, ort %.8g)", a[flat], b[flat]);
 }
 
-static int compare(const pcase *pc, const lector_tensor *got, stats *s, char *where, size_t wsize,
-                   double *case_diff)
+static int compare(const pcase *pc, const lector_tensor *got, stats *s, char *where, size_t wsize, double *case_diff)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/ort/output_0.pb", pc->dir);
@@ -453,10 +440,10 @@ static int compare(const pcase *pc, const lector_tensor *got, stats *s, char *wh
     if (lector_tensor_read_pb(path, &want, NULL, &err))
         return fail("%s: cannot read the oracle's output: %s", pc->what, err.message);
     int rc = 0;
-    if (want->dtype != LECTOR_DTYPE_FLOAT32 || got->dtype != LECTOR_DTYPE_FLOAT32 ||
-        want->ndim != got->ndim || memcmp(want->dims, got->dims, sizeof(int64_t) * (size_t)got->ndim)) {
-        rc = fail("%s %s: output shape/dtype differs from ONNX Runtime's (ndim %d vs %d)",
-                  model_tag[pc->model], pc->what, got->ndim, want->ndim);
+    if (want->dtype != LECTOR_DTYPE_FLOAT32 || got->dtype != LECTOR_DTYPE_FLOAT32 || want->ndim != got->ndim ||
+        memcmp(want->dims, got->dims, sizeof(int64_t) * (size_t)got->ndim)) {
+        rc = fail("%s %s: output shape/dtype differs from ONNX Runtime's (ndim %d vs %d)", model_tag[pc->model],
+                  pc->what, got->ndim, want->ndim);
         goto done;
     }
     const float *a = got->data, *b = want->data;
@@ -478,8 +465,8 @@ static int compare(const pcase *pc, const lector_tensor *got, stats *s, char *wh
     if (md > s->max_diff) s->max_diff = md;
     if (bad) {
         s->violations++;
-        rc = fail("%s %s: %lld of %lld values differ by more than %g; max %.3g at %s",
-                  model_tag[pc->model], pc->what, (long long)bad, (long long)n, TOL, md, where);
+        rc = fail("%s %s: %lld of %lld values differ by more than %g; max %.3g at %s", model_tag[pc->model], pc->what,
+                  (long long)bad, (long long)n, TOL, md, where);
     }
     if (pc->model == M_REC && got->ndim == 3) {
         int64_t lines = got->dims[0], T = got->dims[1], C = got->dims[2];
@@ -544,10 +531,9 @@ static int run_lector(const char *models, const char *backend, stats st[M_COUNT]
         /* a mismatch is reported and counted, and the remaining cases still run */
         double case_diff = 0;
         char where[200] = "";
-        if (compare(pc, &out[0], &st[pc->model], where, sizeof where, &case_diff))
-            st[pc->model].failed++;
-        printf("parity:   %s %s: %.0f ms, max abs diff %.3g at %s\n", model_tag[pc->model],
-               pc->what, ms, case_diff, where);
+        if (compare(pc, &out[0], &st[pc->model], where, sizeof where, &case_diff)) st[pc->model].failed++;
+        printf("parity:   %s %s: %.0f ms, max abs diff %.3g at %s\n", model_tag[pc->model], pc->what, ms, case_diff,
+               where);
         fflush(stdout);
         lector_tensors_free(out, n_out);
     }
@@ -564,8 +550,7 @@ static int write_inputs(void)
         unlink(path); /* never compare with a previous run's output */
         snprintf(path, sizeof path, "%s/input_0.pb", cases[i].dir);
         lector_error err;
-        if (lector_tensor_write_pb(path, &cases[i].in, "x", &err))
-            return fail("write %s: %s", path, err.message);
+        if (lector_tensor_write_pb(path, &cases[i].in, "x", &err)) return fail("write %s: %s", path, err.message);
     }
     return 0;
 }
@@ -606,15 +591,24 @@ int main(int argc, char **argv)
         i--;
     }
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
-        else if (!strcmp(argv[i], "--max-path-mismatch")) MAX_PATH = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--models")) models = argv[i + 1];
-        else if (!strcmp(argv[i], "--data")) data = argv[i + 1];
-        else if (!strcmp(argv[i], "--oracle")) oracle = argv[i + 1];
-        else if (!strcmp(argv[i], "--work")) work = argv[i + 1];
-        else if (!strcmp(argv[i], "--det-images")) det_n = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--rec-crops")) crops_n = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--tol")) TOL = atof(argv[i + 1]);
+        if (!strcmp(argv[i], "--backend"))
+            backend = argv[i + 1];
+        else if (!strcmp(argv[i], "--max-path-mismatch"))
+            MAX_PATH = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--models"))
+            models = argv[i + 1];
+        else if (!strcmp(argv[i], "--data"))
+            data = argv[i + 1];
+        else if (!strcmp(argv[i], "--oracle"))
+            oracle = argv[i + 1];
+        else if (!strcmp(argv[i], "--work"))
+            work = argv[i + 1];
+        else if (!strcmp(argv[i], "--det-images"))
+            det_n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rec-crops"))
+            crops_n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tol"))
+            TOL = atof(argv[i + 1]);
         else {
             usage();
             return 2;
@@ -665,16 +659,17 @@ int main(int argc, char **argv)
     for (int k = 0; k < M_COUNT && !rc; k++) {
         printf("parity: %s [%s%s]: %d tensors compared, max abs diff %.3g (bar %g), %d over the bar, "
                "lector %.0f ms",
-               model_tag[k], backend, FP16 ? ", fp16" : "", st[k].tensors, st[k].max_diff, TOL, st[k].violations, st[k].ms);
-        if (k == M_REC)
-            printf(", argmax paths: %d lines, %d differ", st[k].path_lines, st[k].path_mismatch);
+               model_tag[k], backend, FP16 ? ", fp16" : "", st[k].tensors, st[k].max_diff, TOL, st[k].violations,
+               st[k].ms);
+        if (k == M_REC) printf(", argmax paths: %d lines, %d differ", st[k].path_lines, st[k].path_mismatch);
         printf("\n");
-        if (st[k].failed || st[k].violations || st[k].tensors == 0 ||
-            st[k].path_mismatch > MAX_PATH * st[k].path_lines)
+        if (st[k].failed || st[k].violations || st[k].tensors == 0 || st[k].path_mismatch > MAX_PATH * st[k].path_lines)
             bad = 1;
     }
-    if (bad) printf("parity: inputs and ONNX Runtime outputs kept in %s\n", work);
-    else remove_work(work);
+    if (bad)
+        printf("parity: inputs and ONNX Runtime outputs kept in %s\n", work);
+    else
+        remove_work(work);
     for (int i = 0; i < n_cases; i++) free(cases[i].in.data);
     printf("parity: %s (%.1f s)\n", bad ? "FAILED" : "passed", (now_ms() - t0) / 1e3);
     return bad ? 1 : 0;

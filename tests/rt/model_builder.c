@@ -6,11 +6,9 @@
 #include "onnx.pb-c.h"
 #include "util/util.h"
 
-static Onnx__ValueInfoProto *value_info(const char *name, const int64_t dims[4],
-                                        Onnx__TypeProto *tp, Onnx__TypeProto__Tensor *tt,
-                                        Onnx__TensorShapeProto *sp,
-                                        Onnx__TensorShapeProto__Dimension *d,
-                                        Onnx__TensorShapeProto__Dimension **dp,
+static Onnx__ValueInfoProto *value_info(const char *name, const int64_t dims[4], Onnx__TypeProto *tp,
+                                        Onnx__TypeProto__Tensor *tt, Onnx__TensorShapeProto *sp,
+                                        Onnx__TensorShapeProto__Dimension *d, Onnx__TensorShapeProto__Dimension **dp,
                                         Onnx__ValueInfoProto *vi)
 {
     onnx__value_info_proto__init(vi);
@@ -40,8 +38,7 @@ static Onnx__ValueInfoProto *value_info(const char *name, const int64_t dims[4],
     return vi;
 }
 
-uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opset,
-                           const int64_t dims[4], size_t *len)
+uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opset, const int64_t dims[4], size_t *len)
 {
     Onnx__ModelProto m;
     Onnx__GraphProto g;

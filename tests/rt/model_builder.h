@@ -13,8 +13,7 @@
 /* A model with one node `op_type` (domain `domain`, may be "") reading float
  * input "x" of shape [1,3,4,4] (a dim < 0 makes it dynamic) and writing
  * output "y". Returns malloc'd bytes; *len gets the size. */
-uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opset,
-                           const int64_t dims[4], size_t *len);
+uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opset, const int64_t dims[4], size_t *len);
 
 /* Loads `model` (len bytes) with options `o` and runs it once on `in`, for
  * n = 1 .. max_n with the nth allocation failing: every attempt must end in

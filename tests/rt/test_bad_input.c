@@ -85,7 +85,7 @@ static void test_jpeg_header(void **state)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/photo.onnx", tmpdir);
-    static const uint8_t jpg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00,
+    static const uint8_t jpg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J',  'F',  'I',  'F',  0x00,
                                   0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xFF, 0xD9};
     write_file(p, jpg, sizeof jpg);
     expect_load_error(p, LECTOR_ERR_PARSE, "photo.onnx");
@@ -136,8 +136,10 @@ static void test_corrupted(void **state)
         lector_model *m = NULL;
         lector_error err = {0};
         lector_status st = lector_model_load_memory(c, n, "corrupt", NULL, &m, &err);
-        if (st == LECTOR_OK) lector_model_free(m);
-        else assert_true(strlen(err.message) > 0);
+        if (st == LECTOR_OK)
+            lector_model_free(m);
+        else
+            assert_true(strlen(err.message) > 0);
     }
     free(c);
     free(b);
@@ -189,8 +191,7 @@ static void test_valid_small_model(void **state)
     lector_model_free(m);
 }
 
-static void expect_run_error(lector_model *m, lector_tensor *in, size_t n, lector_status code,
-                             const char *needle)
+static void expect_run_error(lector_model *m, lector_tensor *in, size_t n, lector_status code, const char *needle)
 {
     lector_tensor *out = (lector_tensor *)0x1;
     size_t n_out = 7;
@@ -212,9 +213,9 @@ static void test_wrong_inputs(void **state)
     const char *name = lector_model_input(m, 0)->name;
     static float buf[2 * 4 * 48 * 192];
     lector_tensor t = {LECTOR_DTYPE_FLOAT32, 3, {3, 48, 192}, buf};
-    expect_run_error(m, &t, 1, LECTOR_ERR_SHAPE, name);             /* rank 3 */
+    expect_run_error(m, &t, 1, LECTOR_ERR_SHAPE, name); /* rank 3 */
     lector_tensor t2 = {LECTOR_DTYPE_FLOAT32, 4, {1, 4, 48, 192}, buf};
-    expect_run_error(m, &t2, 1, LECTOR_ERR_SHAPE, "dimension 1");    /* 4 channels */
+    expect_run_error(m, &t2, 1, LECTOR_ERR_SHAPE, "dimension 1"); /* 4 channels */
     lector_tensor t3 = {LECTOR_DTYPE_INT64, 4, {1, 3, 48, 96}, buf};
     expect_run_error(m, &t3, 1, LECTOR_ERR_DTYPE, "int64");
     lector_tensor t4 = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 48, 192}, NULL};
@@ -259,8 +260,18 @@ static void test_arena_bytes(void **state)
     static const int xo[4], yo[8];
     static const int16_t al[8], be[8];
     static const float lut[3 * 256];
-    lector_image_input im = {.pixels = px, .width = 4, .height = 4, .channels = 3, .stride = 12, .out_width = 4,
-                             .out_height = 4, .xofs = xo, .alpha = al, .yofs = yo, .beta = be, .lut = lut};
+    lector_image_input im = {.pixels = px,
+                             .width = 4,
+                             .height = 4,
+                             .channels = 3,
+                             .stride = 12,
+                             .out_width = 4,
+                             .out_height = 4,
+                             .xofs = xo,
+                             .alpha = al,
+                             .yofs = yo,
+                             .beta = be,
+                             .lut = lut};
     lector_tensor *out = (lector_tensor *)0x1;
     size_t n_out = 3;
     assert_int_equal(lector_model_run_image(m, &im, &out, &n_out, &err), LECTOR_ERR_UNSUPPORTED_OP);
@@ -312,12 +323,12 @@ int main(int argc, char **argv)
     snprintf(cls_path, sizeof cls_path, "%s/ch_ppocr_mobile_v2.0_cls_infer.onnx", argv[1]);
     if (!mkdtemp(tmpdir)) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_directory),
-        cmocka_unit_test(test_empty_file),       cmocka_unit_test(test_text_file),
-        cmocka_unit_test(test_jpeg_header),      cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_corrupted),        cmocka_unit_test(test_unsupported_op),
+        cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_directory),
+        cmocka_unit_test(test_empty_file),        cmocka_unit_test(test_text_file),
+        cmocka_unit_test(test_jpeg_header),       cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_corrupted),         cmocka_unit_test(test_unsupported_op),
         cmocka_unit_test(test_valid_small_model), cmocka_unit_test(test_wrong_inputs),
-        cmocka_unit_test(test_null_arguments),   cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_null_arguments),    cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_arena_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,11 +28,9 @@ static float frand(void) /* [-1, 1) */
     return (float)(rng >> 8) / (float)(1u << 23) - 1.f;
 }
 
-static lector_model *load(const void *bytes, size_t len, const char *path, const char *backend,
-                          int argmax, int cache)
+static lector_model *load(const void *bytes, size_t len, const char *path, const char *backend, int argmax, int cache)
 {
-    lector_model_options o = {.backend = backend, .threads = 2, .plan_cache_size = cache,
-                              .output_argmax = argmax};
+    lector_model_options o = {.backend = backend, .threads = 2, .plan_cache_size = cache, .output_argmax = argmax};
     lector_model *m = NULL;
     lector_error err = {0};
     lector_status st = path ? lector_model_load_file(path, &o, &m, &err)
@@ -42,13 +40,12 @@ static lector_model *load(const void *bytes, size_t len, const char *path, const
 }
 
 /* np.argmax / np.max of each last-axis row of `p` against (idx, mx). */
-static void check_rows(const lector_tensor *p, const lector_tensor *idx, const lector_tensor *mx,
-                       const char *what)
+static void check_rows(const lector_tensor *p, const lector_tensor *idx, const lector_tensor *mx, const char *what)
 {
-    CHECK(p->dtype == LECTOR_DTYPE_FLOAT32 && idx->dtype == LECTOR_DTYPE_INT64 &&
-              mx->dtype == LECTOR_DTYPE_FLOAT32, "%s: dtypes", what);
-    CHECK(idx->ndim == p->ndim - 1 && mx->ndim == p->ndim - 1, "%s: ranks %d %d of %d", what,
-          idx->ndim, mx->ndim, p->ndim);
+    CHECK(p->dtype == LECTOR_DTYPE_FLOAT32 && idx->dtype == LECTOR_DTYPE_INT64 && mx->dtype == LECTOR_DTYPE_FLOAT32,
+          "%s: dtypes", what);
+    CHECK(idx->ndim == p->ndim - 1 && mx->ndim == p->ndim - 1, "%s: ranks %d %d of %d", what, idx->ndim, mx->ndim,
+          p->ndim);
     for (int d = 0; d + 1 < p->ndim; d++)
         CHECK(idx->dims[d] == p->dims[d] && mx->dims[d] == p->dims[d], "%s: dim %d", what, d);
     int64_t C = p->dims[p->ndim - 1], rows = lector_tensor_numel(p) / C;

@@ -23,7 +23,7 @@
 #include "rt/plan.h"
 
 #define N_NODES 8
-#define ELEMS 4096
+#define ELEMS   4096
 
 static int value_of[N_NODES + 1]; /* value_of[k]: the output of node k - 1 (value_of[0]: the input) */
 static int use_hook;

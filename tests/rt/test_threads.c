@@ -12,7 +12,7 @@
 #include "lector_rt.h"
 
 #define THREADS 8
-#define ROUNDS 6
+#define ROUNDS  6
 
 static lector_model *model;
 static lector_tensor inputs[THREADS];
@@ -34,8 +34,7 @@ static void *worker(void *arg)
             bad = 1;
         } else {
             size_t nb = (size_t)lector_tensor_numel(&out[0]) * 4;
-            bad = out[0].ndim != expected[k][0].ndim ||
-                  memcmp(out[0].dims, expected[k][0].dims, sizeof out[0].dims) ||
+            bad = out[0].ndim != expected[k][0].ndim || memcmp(out[0].dims, expected[k][0].dims, sizeof out[0].dims) ||
                   memcmp(out[0].data, expected[k][0].data, nb);
             if (bad) fprintf(stderr, "thread %d round %d: output differs\n", id, r);
         }
@@ -52,8 +51,7 @@ int main(int argc, char **argv)
     if (argc < 2) return 2;
     char path[4096];
     snprintf(path, sizeof path, "%s/ch_ppocr_mobile_v2.0_cls_infer.onnx", argv[1]);
-    lector_model_options opt = {.threads = 1, .plan_cache_size = 2,
-                                .backend = argc > 2 ? argv[2] : NULL};
+    lector_model_options opt = {.threads = 1, .plan_cache_size = 2, .backend = argc > 2 ? argv[2] : NULL};
     lector_error err = {0};
     if (lector_model_load_file(path, &opt, &model, &err)) {
         fprintf(stderr, "%s\n", err.message);

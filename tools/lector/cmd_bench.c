@@ -98,9 +98,8 @@ static double ort_time(const char *script, const char *model, const char *input,
     return ms;
 }
 
-static lector_status lector_time(const char *model, const lector_tensor *in, const char *backend, int threads,
-                                 int runs, double *ms_out, double *cpu_out, const char **be_name,
-                                 lector_error *err)
+static lector_status lector_time(const char *model, const lector_tensor *in, const char *backend, int threads, int runs,
+                                 double *ms_out, double *cpu_out, const char **be_name, lector_error *err)
 {
     lector_model_options opt = {.backend = backend, .threads = threads};
     lector_model *m;
@@ -146,12 +145,18 @@ int cmd_bench(int argc, char **argv)
     int json = 0, threads = 0, runs = 10, no_ort = 0;
     const char *models = "models", *backend = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--no-ort")) no_ort = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
-        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--no-ort"))
+            no_ort = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--models") && i + 1 < argc)
+            models = argv[++i];
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            backend = argv[++i];
         else {
             fprintf(stderr, "lector bench: unknown option '%s'\n", argv[i]);
             return 2;
@@ -171,8 +176,8 @@ int cmd_bench(int argc, char **argv)
         return 1;
     }
     if (!json)
-        printf("%-18s %10s %10s %7s %11s %11s   (threads %d, median of %d runs, backend %s)\n", "name",
-               "lector_ms", "ort_ms", "ratio", "lector_cpu", "ort_cpu", threads, runs, backend ? backend : "default");
+        printf("%-18s %10s %10s %7s %11s %11s   (threads %d, median of %d runs, backend %s)\n", "name", "lector_ms",
+               "ort_ms", "ratio", "lector_cpu", "ort_cpu", threads, runs, backend ? backend : "default");
     int rc = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         const bench_row *row = &rows[r];

@@ -60,18 +60,26 @@ static int bench_gpu(int argc, char **argv)
     const char *models = "models", *device = "cuda", *only = NULL;
     int runs = 20, json = 0, fp16 = 0, batches[8] = {1, 8, 32}, nb = 3;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--fp16")) fp16 = 1;
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
-        else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--fp16"))
+            fp16 = 1;
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--models") && i + 1 < argc)
+            models = argv[++i];
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+            device = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
             nb = 0;
             for (char *s = argv[++i]; *s && nb < 8;) {
                 batches[nb++] = (int)strtol(s, &s, 10);
-                if (*s == ',') s++;
-                else break;
+                if (*s == ',')
+                    s++;
+                else
+                    break;
             }
         } else {
             fprintf(stderr, "lector bench gpu: unknown option '%s'\n", argv[i]);
@@ -103,8 +111,10 @@ static int bench_gpu(int argc, char **argv)
             return 1;
         }
         for (int b = 0; b < nb; b++) {
-            lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {base[m].dims[0] * batches[b], base[m].dims[1], base[m].dims[2],
-                                                         base[m].dims[3]}, NULL};
+            lector_tensor in = {LECTOR_DTYPE_FLOAT32,
+                                4,
+                                {base[m].dims[0] * batches[b], base[m].dims[1], base[m].dims[2], base[m].dims[3]},
+                                NULL};
             size_t n = (size_t)lector_tensor_numel(&in);
             in.data = malloc(n * sizeof(float));
             double *t = calloc((size_t)runs, sizeof *t), *td = calloc((size_t)runs, sizeof *td);
@@ -150,12 +160,12 @@ static int bench_gpu(int argc, char **argv)
 typedef struct pipe_ctx {
     lector_engine *e;
     char **images;
-    void **bytes;         /* --batch: the files, read once */
+    void **bytes; /* --batch: the files, read once */
     size_t *sizes;
     int n_images, rounds, batch;
     atomic_int next;
-    double *lat;          /* per read */
-    lector_timings *tim;  /* per read */
+    double *lat;         /* per read */
+    lector_timings *tim; /* per read */
     atomic_int pages, errors;
 } pipe_ctx;
 
@@ -220,19 +230,30 @@ static int bench_pipeline(int argc, char **argv)
     if (!images) return 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--workers") && i + 1 < argc) workers = atoi(argv[++i]);
-        else if (!strcmp(a, "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (!strcmp(a, "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads") && i + 1 < argc) p.threads = atoi(argv[++i]);
-        else if (!strcmp(a, "--models") && i + 1 < argc) p.models_dir = argv[++i];
-        else if (!strcmp(a, "--fp16")) p.gpu_fp16 = 1;
-        else if (!strcmp(a, "--fp16-det")) p.gpu_fp16 = p.gpu_fp16_det = 1;
-        else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc) p.gpu_fp16_recheck = (float)atof(argv[++i]);
+        if (!strcmp(a, "--json"))
+            json = 1;
+        else if (!strcmp(a, "--workers") && i + 1 < argc)
+            workers = atoi(argv[++i]);
+        else if (!strcmp(a, "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch") && i + 1 < argc)
+            batch = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && i + 1 < argc)
+            p.threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--models") && i + 1 < argc)
+            p.models_dir = argv[++i];
+        else if (!strcmp(a, "--fp16"))
+            p.gpu_fp16 = 1;
+        else if (!strcmp(a, "--fp16-det"))
+            p.gpu_fp16 = p.gpu_fp16_det = 1;
+        else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc)
+            p.gpu_fp16_recheck = (float)atof(argv[++i]);
         else if (!strcmp(a, "--device") && i + 1 < argc) {
             const char *v = argv[++i];
-            if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto")) p.device = LECTOR_DEVICE_AUTO;
+            if (!strcmp(v, "cpu"))
+                p.device = LECTOR_DEVICE_CPU;
+            else if (!strcmp(v, "auto"))
+                p.device = LECTOR_DEVICE_AUTO;
             else if (!strncmp(v, "cuda", 4) && (v[4] == 0 || v[4] == ':')) {
                 p.device = LECTOR_DEVICE_CUDA;
                 p.device_id = v[4] ? atoi(v + 5) : 0;
@@ -245,7 +266,8 @@ static int bench_pipeline(int argc, char **argv)
             fprintf(stderr, "lector bench pipeline: unknown option '%s'\n", a);
             free(images);
             return 2;
-        } else images[n++] = argv[i];
+        } else
+            images[n++] = argv[i];
     }
     if (!n || workers < 1 || rounds < 1 || batch < 1 || batch > 64) {
         fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--batch B (1..64)] [--threads T] "
@@ -310,12 +332,13 @@ static int bench_pipeline(int argc, char **argv)
     double p50 = pct(c.lat, total, 0.5), p99 = pct(c.lat, total, 0.99);
     double pps = pages * 1000.0 / wall;
     if (json)
-        printf("{\"device\": \"%s\", \"workers\": %d, \"batch\": %d, \"images\": %d, \"rounds\": %d, \"pages\": %d, \"errors\": %d, "
+        printf("{\"device\": \"%s\", \"workers\": %d, \"batch\": %d, \"images\": %d, \"rounds\": %d, \"pages\": %d, "
+               "\"errors\": %d, "
                "\"wall_s\": %.3f, \"pages_per_s\": %.1f, \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"stage_median_ms\": "
                "{\"decode\": %.2f, \"det\": %.2f, \"cls\": %.2f, \"rec\": %.2f, \"total\": %.2f}, \"load_ms\": %.0f, "
                "\"warmup_ms\": %.0f}\n",
-               lector_engine_device(e), workers, batch, n, rounds, pages, errors, wall / 1e3, pps, p50, p99, st[0], st[1], st[2],
-               st[3], st[4], t_load, t_warm);
+               lector_engine_device(e), workers, batch, n, rounds, pages, errors, wall / 1e3, pps, p50, p99, st[0],
+               st[1], st[2], st[3], st[4], t_load, t_warm);
     else
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; %d errors\n",

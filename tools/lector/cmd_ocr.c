@@ -18,40 +18,41 @@ typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-"usage: lector [options] IMAGE...      (IMAGE '-' reads standard input)\n"
-"output:\n"
-"  -f, --format txt|json|tsv|hocr   txt: lines in reading order (default); json: one JSON\n"
-"                                   object per input (JSON Lines); tsv: Tesseract-style\n"
-"                                   line-level TSV; hocr: hOCR XHTML\n"
-"  -o, --output FILE                write there instead of standard output\n"
-"  -q, --quiet                      no progress or timing lines on stderr\n"
-"  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
-"                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
-"engine:\n"
-"  --models DIR                     models directory (default: models)\n"
-"  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
-"  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
-"                                   cuda: the GPU or an error saying why not\n"
-"  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
-"  --fp16                           recognition and classifier in half precision (GPU)\n"
-"  --fp16-det                       detection in half precision too (moves some boxes)\n"
-"  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-"  --threads N                      threads per inference (default: physical cores)\n"
-"  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
-"detection (PaddleOCR defaults):\n"
-"  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
-"  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
-"  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
-"  --det-mean B,G,R (0.485,0.456,0.406) --det-std B,G,R (0.229,0.224,0.225)\n"
-"  --no-det                         no detection: the whole image is one text line\n"
-"classification / recognition:\n"
-"  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
-"  --rec-batch-num N (6, at most 64) --rec-image-height N (48) --rec-image-width N (320)\n"
-"  --drop-score F (0.5) --no-space-char\n"
-"limits:\n"
-"  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
-"other commands: lector models | run-model | doctor | explain | --help | --version\n");
+    fprintf(
+        f,
+        "usage: lector [options] IMAGE...      (IMAGE '-' reads standard input)\n"
+        "output:\n"
+        "  -f, --format txt|json|tsv|hocr   txt: lines in reading order (default); json: one JSON\n"
+        "                                   object per input (JSON Lines); tsv: Tesseract-style\n"
+        "                                   line-level TSV; hocr: hOCR XHTML\n"
+        "  -o, --output FILE                write there instead of standard output\n"
+        "  -q, --quiet                      no progress or timing lines on stderr\n"
+        "  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
+        "                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
+        "engine:\n"
+        "  --models DIR                     models directory (default: models)\n"
+        "  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
+        "  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
+        "                                   cuda: the GPU or an error saying why not\n"
+        "  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
+        "  --fp16                           recognition and classifier in half precision (GPU)\n"
+        "  --fp16-det                       detection in half precision too (moves some boxes)\n"
+        "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+        "  --threads N                      threads per inference (default: physical cores)\n"
+        "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
+        "detection (PaddleOCR defaults):\n"
+        "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
+        "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
+        "  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
+        "  --det-mean B,G,R (0.485,0.456,0.406) --det-std B,G,R (0.229,0.224,0.225)\n"
+        "  --no-det                         no detection: the whole image is one text line\n"
+        "classification / recognition:\n"
+        "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
+        "  --rec-batch-num N (6, at most 64) --rec-image-height N (48) --rec-image-width N (320)\n"
+        "  --drop-score F (0.5) --no-space-char\n"
+        "limits:\n"
+        "  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
+        "other commands: lector models | run-model | doctor | explain | --help | --version\n");
 }
 
 static int parse_int(const char *s, const char *opt, int *out)
@@ -130,8 +131,8 @@ static void write_tsv(FILE *out, const lector_result *r, int page_base, int head
         for (size_t i = 0; i < pg->n_lines; i++) {
             int x0, y0, x1, y1;
             bbox_of(&pg->lines[i], &x0, &y0, &x1, &y1);
-            fprintf(out, "4\t%d\t1\t1\t%zu\t0\t%d\t%d\t%d\t%d\t%.2f\t", pn, i + 1, x0, y0, x1 - x0,
-                    y1 - y0, pg->lines[i].score * 100.0);
+            fprintf(out, "4\t%d\t1\t1\t%zu\t0\t%d\t%d\t%d\t%d\t%.2f\t", pn, i + 1, x0, y0, x1 - x0, y1 - y0,
+                    pg->lines[i].score * 100.0);
             tsv_text(out, pg->lines[i].text);
             fputc('\n', out);
         }
@@ -199,7 +200,10 @@ static unsigned char *read_stdin(size_t *n)
     for (;;) {
         if (len == cap) {
             unsigned char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(buf, cap * 2);
-            if (!nb) { free(buf); return NULL; }
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
             buf = nb;
             cap *= 2;
         }
@@ -223,44 +227,98 @@ int cmd_ocr(int argc, char **argv)
 #define NEXT() (i + 1 < argc ? argv[++i] : (fprintf(stderr, "lector: %s needs a value\n", a), (char *)NULL))
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "-") || a[0] != '-') { files[n_files++] = a; continue; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); free(files); return 0; }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { quiet = 1; continue; }
-        if (!strcmp(a, "--use-angle-cls") || !strcmp(a, "--cls")) { p.use_angle_cls = 1; continue; }
-        if (!strcmp(a, "--use-dilation")) { p.det_use_dilation = 1; continue; }
-        if (!strcmp(a, "--no-space-char")) { p.use_space_char = 0; continue; }
-        if (!strcmp(a, "--no-det")) { p.use_det = 0; continue; }
-        if (!strcmp(a, "--fp16")) { p.gpu_fp16 = 1; continue; }
-        if (!strcmp(a, "--fp16-det")) { p.gpu_fp16 = p.gpu_fp16_det = 1; continue; }
+        if (!strcmp(a, "-") || a[0] != '-') {
+            files[n_files++] = a;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(files);
+            return 0;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--use-angle-cls") || !strcmp(a, "--cls")) {
+            p.use_angle_cls = 1;
+            continue;
+        }
+        if (!strcmp(a, "--use-dilation")) {
+            p.det_use_dilation = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-space-char")) {
+            p.use_space_char = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-det")) {
+            p.use_det = 0;
+            continue;
+        }
+        if (!strcmp(a, "--fp16")) {
+            p.gpu_fp16 = 1;
+            continue;
+        }
+        if (!strcmp(a, "--fp16-det")) {
+            p.gpu_fp16 = p.gpu_fp16_det = 1;
+            continue;
+        }
         if (!(v = NEXT())) goto bad;
         int iv = 0;
         float fv = 0;
         if (!strcmp(a, "-f") || !strcmp(a, "--format")) {
-            if (!strcmp(v, "txt")) fmt = FMT_TXT;
-            else if (!strcmp(v, "json")) fmt = FMT_JSON;
-            else if (!strcmp(v, "tsv")) fmt = FMT_TSV;
-            else if (!strcmp(v, "hocr")) fmt = FMT_HOCR;
-            else { fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", v); goto bad; }
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_path = v;
-        else if (!strcmp(a, "--draw")) draw_path = v;
-        else if (!strcmp(a, "--models")) p.models_dir = v;
-        else if (!strcmp(a, "--det-model")) p.det_model = v;
-        else if (!strcmp(a, "--rec-model")) p.rec_model = v;
-        else if (!strcmp(a, "--cls-model")) p.cls_model = v;
-        else if (!strcmp(a, "--rec-dict")) p.rec_dict = v;
-        else if (!strcmp(a, "--backend")) p.backend = v;
-        else if (!strcmp(a, "--gpu-mem-limit")) mem_arg = v;
+            if (!strcmp(v, "txt"))
+                fmt = FMT_TXT;
+            else if (!strcmp(v, "json"))
+                fmt = FMT_JSON;
+            else if (!strcmp(v, "tsv"))
+                fmt = FMT_TSV;
+            else if (!strcmp(v, "hocr"))
+                fmt = FMT_HOCR;
+            else {
+                fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", v);
+                goto bad;
+            }
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+            out_path = v;
+        else if (!strcmp(a, "--draw"))
+            draw_path = v;
+        else if (!strcmp(a, "--models"))
+            p.models_dir = v;
+        else if (!strcmp(a, "--det-model"))
+            p.det_model = v;
+        else if (!strcmp(a, "--rec-model"))
+            p.rec_model = v;
+        else if (!strcmp(a, "--cls-model"))
+            p.cls_model = v;
+        else if (!strcmp(a, "--rec-dict"))
+            p.rec_dict = v;
+        else if (!strcmp(a, "--backend"))
+            p.backend = v;
+        else if (!strcmp(a, "--gpu-mem-limit"))
+            mem_arg = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu")) p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto")) p.device = LECTOR_DEVICE_AUTO;
+            if (!strcmp(v, "cpu"))
+                p.device = LECTOR_DEVICE_CPU;
+            else if (!strcmp(v, "auto"))
+                p.device = LECTOR_DEVICE_AUTO;
             else if (!strncmp(v, "cuda", 4)) {
                 p.device = LECTOR_DEVICE_CUDA;
                 if (v[4] == ':' && parse_int(v + 5, a, &p.device_id)) goto bad;
-            } else { fprintf(stderr, "lector: unknown device '%s' (cpu, auto, cuda[:N])\n", v); goto bad; }
+            } else {
+                fprintf(stderr, "lector: unknown device '%s' (cpu, auto, cuda[:N])\n", v);
+                goto bad;
+            }
         } else if (!strcmp(a, "--det-limit-type")) {
-            if (!strcmp(v, "max")) p.det_limit_type = LECTOR_LIMIT_MAX;
-            else if (!strcmp(v, "min")) p.det_limit_type = LECTOR_LIMIT_MIN;
-            else { fprintf(stderr, "lector: --det-limit-type is max or min\n"); goto bad; }
+            if (!strcmp(v, "max"))
+                p.det_limit_type = LECTOR_LIMIT_MAX;
+            else if (!strcmp(v, "min"))
+                p.det_limit_type = LECTOR_LIMIT_MIN;
+            else {
+                fprintf(stderr, "lector: --det-limit-type is max or min\n");
+                goto bad;
+            }
         } else if (!strcmp(a, "--det-mean") || !strcmp(a, "--det-std")) {
             float *dst = !strcmp(a, "--det-mean") ? p.det_mean : p.det_std;
             if (sscanf(v, "%f,%f,%f", &dst[0], &dst[1], &dst[2]) != 3) {
@@ -268,12 +326,27 @@ int cmd_ocr(int argc, char **argv)
                 goto bad;
             }
         } else if (!strcmp(a, "--det-db-score-mode")) {
-            if (!strcmp(v, "fast")) p.det_db_score_mode = LECTOR_SCORE_FAST;
-            else if (!strcmp(v, "slow")) p.det_db_score_mode = LECTOR_SCORE_SLOW;
-            else { fprintf(stderr, "lector: --det-db-score-mode is fast or slow\n"); goto bad; }
+            if (!strcmp(v, "fast"))
+                p.det_db_score_mode = LECTOR_SCORE_FAST;
+            else if (!strcmp(v, "slow"))
+                p.det_db_score_mode = LECTOR_SCORE_SLOW;
+            else {
+                fprintf(stderr, "lector: --det-db-score-mode is fast or slow\n");
+                goto bad;
+            }
         }
-#define INT_OPT(name, field) else if (!strcmp(a, name)) { if (parse_int(v, a, &iv)) goto bad; p.field = iv; }
-#define FLT_OPT(name, field) else if (!strcmp(a, name)) { if (parse_float(v, a, &fv)) goto bad; p.field = fv; }
+#define INT_OPT(name, field)                \
+    else if (!strcmp(a, name))              \
+    {                                       \
+        if (parse_int(v, a, &iv)) goto bad; \
+        p.field = iv;                       \
+    }
+#define FLT_OPT(name, field)                  \
+    else if (!strcmp(a, name))                \
+    {                                         \
+        if (parse_float(v, a, &fv)) goto bad; \
+        p.field = fv;                         \
+    }
         INT_OPT("--threads", threads)
         INT_OPT("--det-limit-side-len", det_limit_side_len)
         INT_OPT("--det-max-candidates", det_max_candidates)
@@ -291,7 +364,11 @@ int cmd_ocr(int argc, char **argv)
         FLT_OPT("--drop-score", drop_score)
         else if (!strcmp(a, "--max-pixels")) p.max_pixels = strtoll(v, NULL, 10);
         else if (!strcmp(a, "--max-file-size")) p.max_file_size = strtoll(v, NULL, 10);
-        else { fprintf(stderr, "lector: unknown option %s (see lector --help)\n", a); goto bad; }
+        else
+        {
+            fprintf(stderr, "lector: unknown option %s (see lector --help)\n", a);
+            goto bad;
+        }
 #undef INT_OPT
 #undef FLT_OPT
     }
@@ -331,7 +408,8 @@ int cmd_ocr(int argc, char **argv)
             if (!buf) {
                 st = err.code = LECTOR_ERR_IO;
                 snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input");
-            } else st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
+            } else
+                st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
             free(buf);
         } else {
             st = lector_read_file(eng, name, NULL, &r, &err);
@@ -352,8 +430,10 @@ int cmd_ocr(int argc, char **argv)
             /* several inputs: OUT.png, OUT-2.png, ... */
             char path[4096];
             const char *dot = strrchr(draw_path, '.');
-            if (f == 0 || !dot) snprintf(path, sizeof path, "%s", draw_path);
-            else snprintf(path, sizeof path, "%.*s-%d%s", (int)(dot - draw_path), draw_path, f + 1, dot);
+            if (f == 0 || !dot)
+                snprintf(path, sizeof path, "%s", draw_path);
+            else
+                snprintf(path, sizeof path, "%.*s-%d%s", (int)(dot - draw_path), draw_path, f + 1, dot);
             lector_error derr = {0};
             if (lector_draw_result(name, r, 0, path, &derr)) {
                 fprintf(stderr, "lector: --draw: %s\n", derr.message);

@@ -16,15 +16,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: lector run-model MODEL.onnx [--input NAME=FILE.pb]... [--backend cpu|ref|cuda[:N]]\n"
-            "                        [--fp16] [--threads N] [--repeat N] --out DIR\n"
-            "  --input NAME=FILE.pb   input tensor (onnx.TensorProto); NAME may be omitted, then\n"
-            "                         inputs are taken in the model's order\n"
-            "  --out DIR              write outputs as DIR/output_0.pb, output_1.pb, ...\n"
-            "  --backend B            cpu (default), ref (the reference kernels) or cuda[:N]\n"
-            "  --fp16                 with cuda: half precision where the backend has it\n"
-            "  --repeat N             run N times and print the median time\n");
+    fprintf(f, "usage: lector run-model MODEL.onnx [--input NAME=FILE.pb]... [--backend cpu|ref|cuda[:N]]\n"
+               "                        [--fp16] [--threads N] [--repeat N] --out DIR\n"
+               "  --input NAME=FILE.pb   input tensor (onnx.TensorProto); NAME may be omitted, then\n"
+               "                         inputs are taken in the model's order\n"
+               "  --out DIR              write outputs as DIR/output_0.pb, output_1.pb, ...\n"
+               "  --backend B            cpu (default), ref (the reference kernels) or cuda[:N]\n"
+               "  --fp16                 with cuda: half precision where the backend has it\n"
+               "  --repeat N             run N times and print the median time\n");
 }
 
 int cmd_run_model(int argc, char **argv)
@@ -37,19 +36,39 @@ int cmd_run_model(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--input") && i + 1 < argc) {
-            if (n_spec == 64) { fprintf(stderr, "lector: too many inputs\n"); return 2; }
+            if (n_spec == 64) {
+                fprintf(stderr, "lector: too many inputs\n");
+                return 2;
+            }
             in_spec[n_spec++] = argv[++i];
-        } else if (!strcmp(a, "--out") && i + 1 < argc) out_dir = argv[++i];
-        else if (!strcmp(a, "--backend") && i + 1 < argc) opt.backend = argv[++i];
-        else if (!strcmp(a, "--fp16")) opt.fp16 = 1;
-        else if (!strcmp(a, "--threads") && i + 1 < argc) opt.threads = atoi(argv[++i]);
-        else if (!strcmp(a, "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        else if (a[0] == '-') { fprintf(stderr, "lector run-model: unknown option %s\n", a); usage(stderr); return 2; }
-        else if (!model_path) model_path = a;
-        else { fprintf(stderr, "lector run-model: unexpected argument %s\n", a); return 2; }
+        } else if (!strcmp(a, "--out") && i + 1 < argc)
+            out_dir = argv[++i];
+        else if (!strcmp(a, "--backend") && i + 1 < argc)
+            opt.backend = argv[++i];
+        else if (!strcmp(a, "--fp16"))
+            opt.fp16 = 1;
+        else if (!strcmp(a, "--threads") && i + 1 < argc)
+            opt.threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--repeat") && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "lector run-model: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!model_path)
+            model_path = a;
+        else {
+            fprintf(stderr, "lector run-model: unexpected argument %s\n", a);
+            return 2;
+        }
     }
-    if (!model_path || !out_dir) { usage(stderr); return 2; }
+    if (!model_path || !out_dir) {
+        usage(stderr);
+        return 2;
+    }
     if (repeat < 1) repeat = 1;
 
     lector_error err = {0};
@@ -62,7 +81,10 @@ int cmd_run_model(int argc, char **argv)
     lector_tensor *inputs = calloc(n_in ? n_in : 1, sizeof *inputs);
     lector_tensor **loaded = calloc(n_in ? n_in : 1, sizeof *loaded);
     int rc = 1;
-    if (!inputs || !loaded) { fprintf(stderr, "lector: out of memory\n"); goto done; }
+    if (!inputs || !loaded) {
+        fprintf(stderr, "lector: out of memory\n");
+        goto done;
+    }
     if ((size_t)n_spec != n_in) {
         fprintf(stderr, "lector: %s takes %zu input(s), %d given\n", model_path, n_in, n_spec);
         goto done;
@@ -86,7 +108,10 @@ int cmd_run_model(int argc, char **argv)
                 goto done;
             }
         }
-        if (loaded[slot]) { fprintf(stderr, "lector: input %zu given twice\n", slot); goto done; }
+        if (loaded[slot]) {
+            fprintf(stderr, "lector: input %zu given twice\n", slot);
+            goto done;
+        }
         if (lector_tensor_read_pb(file, &loaded[slot], NULL, &err)) {
             fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(err.code));
             goto done;
@@ -121,8 +146,8 @@ int cmd_run_model(int argc, char **argv)
         }
     }
     if (times) {
-        fprintf(stderr, "lector: %s on %s: median %.2f ms over %d run(s)\n", model_path,
-                lector_model_backend(m), cli_median(times, repeat), repeat);
+        fprintf(stderr, "lector: %s on %s: median %.2f ms over %d run(s)\n", model_path, lector_model_backend(m),
+                cli_median(times, repeat), repeat);
     }
     free(times);
     lector_tensors_free(outs, n_out);

@@ -19,32 +19,33 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lector serve [options]\n"
-"  --listen HOST:PORT      address to bind (default 127.0.0.1:8080; port 0 = any free port)\n"
-"  --device auto|cpu|cuda[:N]  primary engine's device (default cpu); GPU errors open the\n"
-"                          breaker and the CPU engine answers\n"
-"  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
-"  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
-"  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-"  --models DIR            models directory (default: models)\n"
-"  --threads N             threads per inference (default 1)\n"
-"  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
-"  --queue N               queued requests at most; more get 503 + Retry-After (default 64)\n"
-"  --timeout-ms T          per-request deadline from the full body; then 504 (default 30000)\n"
-"  --max-body MB           request body limit; more gets 413 (default 16)\n"
-"  --max-pixels N          pixels per page; more gets 413 (default 100000000)\n"
-"  --token-file F          require 'Authorization: Bearer <first line of F>' (all but /healthz)\n"
-"  --use-angle-cls         turn the angle classifier on by default (per request: ?use_angle_cls=)\n"
-"  --grace-ms G            SIGTERM/SIGINT: time to finish accepted requests (default 30000)\n"
-"  --conn-timeout S        idle connection timeout in seconds (default 30)\n"
-"  --max-connections N     concurrent connections at most (default 256)\n"
-"  --breaker-threshold N   consecutive device errors that open the breaker (default 1)\n"
-"  --breaker-cooldown-ms M open -> half-open probe after M ms (default 5000)\n"
-"  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M ms (1, 0)\n"
-"  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
-"  -v, --verbose\n"
-"environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
-"device error (tests the CPU fallback and the circuit breaker)\n");
+            "usage: lector serve [options]\n"
+            "  --listen HOST:PORT      address to bind (default 127.0.0.1:8080; port 0 = any free port)\n"
+            "  --device auto|cpu|cuda[:N]  primary engine's device (default cpu); GPU errors open the\n"
+            "                          breaker and the CPU engine answers\n"
+            "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
+            "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
+            "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+            "  --models DIR            models directory (default: models)\n"
+            "  --threads N             threads per inference (default 1)\n"
+            "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
+            "  --queue N               queued requests at most; more get 503 + Retry-After (default 64)\n"
+            "  --timeout-ms T          per-request deadline from the full body; then 504 (default 30000)\n"
+            "  --max-body MB           request body limit; more gets 413 (default 16)\n"
+            "  --max-pixels N          pixels per page; more gets 413 (default 100000000)\n"
+            "  --token-file F          require 'Authorization: Bearer <first line of F>' (all but /healthz)\n"
+            "  --use-angle-cls         turn the angle classifier on by default (per request: ?use_angle_cls=)\n"
+            "  --grace-ms G            SIGTERM/SIGINT: time to finish accepted requests (default 30000)\n"
+            "  --conn-timeout S        idle connection timeout in seconds (default 30)\n"
+            "  --max-connections N     concurrent connections at most (default 256)\n"
+            "  --breaker-threshold N   consecutive device errors that open the breaker (default 1)\n"
+            "  --breaker-cooldown-ms M open -> half-open probe after M ms (default 5000)\n"
+            "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M "
+            "ms (1, 0)\n"
+            "  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
+            "  -v, --verbose\n"
+            "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
+            "device error (tests the CPU fallback and the circuit breaker)\n");
 }
 
 #if defined(LECTOR_HAVE_DOCTOR) && defined(LECTOR_HAVE_SERVE)
@@ -108,53 +109,95 @@ int cmd_serve(int argc, char **argv)
     const char *mem_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { c.verbose = 1; continue; }
-        if (!strcmp(a, "--use-angle-cls")) { c.use_angle_cls = 1; continue; }
-        if (!strcmp(a, "--fp16")) { c.params.gpu_fp16 = 1; continue; }
-        if (!strcmp(a, "--fp16-det")) { c.params.gpu_fp16 = c.params.gpu_fp16_det = 1; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            c.verbose = 1;
+            continue;
+        }
+        if (!strcmp(a, "--use-angle-cls")) {
+            c.use_angle_cls = 1;
+            continue;
+        }
+        if (!strcmp(a, "--fp16")) {
+            c.params.gpu_fp16 = 1;
+            continue;
+        }
+        if (!strcmp(a, "--fp16-det")) {
+            c.params.gpu_fp16 = c.params.gpu_fp16_det = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "lector serve: %s: unknown option or missing value (see --help)\n", a);
             goto bad;
         }
         const char *v = argv[++i];
         int n = 0;
-        if (!strcmp(a, "--gpu-mem-limit")) mem_arg = v;
-        else if (!strcmp(a, "--fp16-recheck")) c.params.gpu_fp16_recheck = (float)atof(v);
-        else if (!strcmp(a, "--listen")) c.listen = v;
-        else if (!strcmp(a, "--models")) c.params.models_dir = v;
+        if (!strcmp(a, "--gpu-mem-limit"))
+            mem_arg = v;
+        else if (!strcmp(a, "--fp16-recheck"))
+            c.params.gpu_fp16_recheck = (float)atof(v);
+        else if (!strcmp(a, "--listen"))
+            c.listen = v;
+        else if (!strcmp(a, "--models"))
+            c.params.models_dir = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu")) c.params.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto")) c.params.device = LECTOR_DEVICE_AUTO;
+            if (!strcmp(v, "cpu"))
+                c.params.device = LECTOR_DEVICE_CPU;
+            else if (!strcmp(v, "auto"))
+                c.params.device = LECTOR_DEVICE_AUTO;
             else if (!strncmp(v, "cuda", 4)) {
                 c.params.device = LECTOR_DEVICE_CUDA;
                 if (v[4] == ':' && to_int(a, v + 5, 0, 64, &c.params.device_id)) goto bad;
-            } else { fprintf(stderr, "lector serve: --device is auto, cpu or cuda[:N]\n"); goto bad; }
-        } else if (!strcmp(a, "--threads")) { if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad; }
-        else if (!strcmp(a, "--workers")) { if (to_int(a, v, 1, 1024, &c.workers)) goto bad; }
-        else if (!strcmp(a, "--max-batch")) { if (to_int(a, v, 1, 1024, &c.max_batch)) goto bad; }
-        else if (!strcmp(a, "--det-batch")) { if (to_int(a, v, 1, 64, &c.params.det_batch_num)) goto bad; }
-        else if (!strcmp(a, "--max-wait-ms")) { if (to_int(a, v, 0, 60000, &c.max_wait_ms)) goto bad; }
-        else if (!strcmp(a, "--queue")) { if (to_int(a, v, 1, 1000000, &c.queue)) goto bad; }
-        else if (!strcmp(a, "--timeout-ms")) { if (to_int(a, v, 1, 86400000, &c.timeout_ms)) goto bad; }
-        else if (!strcmp(a, "--grace-ms")) { if (to_int(a, v, 0, 86400000, &c.grace_ms)) goto bad; }
-        else if (!strcmp(a, "--conn-timeout")) { if (to_int(a, v, 1, 86400, &c.conn_timeout_s)) goto bad; }
-        else if (!strcmp(a, "--max-connections")) { if (to_int(a, v, 1, 100000, &c.max_connections)) goto bad; }
-        else if (!strcmp(a, "--breaker-threshold")) { if (to_int(a, v, 1, 1000000, &c.breaker_threshold)) goto bad; }
-        else if (!strcmp(a, "--breaker-cooldown-ms")) { if (to_int(a, v, 0, 86400000, &c.breaker_cooldown_ms)) goto bad; }
-        else if (!strcmp(a, "--max-body")) {
+            } else {
+                fprintf(stderr, "lector serve: --device is auto, cpu or cuda[:N]\n");
+                goto bad;
+            }
+        } else if (!strcmp(a, "--threads")) {
+            if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad;
+        } else if (!strcmp(a, "--workers")) {
+            if (to_int(a, v, 1, 1024, &c.workers)) goto bad;
+        } else if (!strcmp(a, "--max-batch")) {
+            if (to_int(a, v, 1, 1024, &c.max_batch)) goto bad;
+        } else if (!strcmp(a, "--det-batch")) {
+            if (to_int(a, v, 1, 64, &c.params.det_batch_num)) goto bad;
+        } else if (!strcmp(a, "--max-wait-ms")) {
+            if (to_int(a, v, 0, 60000, &c.max_wait_ms)) goto bad;
+        } else if (!strcmp(a, "--queue")) {
+            if (to_int(a, v, 1, 1000000, &c.queue)) goto bad;
+        } else if (!strcmp(a, "--timeout-ms")) {
+            if (to_int(a, v, 1, 86400000, &c.timeout_ms)) goto bad;
+        } else if (!strcmp(a, "--grace-ms")) {
+            if (to_int(a, v, 0, 86400000, &c.grace_ms)) goto bad;
+        } else if (!strcmp(a, "--conn-timeout")) {
+            if (to_int(a, v, 1, 86400, &c.conn_timeout_s)) goto bad;
+        } else if (!strcmp(a, "--max-connections")) {
+            if (to_int(a, v, 1, 100000, &c.max_connections)) goto bad;
+        } else if (!strcmp(a, "--breaker-threshold")) {
+            if (to_int(a, v, 1, 1000000, &c.breaker_threshold)) goto bad;
+        } else if (!strcmp(a, "--breaker-cooldown-ms")) {
+            if (to_int(a, v, 0, 86400000, &c.breaker_cooldown_ms)) goto bad;
+        } else if (!strcmp(a, "--max-body")) {
             if (to_int(a, v, 1, 4096, &n)) goto bad;
             c.max_body = (size_t)n << 20;
         } else if (!strcmp(a, "--max-pixels")) {
             char *end;
             long long px = strtoll(v, &end, 10);
-            if (*end || px <= 0) { fprintf(stderr, "lector serve: --max-pixels expects a positive integer\n"); goto bad; }
+            if (*end || px <= 0) {
+                fprintf(stderr, "lector serve: --max-pixels expects a positive integer\n");
+                goto bad;
+            }
             c.params.max_pixels = px;
         } else if (!strcmp(a, "--token-file")) {
             free(token);
             if (!(token = read_token(v))) goto bad;
             c.token = token;
-        } else { fprintf(stderr, "lector serve: unknown option %s (see --help)\n", a); goto bad; }
+        } else {
+            fprintf(stderr, "lector serve: unknown option %s (see --help)\n", a);
+            goto bad;
+        }
     }
     if (mem_arg && cli_parse_gpu_mem(mem_arg, c.params.device_id, &c.params.gpu_mem_limit)) goto bad;
     c.params.max_file_size = (int64_t)c.max_body;

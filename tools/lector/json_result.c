@@ -46,8 +46,10 @@ char *json_result_string(const char *file, const lector_result *r, const char *e
         cJSON_AddNumberToObject(t, "rec", (int)(r->timings.rec_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
     }
-    if (error) cJSON_AddStringToObject(o, "error", error);
-    else cJSON_AddNullToObject(o, "error");
+    if (error)
+        cJSON_AddStringToObject(o, "error", error);
+    else
+        cJSON_AddNullToObject(o, "error");
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

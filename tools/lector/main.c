@@ -37,16 +37,30 @@ int cli_parse_gpu_mem(const char *s, int device, size_t *out)
                 return 0;
             }
 #endif
-        fprintf(stderr, "lector: --gpu-mem-limit %s: the memory of GPU %d is unknown (no NVML): give bytes "
-                        "(e.g. 8G)\n", s, device);
+        fprintf(stderr,
+                "lector: --gpu-mem-limit %s: the memory of GPU %d is unknown (no NVML): give bytes "
+                "(e.g. 8G)\n",
+                s, device);
         return -1;
     }
     double mul = 1;
     switch (*end) {
     case 0: break;
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 'k':
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
     default: goto bad;
     }
     if (*end == 'i' || *end == 'B') end++;
@@ -55,8 +69,10 @@ int cli_parse_gpu_mem(const char *s, int device, size_t *out)
     *out = (size_t)(v * mul);
     return 0;
 bad:
-    fprintf(stderr, "lector: --gpu-mem-limit '%s': expected bytes (4G, 512M, 1073741824) or a share of the "
-                    "GPU (0.5, 50%%)\n", s);
+    fprintf(stderr,
+            "lector: --gpu-mem-limit '%s': expected bytes (4G, 512M, 1073741824) or a share of the "
+            "GPU (0.5, 50%%)\n",
+            s);
     return -1;
 }
 
@@ -105,7 +121,8 @@ static void usage(FILE *f)
 static void on_fatal_signal(int sig)
 {
     static const char head[] = "lector: fatal signal; stack (addr2line -f -e FILE OFFSET resolves a line):\n";
-    if (write(2, head, sizeof head - 1) < 0) { /* nothing to do about it */ }
+    if (write(2, head, sizeof head - 1) < 0) { /* nothing to do about it */
+    }
     void *frames[64];
     int n = backtrace(frames, 64);
     backtrace_symbols_fd(frames, n, 2);

@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { double x, y; } pt;
+typedef struct {
+    double x, y;
+} pt;
 typedef struct {
     pt q[4];
     uint32_t *cp; /* code points */
@@ -53,14 +55,19 @@ static int ignore_case;
 static int only_present;
 static int loose; /* CER on case-folded (ASCII) text without whitespace */
 
-static void *xrealloc(void *p, size_t n) {
+static void *xrealloc(void *p, size_t n)
+{
     void *q = realloc(p, n ? n : 1);
-    if (!q) { fprintf(stderr, "lector-score: out of memory\n"); exit(3); }
+    if (!q) {
+        fprintf(stderr, "lector-score: out of memory\n");
+        exit(3);
+    }
     return q;
 }
 
 /* ---------- UTF-8 ---------- */
-static int utf8_decode(const char *s, uint32_t **out) {
+static int utf8_decode(const char *s, uint32_t **out)
+{
     size_t n = strlen(s);
     uint32_t *cp = xrealloc(NULL, (n + 1) * sizeof *cp);
     int k = 0;
@@ -68,13 +75,24 @@ static int utf8_decode(const char *s, uint32_t **out) {
     while (*p) {
         uint32_t c = *p;
         int len = 1;
-        if (c >= 0xF0 && c < 0xF8) { c &= 0x07; len = 4; }
-        else if (c >= 0xE0) { c &= 0x0F; len = 3; }
-        else if (c >= 0xC0) { c &= 0x1F; len = 2; }
-        else if (c >= 0x80) { len = 1; } /* stray continuation: keep as is */
+        if (c >= 0xF0 && c < 0xF8) {
+            c &= 0x07;
+            len = 4;
+        } else if (c >= 0xE0) {
+            c &= 0x0F;
+            len = 3;
+        } else if (c >= 0xC0) {
+            c &= 0x1F;
+            len = 2;
+        } else if (c >= 0x80) {
+            len = 1;
+        } /* stray continuation: keep as is */
         int i = 1;
         for (; i < len && p[i] && (p[i] & 0xC0) == 0x80; i++) c = (c << 6) | (p[i] & 0x3F);
-        if (i < len) { c = 0xFFFD; len = i; }
+        if (i < len) {
+            c = 0xFFFD;
+            len = i;
+        }
         if (ignore_case && c < 128) c = (uint32_t)tolower((int)c);
         cp[k++] = c;
         p += len;
@@ -83,7 +101,8 @@ static int utf8_decode(const char *s, uint32_t **out) {
     return k;
 }
 
-static long levenshtein(const uint32_t *a, int na, const uint32_t *b, int nb) {
+static long levenshtein(const uint32_t *a, int na, const uint32_t *b, int nb)
+{
     long *row = xrealloc(NULL, (size_t)(nb + 1) * sizeof *row);
     for (int j = 0; j <= nb; j++) row[j] = j;
     for (int i = 1; i <= na; i++) {
@@ -106,7 +125,8 @@ static long levenshtein(const uint32_t *a, int na, const uint32_t *b, int nb) {
 /* ---------- geometry ---------- */
 static double cross(pt o, pt a, pt b) { return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x); }
 
-static double poly_area(const pt *p, int n) {
+static double poly_area(const pt *p, int n)
+{
     double s = 0;
     for (int i = 0; i < n; i++) {
         int j = (i + 1) % n;
@@ -115,7 +135,8 @@ static double poly_area(const pt *p, int n) {
     return s / 2;
 }
 
-static int cmp_pt(const void *a, const void *b) {
+static int cmp_pt(const void *a, const void *b)
+{
     const pt *p = a, *q = b;
     if (p->x != q->x) return p->x < q->x ? -1 : 1;
     if (p->y != q->y) return p->y < q->y ? -1 : 1;
@@ -123,7 +144,8 @@ static int cmp_pt(const void *a, const void *b) {
 }
 
 /* convex hull (monotone chain), counter-clockwise (positive area in x-right/y-down numbers) */
-static int convex_hull(const pt *in, int n, pt *out) {
+static int convex_hull(const pt *in, int n, pt *out)
+{
     pt s[8];
     memcpy(s, in, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_pt);
@@ -144,17 +166,22 @@ static int convex_hull(const pt *in, int n, pt *out) {
 }
 
 /* normalise a quad into a convex polygon with positive orientation; returns vertex count */
-static int convex_poly(const pt q[4], pt out[8]) {
+static int convex_poly(const pt q[4], pt out[8])
+{
     int pos = 0, neg = 0;
     for (int i = 0; i < 4; i++) {
         double c = cross(q[i], q[(i + 1) % 4], q[(i + 2) % 4]);
-        if (c > 0) pos++;
-        else if (c < 0) neg++;
+        if (c > 0)
+            pos++;
+        else if (c < 0)
+            neg++;
     }
     if ((pos == 0 || neg == 0) && (pos + neg) > 0) {
         memcpy(out, q, 4 * sizeof *out);
         if (poly_area(out, 4) < 0) {
-            pt t = out[1]; out[1] = out[3]; out[3] = t;
+            pt t = out[1];
+            out[1] = out[3];
+            out[3] = t;
         }
         return 4;
     }
@@ -162,7 +189,8 @@ static int convex_poly(const pt q[4], pt out[8]) {
 }
 
 /* Sutherland-Hodgman: clip convex subject by convex clip (both positive orientation) */
-static int clip_poly(const pt *subj, int ns, const pt *clip, int nc, pt *out) {
+static int clip_poly(const pt *subj, int ns, const pt *clip, int nc, pt *out)
+{
     pt buf1[32], buf2[32];
     pt *in = buf1, *o = buf2;
     int n = ns;
@@ -180,21 +208,29 @@ static int clip_poly(const pt *subj, int ns, const pt *clip, int nc, pt *out) {
             }
             if (m >= 30) break;
         }
-        pt *t = in; in = o; o = t;
+        pt *t = in;
+        in = o;
+        o = t;
         n = m;
     }
     memcpy(out, in, (size_t)n * sizeof *out);
     return n;
 }
 
-typedef struct { pt p[8]; int n; double area; } cpoly;
+typedef struct {
+    pt p[8];
+    int n;
+    double area;
+} cpoly;
 
-static void make_cpoly(const pt q[4], cpoly *c) {
+static void make_cpoly(const pt q[4], cpoly *c)
+{
     c->n = convex_poly(q, c->p);
     c->area = c->n >= 3 ? fabs(poly_area(c->p, c->n)) : 0;
 }
 
-static double inter_area(const cpoly *a, const cpoly *b) {
+static double inter_area(const cpoly *a, const cpoly *b)
+{
     if (a->area <= 0 || b->area <= 0) return 0;
     pt out[32];
     int n = clip_poly(a->p, a->n, b->p, b->n, out);
@@ -202,7 +238,8 @@ static double inter_area(const cpoly *a, const cpoly *b) {
 }
 
 /* ---------- input ---------- */
-static char *unescape(const char *s) {
+static char *unescape(const char *s)
+{
     size_t n = strlen(s);
     char *o = xrealloc(NULL, n + 1);
     size_t k = 0;
@@ -210,13 +247,15 @@ static char *unescape(const char *s) {
         if (s[i] == '\\' && i + 1 < n) {
             char c = s[++i];
             o[k++] = c == 'n' ? '\n' : c == 't' ? '\t' : c;
-        } else o[k++] = s[i];
+        } else
+            o[k++] = s[i];
     }
     o[k] = 0;
     return o;
 }
 
-static image *find_image(const char *name, int create) {
+static image *find_image(const char *name, int create)
+{
     for (int i = 0; i < nimgs; i++)
         if (!strcmp(imgs[i].name, name)) return &imgs[i];
     if (!create) return NULL;
@@ -231,7 +270,8 @@ static image *find_image(const char *name, int create) {
 }
 
 /* result file name -> gt image: exact, or the file path ends with "/" + image_path */
-static image *match_image(const char *file) {
+static image *match_image(const char *file)
+{
     size_t lf = strlen(file);
     for (int i = 0; i < nimgs; i++) {
         const char *n = imgs[i].name;
@@ -242,7 +282,8 @@ static image *match_image(const char *file) {
     return NULL;
 }
 
-static void push_item(item **arr, int *n, int *cap, const item *it) {
+static void push_item(item **arr, int *n, int *cap, const item *it)
+{
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 16;
         *arr = xrealloc(*arr, (size_t)*cap * sizeof **arr);
@@ -250,9 +291,13 @@ static void push_item(item **arr, int *n, int *cap, const item *it) {
     (*arr)[(*n)++] = *it;
 }
 
-static int read_gt(const char *path) {
+static int read_gt(const char *path)
+{
     FILE *f = fopen(path, "r");
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -266,15 +311,18 @@ static int read_gt(const char *path) {
         char *p = line;
         col[nc++] = p;
         while (*p && nc < 6) {
-            if (*p == '\t') { *p = 0; col[nc++] = p + 1; }
+            if (*p == '\t') {
+                *p = 0;
+                col[nc++] = p + 1;
+            }
             p++;
         }
         if (nc < 4) continue;
         image *im = find_image(col[0], 1);
         if (strcmp(col[1], "word") && strcmp(col[1], "line")) continue;
         double v[8];
-        if (sscanf(col[2], "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]) != 8)
+        if (sscanf(col[2], "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) !=
+            8)
             continue;
         item it = {0};
         for (int i = 0; i < 4; i++) it.q[i] = (pt){v[2 * i], v[2 * i + 1]};
@@ -290,9 +338,13 @@ static int read_gt(const char *path) {
     return used;
 }
 
-static int read_res(const char *path) {
+static int read_res(const char *path)
+{
     FILE *f = fopen(path, "r");
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -301,7 +353,10 @@ static int read_res(const char *path) {
         lineno++;
         if (len <= 1) continue;
         cJSON *o = cJSON_Parse(line);
-        if (!o) { fprintf(stderr, "lector-score: %s:%d: not JSON\n", path, lineno); continue; }
+        if (!o) {
+            fprintf(stderr, "lector-score: %s:%d: not JSON\n", path, lineno);
+            continue;
+        }
         cJSON *file = cJSON_GetObjectItemCaseSensitive(o, "file");
         image *im = cJSON_IsString(file) ? match_image(file->valuestring) : NULL;
         if (!im) {
@@ -317,7 +372,8 @@ static int read_res(const char *path) {
         cJSON *page = cJSON_IsArray(pages) ? cJSON_GetArrayItem(pages, 0) : NULL;
         cJSON *lines = page ? cJSON_GetObjectItemCaseSensitive(page, "lines") : NULL;
         cJSON *l;
-        cJSON_ArrayForEach(l, lines) {
+        cJSON_ArrayForEach(l, lines)
+        {
             cJSON *t = cJSON_GetObjectItemCaseSensitive(l, "text");
             cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "box");
             if (!cJSON_IsString(t) || !cJSON_IsArray(b) || cJSON_GetArraySize(b) != 4) continue;
@@ -326,7 +382,10 @@ static int read_res(const char *path) {
             for (int i = 0; i < 4; i++) {
                 cJSON *p = cJSON_GetArrayItem(b, i);
                 cJSON *x = cJSON_GetArrayItem(p, 0), *y = cJSON_GetArrayItem(p, 1);
-                if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y)) { ok = 0; break; }
+                if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y)) {
+                    ok = 0;
+                    break;
+                }
                 it.q[i] = (pt){x->valuedouble, y->valuedouble};
             }
             if (!ok) continue;
@@ -344,7 +403,8 @@ static int read_res(const char *path) {
 /* ---------- word split ---------- */
 static int is_space(uint32_t c) { return c == ' ' || c == '\t' || c == 0x3000 || c == 0xA0; }
 
-static void split_words(const item *in, int nin, item **out, int *nout) {
+static void split_words(const item *in, int nin, item **out, int *nout)
+{
     int cap = 0;
     *out = NULL;
     *nout = 0;
@@ -388,7 +448,8 @@ typedef struct {
 } totals;
 
 /* --loose: drop whitespace, fold ASCII case (CER only; detection matching is unchanged) */
-static int loose_copy(const uint32_t *a, int n, uint32_t *out) {
+static int loose_copy(const uint32_t *a, int n, uint32_t *out)
+{
     int k = 0;
     for (int i = 0; i < n; i++) {
         uint32_t c = a[i];
@@ -399,7 +460,8 @@ static int loose_copy(const uint32_t *a, int n, uint32_t *out) {
     return k;
 }
 
-static long text_len(const item *g) {
+static long text_len(const item *g)
+{
     if (!loose) return g->ncp;
     uint32_t *t = xrealloc(NULL, (size_t)(g->ncp + 1) * sizeof *t);
     long n = loose_copy(g->cp, g->ncp, t);
@@ -407,9 +469,11 @@ static long text_len(const item *g) {
     return n;
 }
 
-static long text_dist(const item *g, const item *d) {
+static long text_dist(const item *g, const item *d)
+{
     if (!loose) return levenshtein(g->cp, g->ncp, d->cp, d->ncp);
-    uint32_t *a = xrealloc(NULL, (size_t)(g->ncp + 1) * sizeof *a), *b = xrealloc(NULL, (size_t)(d->ncp + 1) * sizeof *b);
+    uint32_t *a = xrealloc(NULL, (size_t)(g->ncp + 1) * sizeof *a),
+             *b = xrealloc(NULL, (size_t)(d->ncp + 1) * sizeof *b);
     int na = loose_copy(g->cp, g->ncp, a), nb = loose_copy(d->cp, d->ncp, b);
     long r = levenshtein(a, na, b, nb);
     free(a);
@@ -417,17 +481,21 @@ static long text_dist(const item *g, const item *d) {
     return r;
 }
 
-typedef struct { double iou; int g, d; } pair;
+typedef struct {
+    double iou;
+    int g, d;
+} pair;
 
-static int cmp_pair(const void *a, const void *b) {
+static int cmp_pair(const void *a, const void *b)
+{
     const pair *p = a, *q = b;
     if (p->iou != q->iou) return p->iou > q->iou ? -1 : 1;
     if (p->g != q->g) return p->g - q->g;
     return p->d - q->d;
 }
 
-static void eval_image(const image *im, const item *det, int ndet, double thr, totals *t, FILE *per,
-                       const char *mode) {
+static void eval_image(const image *im, const item *det, int ndet, double thr, totals *t, FILE *per, const char *mode)
+{
     int ng = im->ngt;
     cpoly *gp = xrealloc(NULL, (size_t)(ng + 1) * sizeof *gp);
     cpoly *dp = xrealloc(NULL, (size_t)(ndet + 1) * sizeof *dp);
@@ -455,14 +523,20 @@ static void eval_image(const image *im, const item *det, int ndet, double thr, t
             double un = gp[i].area + dp[j].area - in;
             double iou = un > 0 ? in / un : 0;
             if (iou >= thr) {
-                if (np == cap) { cap = cap ? cap * 2 : 16; pairs = xrealloc(pairs, (size_t)cap * sizeof *pairs); }
+                if (np == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    pairs = xrealloc(pairs, (size_t)cap * sizeof *pairs);
+                }
                 pairs[np++] = (pair){iou, i, j};
             }
         }
     }
     qsort(pairs, (size_t)np, sizeof *pairs, cmp_pair);
     for (int k = 0; k < np; k++)
-        if (gm[pairs[k].g] < 0 && dm[pairs[k].d] < 0) { gm[pairs[k].g] = pairs[k].d; dm[pairs[k].d] = pairs[k].g; }
+        if (gm[pairs[k].g] < 0 && dm[pairs[k].d] < 0) {
+            gm[pairs[k].g] = pairs[k].d;
+            dm[pairs[k].d] = pairs[k].g;
+        }
     long ngc = 0, nd = 0, tp = 0, nig = 0, chars = 0, ed = 0;
     for (int i = 0; i < ng; i++) {
         if (im->gt[i].dontcare) continue;
@@ -472,17 +546,33 @@ static void eval_image(const image *im, const item *det, int ndet, double thr, t
         if (gm[i] >= 0) {
             tp++;
             ed += text_dist(&im->gt[i], &det[gm[i]]);
-        } else ed += len;
+        } else
+            ed += len;
     }
-    for (int j = 0; j < ndet; j++) { if (ign[j]) nig++; else nd++; }
-    t->ngt += ngc; t->ndet += nd; t->tp += tp; t->ignored += nig; t->gtchars += chars; t->edits += ed;
+    for (int j = 0; j < ndet; j++) {
+        if (ign[j])
+            nig++;
+        else
+            nd++;
+    }
+    t->ngt += ngc;
+    t->ndet += nd;
+    t->tp += tp;
+    t->ignored += nig;
+    t->gtchars += chars;
+    t->edits += ed;
     t->images++;
-    if (per)
-        fprintf(per, "%s\t%s\t%ld\t%ld\t%ld\t%ld\t%ld\t%ld\n", im->name, mode, ngc, nd, nig, tp, chars, ed);
-    free(pairs); free(gp); free(dp); free(ign); free(gm); free(dm);
+    if (per) fprintf(per, "%s\t%s\t%ld\t%ld\t%ld\t%ld\t%ld\t%ld\n", im->name, mode, ngc, nd, nig, tp, chars, ed);
+    free(pairs);
+    free(gp);
+    free(dp);
+    free(ign);
+    free(gm);
+    free(dm);
 }
 
-static void report(const char *label, const char *mode, const totals *t, double wall, int tsv) {
+static void report(const char *label, const char *mode, const totals *t, double wall, int tsv)
+{
     double P = t->ndet ? (double)t->tp / t->ndet : 0, R = t->ngt ? (double)t->tp / t->ngt : 0;
     double H = P + R > 0 ? 2 * P * R / (P + R) : 0;
     double cer = t->gtchars ? (double)t->edits / t->gtchars : 0;
@@ -498,40 +588,55 @@ static void report(const char *label, const char *mode, const totals *t, double 
     if (!tsv && wall > 0) printf("  images/s %.3f\n", ips);
 }
 
-static void usage(void) {
-    fprintf(stderr,
-            "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]\n"
-            "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
-            "                    [--ignore-case] [--loose] [--only-present]\n"
-            "  --loose         CER on text without whitespace and with ASCII case folded\n"
-            "  --only-present  score only the GT images that have a result (default: a missing result\n"
-            "                  counts as an image with no detections)\n");
+static void usage(void)
+{
+    fprintf(stderr, "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]\n"
+                    "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
+                    "                    [--ignore-case] [--loose] [--only-present]\n"
+                    "  --loose         CER on text without whitespace and with ASCII case folded\n"
+                    "  --only-present  score only the GT images that have a result (default: a missing result\n"
+                    "                  counts as an image with no detections)\n");
     exit(2);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *gtp = NULL, *resp = NULL, *mode = "line", *label = NULL, *perp = NULL;
     double thr = 0.5, wall = 0;
     int tsv = 0, header = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (usage(), ""))
-        if (!strcmp(a, "--gt")) gtp = NEXT();
-        else if (!strcmp(a, "--res")) resp = NEXT();
-        else if (!strcmp(a, "--mode")) mode = NEXT();
-        else if (!strcmp(a, "--iou")) thr = atof(NEXT());
-        else if (!strcmp(a, "--name")) label = NEXT();
-        else if (!strcmp(a, "--wall")) wall = atof(NEXT());
-        else if (!strcmp(a, "--per-image")) perp = NEXT();
-        else if (!strcmp(a, "--tsv")) tsv = 1;
-        else if (!strcmp(a, "--tsv-header")) header = 1;
-        else if (!strcmp(a, "--ignore-case")) ignore_case = 1;
-        else if (!strcmp(a, "--only-present")) only_present = 1;
-        else if (!strcmp(a, "--loose")) loose = 1;
-        else usage();
+        if (!strcmp(a, "--gt"))
+            gtp = NEXT();
+        else if (!strcmp(a, "--res"))
+            resp = NEXT();
+        else if (!strcmp(a, "--mode"))
+            mode = NEXT();
+        else if (!strcmp(a, "--iou"))
+            thr = atof(NEXT());
+        else if (!strcmp(a, "--name"))
+            label = NEXT();
+        else if (!strcmp(a, "--wall"))
+            wall = atof(NEXT());
+        else if (!strcmp(a, "--per-image"))
+            perp = NEXT();
+        else if (!strcmp(a, "--tsv"))
+            tsv = 1;
+        else if (!strcmp(a, "--tsv-header"))
+            header = 1;
+        else if (!strcmp(a, "--ignore-case"))
+            ignore_case = 1;
+        else if (!strcmp(a, "--only-present"))
+            only_present = 1;
+        else if (!strcmp(a, "--loose"))
+            loose = 1;
+        else
+            usage();
     }
     if (header) {
-        printf("set\tengine\tmode\timages\tcare_gt\tdetections\tignored\tmatched\tprecision\trecall\thmean\tcer\timages_per_s\n");
+        printf("set\tengine\tmode\timages\tcare_"
+               "gt\tdetections\tignored\tmatched\tprecision\trecall\thmean\tcer\timages_per_s\n");
         if (!gtp) return 0;
     }
     if (!gtp || !resp) usage();
@@ -542,12 +647,16 @@ int main(int argc, char **argv) {
     FILE *per = NULL;
     if (perp) {
         per = fopen(perp, "w");
-        if (!per) { perror(perp); return 2; }
+        if (!per) {
+            perror(perp);
+            return 2;
+        }
         fprintf(per, "image\tmode\tcare_gt\tdetections\tignored\tmatched\tgt_chars\tedits\n");
     }
     int missing = 0;
     for (int i = 0; i < nimgs; i++) missing += !imgs[i].found;
-    if (missing && !only_present) fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
+    if (missing && !only_present)
+        fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
     for (int m = 0; m < 2; m++) {
         const char *md0 = m == 0 ? "line" : "word";
         if (strcmp(mode, "both") && strcmp(mode, md0)) continue;
@@ -557,9 +666,11 @@ int main(int argc, char **argv) {
         t.missing = missing;
         for (int i = 0; i < nimgs; i++) {
             if (only_present && !imgs[i].found) continue;
-            if (m == 0) eval_image(&imgs[i], imgs[i].det, imgs[i].ndet, thr, &t, per, md);
+            if (m == 0)
+                eval_image(&imgs[i], imgs[i].det, imgs[i].ndet, thr, &t, per, md);
             else {
-                item *w; int nw;
+                item *w;
+                int nw;
                 split_words(imgs[i].det, imgs[i].ndet, &w, &nw);
                 eval_image(&imgs[i], w, nw, thr, &t, per, md);
                 for (int k = 0; k < nw; k++) free(w[k].cp);

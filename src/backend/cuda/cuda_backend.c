@@ -39,7 +39,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 
-#define CU_MAX_DEV 64
+#define CU_MAX_DEV  64
 #define CU_WS_LIMIT ((size_t)256 << 20) /* largest cuDNN workspace an algorithm may ask for */
 
 const rt_host_api *H;
@@ -76,8 +76,10 @@ static void fault_init(void)
 {
     const char *s = getenv("LECTOR_CUDA_FAIL");
     if (!s) return;
-    if (!strncmp(s, "alloc:", 6)) fault_alloc_at = atol(s + 6);
-    else if (!strncmp(s, "launch:", 7)) fault_launch_at = atol(s + 7);
+    if (!strncmp(s, "alloc:", 6))
+        fault_alloc_at = atol(s + 6);
+    else if (!strncmp(s, "launch:", 7))
+        fault_launch_at = atol(s + 7);
 }
 
 static int fault_alloc(void)
@@ -120,15 +122,14 @@ static lector_status dev_alloc(int dev, size_t size, void **out, const char *wha
     *out = NULL;
     if (!size) size = 256;
     if (fault_alloc())
-        return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s",
-                    what);
+        return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s", what);
     pthread_mutex_lock(&mem_lock);
     if (mem_limit[dev] && mem_used[dev] + size > mem_limit[dev]) {
         size_t used = mem_used[dev], lim = mem_limit[dev];
         pthread_mutex_unlock(&mem_lock);
         return fail(err, LECTOR_ERR_OUT_OF_MEMORY,
-                    "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use",
-                    what, size, lim, used);
+                    "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use", what, size,
+                    lim, used);
     }
     mem_used[dev] += size; /* reserved before the allocation, so concurrent callers respect the cap */
     pthread_mutex_unlock(&mem_lock);
@@ -178,7 +179,6 @@ static void dev_free(void *p)
     pthread_mutex_unlock(&mem_lock);
     cudaFree(p);
 }
-
 
 /* ---- backend state and workers ------------------------------------------------- */
 
@@ -389,8 +389,10 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
         b->p = np;
         b->cap = cap;
     }
-    if (data) memcpy(b->p + off, data, n);
-    else memset(b->p + off, 0, n);
+    if (data)
+        memcpy(b->p + off, data, n);
+    else
+        memset(b->p + off, 0, n);
     b->n = off + n;
     return off;
 }
@@ -560,8 +562,8 @@ static int vn(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vnhwc[v];
 
 /* Conv / ConvTranspose padding: symmetric explicit pads, or auto_pad resolved
  * from the shapes. Returns 0 and (ph, pw) when cuDNN can express it. */
-static int conv_pads(const rt_node *n, const rt_value *x, const rt_value *y, int kh, int kw, int sh, int sw,
-                     int dh, int dw, int transposed, int *ph, int *pw)
+static int conv_pads(const rt_node *n, const rt_value *x, const rt_value *y, int kh, int kw, int sh, int sw, int dh,
+                     int dw, int transposed, int *ph, int *pw)
 {
     const char *ap = H->attr_string(n, "auto_pad", "NOTSET");
     const int64_t *pads;
@@ -596,7 +598,6 @@ static int conv_pads(const rt_node *n, const rt_value *x, const rt_value *y, int
     *pw = (int)(tw / 2);
     return 0;
 }
-
 
 static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhwc)
 {
@@ -655,10 +656,11 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
     int found = 0, search = conv_search();
     if (!transposed) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        cudnnStatus_t r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
-                                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
-                                 : cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
-                                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
+        cudnnStatus_t r = search
+                              ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
+                              : cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
         if (r) return 1;
         int i = 0;
         while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
@@ -670,7 +672,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
         cudnnStatus_t r =
             search ? cudnnFindConvolutionBackwardDataAlgorithm(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
-                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf)
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf)
                    : cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
                                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf);
         if (r) return 1;
@@ -678,8 +680,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
         while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
         if (i == found) return 1;
         s->algo = perf[i].algo;
-        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo,
-                                                         &s->ws))
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo, &s->ws))
             return 1;
     }
     cudaGetLastError(); /* a search may leave a failed allocation behind */
@@ -712,11 +713,13 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     if ((na = H->attr_ints(n, "strides", &a)) == r) {
         sh = r == 2 ? (int)a[0] : 1;
         sw = (int)a[r - 1];
-    } else if (na) return 1;
+    } else if (na)
+        return 1;
     if ((na = H->attr_ints(n, "dilations", &a)) == r) {
         dh = r == 2 ? (int)a[0] : 1;
         dw = (int)a[r - 1];
-    } else if (na) return 1;
+    } else if (na)
+        return 1;
     int group = (int)H->attr_int(n, "group", 1);
     int kh = r == 2 ? (int)wv->dims[2] : 1, kw = (int)wv->dims[wv->ndim - 1];
     int ph, pw;
@@ -727,7 +730,9 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     s->n = numel(y);
     s->channels = y->dims[1];
     s->inner = s->n / (y->dims[0] * y->dims[1]);
-    s->op = wv->dims[1] == 1 && group > 1 ? 2 : kh == 1 && kw == 1 ? 1 : 0; /* depthwise, pointwise, dense: for the profile */
+    s->op = wv->dims[1] == 1 && group > 1 ? 2
+            : kh == 1 && kw == 1          ? 1
+                                          : 0; /* depthwise, pointwise, dense: for the profile */
     /* our own kernels where cuDNN is slow: depthwise over NHWC, and a ConvTranspose whose
      * kernel equals its stride (DB's upsampling head) */
     int64_t cin = x->dims[1];
@@ -781,7 +786,8 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
             const float *w = wv->data;
             for (int64_t ci = 0; ci < cin; ci++)
                 for (int64_t co = 0; co < cout; co++)
-                    for (int k = 0; k < kh * kw; k++) t[((ci * kh * kw) + k) * cout + co] = w[(ci * cout + co) * kh * kw + k];
+                    for (int k = 0; k < kh * kw; k++)
+                        t[((ci * kh * kw) + k) * cout + co] = w[(ci * cout + co) * kh * kw + k];
             s->wconv = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)nw, &cc->oom);
             free(t);
         }
@@ -793,11 +799,12 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
         return -1;
     if (set4d(s->xd, x, s->half, s->nhwc) || set4d(s->yd, y, s->half, s->nhwc)) return 1;
     if (cudnnSetFilter4dDescriptor(s->wd, s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
-                                   s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, (int)wv->dims[0],
-                                   (int)wv->dims[1], kh, kw))
+                                   s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, (int)wv->dims[0], (int)wv->dims[1],
+                                   kh, kw))
         return 1;
-    cudnnMathType_t math = s->half ? CUDNN_TENSOR_OP_MATH : cu_env_flag("LECTOR_CUDA_TF32", 0) ? CUDNN_DEFAULT_MATH
-                                                                                       : CUDNN_FMA_MATH;
+    cudnnMathType_t math = s->half                              ? CUDNN_TENSOR_OP_MATH
+                           : cu_env_flag("LECTOR_CUDA_TF32", 0) ? CUDNN_DEFAULT_MATH
+                                                                : CUDNN_FMA_MATH;
     /* fp16 data, fp32 accumulation (cuDNN's PSEUDO_HALF_CONFIG) */
     if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
         cudnnSetConvolutionGroupCount(s->cd, group) || cudnnSetConvolutionMathType(s->cd, math))
@@ -868,8 +875,10 @@ static int build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
             const rt_value *v = val(g, n->in[k]);
             if (!v) continue;
             if (!v->data || !is_f32(v)) return 1;
-            if (k == 1) alpha = *(const float *)v->data;
-            else beta = *(const float *)v->data;
+            if (k == 1)
+                alpha = *(const float *)v->data;
+            else
+                beta = *(const float *)v->data;
         }
         break;
     }
@@ -906,9 +915,12 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     void *outs[8] = {0};
     int ok = xi != NULL && n->n_in <= 8 && n->n_out <= 8;
     for (int64_t i = 0; ok && i < nx; i++) {
-        if (pt == LECTOR_DTYPE_FLOAT32) ((float *)xi)[i] = (float)i;
-        else if (pt == LECTOR_DTYPE_INT32) ((int32_t *)xi)[i] = (int32_t)i;
-        else ((int64_t *)xi)[i] = i;
+        if (pt == LECTOR_DTYPE_FLOAT32)
+            ((float *)xi)[i] = (float)i;
+        else if (pt == LECTOR_DTYPE_INT32)
+            ((int32_t *)xi)[i] = (int32_t)i;
+        else
+            ((int64_t *)xi)[i] = i;
     }
     for (int k = 0; ok && k < n->n_in; k++) {
         if (n->in[k] < 0) continue;
@@ -934,8 +946,10 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     int res = 1;
     if (ok) {
         const void *yo = outs[out_k];
-#define AT(i) (pt == LECTOR_DTYPE_FLOAT32 ? (int64_t)((const float *)yo)[i] \
-               : pt == LECTOR_DTYPE_INT32 ? (int64_t)((const int32_t *)yo)[i] : ((const int64_t *)yo)[i])
+#define AT(i)                                                       \
+    (pt == LECTOR_DTYPE_FLOAT32 ? (int64_t)((const float *)yo)[i]   \
+     : pt == LECTOR_DTYPE_INT32 ? (int64_t)((const int32_t *)yo)[i] \
+                                : ((const int64_t *)yo)[i])
         ck_gather_desc d = {0};
         d.ndim = y->ndim ? y->ndim : 1;
         d.base = AT(0);
@@ -970,7 +984,6 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     return res;
 }
 
-
 static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
     const rt_graph *g = cc->g;
@@ -986,8 +999,8 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
     int64_t nx = H0 * W0, ny = OH * OW;
     if (nx >= (1 << 24) || n->n_in > 4) return 1;
     const rt_value *scales = n->n_in > 2 && n->in[2] >= 0 ? val(g, n->in[2]) : NULL;
-    if (scales && numel(scales) == 4 && (!is_f32(scales) || ((const float *)scales->data)[0] != 1.f ||
-                                         ((const float *)scales->data)[1] != 1.f))
+    if (scales && numel(scales) == 4 &&
+        (!is_f32(scales) || ((const float *)scales->data)[0] != 1.f || ((const float *)scales->data)[1] != 1.f))
         return 1;
     int64_t sizes1[4] = {1, 1, OH, OW};
     float *xi = malloc(sizeof(float) * (size_t)nx), *yo = malloc(sizeof(float) * (size_t)ny);
@@ -1040,7 +1053,6 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
     free(yo);
     return res;
 }
-
 
 static int build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
@@ -1125,11 +1137,22 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_Pow: r = build_binary(cc, n, s, CK_POW); break;
     case RT_OP_Max: r = build_binary(cc, n, s, CK_MAX); break;
     case RT_OP_Min: r = build_binary(cc, n, s, CK_MIN); break;
-    case RT_OP_Relu: case RT_OP_Sigmoid: case RT_OP_Tanh: case RT_OP_Exp: case RT_OP_Log: case RT_OP_Sqrt:
-    case RT_OP_Abs: case RT_OP_Neg: case RT_OP_Erf: case RT_OP_Reciprocal: case RT_OP_Floor: case RT_OP_Ceil:
-    case RT_OP_HardSigmoid: case RT_OP_HardSwish: case RT_OP_LeakyRelu: case RT_OP_Clip:
-        r = build_unary(cc, n, s);
-        break;
+    case RT_OP_Relu:
+    case RT_OP_Sigmoid:
+    case RT_OP_Tanh:
+    case RT_OP_Exp:
+    case RT_OP_Log:
+    case RT_OP_Sqrt:
+    case RT_OP_Abs:
+    case RT_OP_Neg:
+    case RT_OP_Erf:
+    case RT_OP_Reciprocal:
+    case RT_OP_Floor:
+    case RT_OP_Ceil:
+    case RT_OP_HardSigmoid:
+    case RT_OP_HardSwish:
+    case RT_OP_LeakyRelu:
+    case RT_OP_Clip: r = build_unary(cc, n, s); break;
     case RT_OP_BatchNormalization: {
         if (!all_f32(g, n) || n->n_out != 1 || val(g, n->in[0])->ndim < 2) break;
         int ok = 1;
@@ -1204,7 +1227,11 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         break;
     }
     case RT_OP_Resize: r = build_resize(cc, n, s); break;
-    case RT_OP_Reshape: case RT_OP_Squeeze: case RT_OP_Unsqueeze: case RT_OP_Flatten: case RT_OP_Identity:
+    case RT_OP_Reshape:
+    case RT_OP_Squeeze:
+    case RT_OP_Unsqueeze:
+    case RT_OP_Flatten:
+    case RT_OP_Identity:
     case RT_OP_Dropout: {
         const rt_value *x = val(g, n->in[0]), *y = val(g, n->out[0]);
         if (x->dtype != y->dtype || numel(x) != numel(y) || !cu_dsize(x->dtype)) break;
@@ -1218,9 +1245,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     }
     case RT_OP_Slice:
     case RT_OP_Transpose:
-    case RT_OP_Expand:
-        r = build_affine_gather(cc, n, s, 0);
-        break;
+    case RT_OP_Expand: r = build_affine_gather(cc, n, s, 0); break;
     case RT_OP_Concat: {
         const rt_value *y = val(g, n->out[0]);
         int axis = (int)H->attr_int(n, "axis", 0);
@@ -1241,8 +1266,10 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         s->inner = 1;
         for (int d = 0; d < y->ndim; d++) {
             int64_t dim = nhwc ? pd[d] : y->dims[d];
-            if (d < pa) s->outer *= dim;
-            else if (d > pa) s->inner *= dim;
+            if (d < pa)
+                s->outer *= dim;
+            else if (d > pa)
+                s->inner *= dim;
         }
         s->kind = S_CONCAT;
         s->elem = es;
@@ -1302,8 +1329,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         if (n->op == RT_OP_ArgMax) {
             int64_t axis = H->attr_int(n, "axis", 0);
             if (axis < 0) axis += x->ndim;
-            if (y->dtype != LECTOR_DTYPE_INT64 || axis != x->ndim - 1 || H->attr_int(n, "select_last_index", 0))
-                break;
+            if (y->dtype != LECTOR_DTYPE_INT64 || axis != x->ndim - 1 || H->attr_int(n, "select_last_index", 0)) break;
         } else if (!is_f32(y) || reduce_last_axis(cc, n) < 0) {
             break;
         }
@@ -1333,9 +1359,14 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
 static int storage_uniform(const compile_ctx *cc, const rt_node *n, const cu_step *s)
 {
     switch (s->kind) {
-    case S_AFFINE: case S_BINARY: case S_UNARY: case S_CHAIN: case S_MATMUL: case S_ARGMAX: case S_CONVERT:
-    case S_HOST:
-        return 1;
+    case S_AFFINE:
+    case S_BINARY:
+    case S_UNARY:
+    case S_CHAIN:
+    case S_MATMUL:
+    case S_ARGMAX:
+    case S_CONVERT:
+    case S_HOST: return 1;
     default: break;
     }
     const rt_graph *g = cc->g;
@@ -1343,8 +1374,10 @@ static int storage_uniform(const compile_ctx *cc, const rt_node *n, const cu_ste
     for (int k = 0; k < n->n_in + n->n_out; k++) {
         int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
         if (v < 0 || !is_f32(&g->values[v]) || g->values[v].data) continue;
-        if (storage < 0) storage = cc->cp->vhalf[v];
-        else if (cc->cp->vhalf[v] != storage) return 0;
+        if (storage < 0)
+            storage = cc->cp->vhalf[v];
+        else if (cc->cp->vhalf[v] != storage)
+            return 0;
     }
     return 1;
 }
@@ -1408,16 +1441,17 @@ static lector_status push_convert(cu_plan *cp, const rt_graph *g, int v, int in,
     s->kind = S_CONVERT;
     s->node = -1;
     s->cv_value = v;
-    if (in) s->cv_dst_half = cp->vhalf[v], s->cv_dst_nhwc = cp->vnhwc[v];
-    else s->cv_src_half = cp->vhalf[v], s->cv_src_nhwc = cp->vnhwc[v];
+    if (in)
+        s->cv_dst_half = cp->vhalf[v], s->cv_dst_nhwc = cp->vnhwc[v];
+    else
+        s->cv_src_half = cp->vhalf[v], s->cv_src_nhwc = cp->vnhwc[v];
     cu_dims4(&g->values[v], s->cv_dims);
     return LECTOR_OK;
 }
 
 /* Compiles plan p in one mode. *unsupported = 1 when it failed only because
  * that mode (fp16, NHWC) cannot express something. */
-static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc, int *unsupported,
-                                  lector_error *err)
+static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc, int *unsupported, lector_error *err)
 {
     cu_ctx *c = be->ctx;
     const rt_graph *g = p->g;
@@ -1516,7 +1550,8 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     for (int v = 0; v < g->n_values; v++) {
         cp->coff[v] = RT_NO_OFFSET;
         if (!st && cc.need_const[v] && g->values[v].data) {
-            size_t nb = (size_t)numel(&g->values[v]) * (cu_dsize(g->values[v].dtype) ? cu_dsize(g->values[v].dtype) : 1);
+            size_t nb =
+                (size_t)numel(&g->values[v]) * (cu_dsize(g->values[v].dtype) ? cu_dsize(g->values[v].dtype) : 1);
             cp->coff[v] = cbuf_add(&cc.cb, g->values[v].data, nb ? nb : 1, &cc.oom);
         }
     }
@@ -1597,7 +1632,8 @@ void *cu_dptr(const exec_ctx *x, int v)
     if (g->values[v].data) return x->cp->coff[v] != RT_NO_OFFSET ? cu_const(x->cp, x->cp->coff[v]) : NULL;
     if (x->p->offset[v] != RT_NO_OFFSET) return x->arena + x->p->offset[v];
     for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == v) return x->arena + (x->cp->in_conv[i] != RT_NO_OFFSET ? x->cp->in_conv[i] : x->cp->in_off[i]);
+        if (g->inputs[i] == v)
+            return x->arena + (x->cp->in_conv[i] != RT_NO_OFFSET ? x->cp->in_conv[i] : x->cp->in_off[i]);
     return NULL;
 }
 
@@ -1609,7 +1645,8 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
     void *tmp[24] = {0};
     lector_status st = LECTOR_OK;
     cudaStream_t sm = x->w->stream;
-    if (n->n_in > 16 || n->n_out > 8) return fail(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: too many operands", n->name);
+    if (n->n_in > 16 || n->n_out > 8)
+        return fail(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: too many operands", n->name);
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
     for (int k = 0; k < n->n_in && !st; k++) {
@@ -1623,7 +1660,8 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
         }
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
         tmp[k] = malloc(nb ? nb : 1);
-        if (!tmp[k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        if (!tmp[k])
+            st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         else if (nb && cudaMemcpyAsync(tmp[k], dptr(x, n->in[k]), nb, cudaMemcpyDeviceToHost, sm))
             st = cuda_fail(err, cudaGetLastError(), "copying an operand to the host");
         in[k].data = tmp[k];
@@ -1654,7 +1692,6 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
     return st;
 }
 
-
 static const float one = 1.f, zero = 0.f;
 
 static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *be, lector_error *err)
@@ -1663,13 +1700,13 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     cudaStream_t sm = x->w->stream;
     if (s->kind == S_CONVERT) {
         if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
-        int rc = ck_convert(sm, x->arena + s->cv_src, x->arena + s->cv_dst, s->cv_dims[0], s->cv_dims[1],
-                            s->cv_dims[2], s->cv_dims[3], s->cv_src_half, s->cv_src_nhwc, s->cv_dst_half,
-                            s->cv_dst_nhwc);
+        int rc = ck_convert(sm, x->arena + s->cv_src, x->arena + s->cv_dst, s->cv_dims[0], s->cv_dims[1], s->cv_dims[2],
+                            s->cv_dims[3], s->cv_src_half, s->cv_src_nhwc, s->cv_dst_half, s->cv_dst_nhwc);
         return rc ? cuda_fail(err, (cudaError_t)rc, "converting a tensor's storage") : LECTOR_OK;
     }
     const rt_node *n = &g->nodes[s->node];
-    if (fault_launch()) return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL) at node %s", n->name);
+    if (fault_launch())
+        return fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL) at node %s", n->name);
     void *X = dptr(x, n->in[0]), *Y = n->out[0] >= 0 ? dptr(x, n->out[0]) : NULL;
     void *ws = (char *)x->w->ws + CU_BLAS_WS;
     int rc = 0;
@@ -1778,8 +1815,8 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     case S_SOFTMAX: rc = ck_softmax(sm, X, Y, s->outer, s->len, s->inner, s->half); break;
     case S_CHAIN: return cu_run_chain(x, s, err);
     case S_LAYERNORM:
-        rc = ck_layernorm(sm, X, Y, dptr(x, n->in[1]), s->ns, n->n_in > 2 ? dptr(x, n->in[2]) : NULL, s->nb,
-                          s->outer, s->inner, s->eps, s->half);
+        rc = ck_layernorm(sm, X, Y, dptr(x, n->in[1]), s->ns, n->n_in > 2 ? dptr(x, n->in[2]) : NULL, s->nb, s->outer,
+                          s->inner, s->eps, s->half);
         break;
     case S_ARGMAX:
         rc = s->op == 0 ? ck_argmax_rows(sm, X, Y, NULL, s->outer, s->len, s->half, 0)
@@ -1824,9 +1861,10 @@ static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS];
 static long prof_n[RT_OP_COUNT + 1][PROF_KINDS];
 
 static const char *const prof_kinds[PROF_KINDS] = {
-    "cudnn-conv", "cudnn-deconv", "affine", "binary", "unary", "rowmean", "pool", "resize", "gather", "copy",
-    "concat", "cublas", "softmax", "layernorm", "chain", "host", "gap-nhwc", "argmax", "convert", "own-dwconv",
-    "own-deconv", "cublas-1x1", "cudnn-dense", "cudnn-1x1", "cudnn-dw"};
+    "cudnn-conv", "cudnn-deconv", "affine",    "binary",  "unary",   "rowmean",    "pool",
+    "resize",     "gather",       "copy",      "concat",  "cublas",  "softmax",    "layernorm",
+    "chain",      "host",         "gap-nhwc",  "argmax",  "convert", "own-dwconv", "own-deconv",
+    "cublas-1x1", "cudnn-dense",  "cudnn-1x1", "cudnn-dw"};
 
 static int prof_kind(const cu_step *sp) { return sp->kind == S_CONV ? S_KIND_COUNT + sp->op : sp->kind; }
 static const char *prof_kind_name(const cu_step *sp) { return prof_kinds[prof_kind(sp)]; }
@@ -1857,8 +1895,8 @@ static float step_graph_ms(const exec_ctx *x, const cu_step *sp, rt_backend *be,
         return ms;
     }
     lector_status st = run_step(x, sp, be, NULL);
-    if (cudaStreamEndCapture(sm, &graph) == cudaSuccess && !st && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
-        cudaGraphLaunch(exec, sm) == cudaSuccess) {
+    if (cudaStreamEndCapture(sm, &graph) == cudaSuccess && !st &&
+        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess && cudaGraphLaunch(exec, sm) == cudaSuccess) {
         cudaEventRecord(a, sm);
         for (int r = 0; r < REPLAYS; r++) cudaGraphLaunch(exec, sm);
         cudaEventRecord(b, sm);
@@ -1908,9 +1946,8 @@ static lector_status run_eager(const exec_ctx *x, cu_plan *cp, rt_backend *be, l
                 char dims[64] = "";
                 for (int d = 0, at = 0; v && d < v->ndim && at < (int)sizeof dims - 12; d++)
                     at += snprintf(dims + at, sizeof dims - at, d ? "x%lld" : "%lld", (long long)v->dims[d]);
-                fprintf(stderr, "cuda step %3d %-18s %-11s %8.4f ms %-18s %s%s\n", s,
-                        n ? H->ops[op].name : "-", prof_kind_name(sp), ms, dims, n ? n->name : "convert",
-                        sp->chain ? " +chain" : "");
+                fprintf(stderr, "cuda step %3d %-18s %-11s %8.4f ms %-18s %s%s\n", s, n ? H->ops[op].name : "-",
+                        prof_kind_name(sp), ms, dims, n ? n->name : "convert", sp->chain ? " +chain" : "");
             }
             pthread_mutex_lock(&prof_lock);
             static int registered;
@@ -1985,7 +2022,6 @@ static lector_status run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, l
     return e == cudaSuccess ? LECTOR_OK : cuda_fail(err, e, "launching the plan's CUDA graph");
 }
 
-
 /* Uploads the inputs (host -> pinned -> device), starting the plan's work on the worker's stream. */
 static lector_status upload_inputs(const exec_ctx *x, const lector_tensor *inputs, char **pin_end, lector_error *err)
 {
@@ -2028,8 +2064,7 @@ static void name_prefix(lector_error *err, const char *name)
 }
 
 /* A worker with the workspace and pinned staging plan cp needs. */
-static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, size_t extra_pin, cu_worker **out,
-                                     lector_error *err)
+static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, size_t extra_pin, cu_worker **out, lector_error *err)
 {
     lector_status st = worker_get(c, out, err);
     if (st) return st;
@@ -2053,7 +2088,8 @@ static lector_status finish_outputs(const exec_ctx *x, char *pin, lector_status 
     for (int i = 0; i < g->n_outputs && !st; i++) {
         const rt_value *v = &g->values[g->outputs[i]];
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
-        if (v->data) memcpy(pin, v->data, nb); /* folded to a constant at compile time */
+        if (v->data)
+            memcpy(pin, v->data, nb); /* folded to a constant at compile time */
         else if (nb && (e = cudaMemcpyAsync(pin, output_src(x, i), nb, cudaMemcpyDeviceToHost, w->stream)))
             st = cuda_fail(err, e, "downloading an output");
         pin += (nb + 255) & ~(size_t)255;
@@ -2093,8 +2129,8 @@ static lector_status call_begin(rt_backend *be, const rt_plan *p, void *arena, c
 
 /* The end of a call once its input is on the device (`st`: the status so
  * far): the steps, the outputs' download, the worker back to the pool. */
-static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, lector_status st,
-                                      lector_tensor *outputs, lector_error *err)
+static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, lector_status st, lector_tensor *outputs,
+                                      lector_error *err)
 {
     if (!st) st = run_steps(x, (cu_plan *)x->cp, be, err);
     st = finish_outputs(x, pin, st, outputs, err);
@@ -2244,8 +2280,8 @@ out:
  * uploaded once, then the plan (its input and output conversions included,
  * a CUDA graph replay when graphs are on) runs `runs` times back to back,
  * each between two events; ms[i] is each run. Nothing is downloaded. */
-static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
-                                  int runs, double *ms, lector_error *err)
+static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs, int runs,
+                                  double *ms, lector_error *err)
 {
     exec_ctx x;
     lector_status st = call_begin(be, p, arena, inputs, 0, &x, err);

@@ -119,15 +119,15 @@ static lector_status ref_node(const exec_ctx *x, const rt_node *n0, int drop_epi
     void *tmp[16] = {0};
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
-    if (n.n_in > 16 || n.n_out > 8 || loc->n + n.n_out > MAX_LOCAL)
-        return LECTOR_ERR_INTERNAL;
+    if (n.n_in > 16 || n.n_out > 8 || loc->n + n.n_out > MAX_LOCAL) return LECTOR_ERR_INTERNAL;
     lector_status st = LECTOR_OK;
     for (int k = 0; k < n.n_in && !st; k++) {
         if (n.in[k] < 0) continue;
         const rt_value *v = &g->values[n.in[k]];
         in[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
         memcpy(in[k].dims, v->dims, sizeof v->dims);
-        if (v->data) in[k].data = v->data;
+        if (v->data)
+            in[k].data = v->data;
         else if ((in[k].data = local_get(loc, n.in[k])) == NULL && !(in[k].data = tmp[k] = fetch_value(x, n.in[k])))
             st = LECTOR_ERR_OUT_OF_MEMORY;
     }
@@ -186,8 +186,7 @@ static cmp_result compare(const rt_value *v, const void *gpu, const void *ref)
     return r;
 }
 
-static lector_status report(const exec_ctx *x, const cu_step *s, int index, int v, const void *ref,
-                            lector_error *err)
+static lector_status report(const exec_ctx *x, const cu_step *s, int index, int v, const void *ref, lector_error *err)
 {
     const rt_graph *g = x->p->g;
     void *gpu = fetch_value(x, v);
@@ -304,9 +303,8 @@ lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lect
     const rt_node *n = &g->nodes[s->node];
     if (s->kind == S_CHAIN) {
         /* the raw result of chain_src, kept by that step's check */
-        const float *raw = s->chain_src >= 0 && raw_plan == x->cp->id && raw_v == g->nodes[s->chain_src].out[0]
-                               ? raw_data
-                               : NULL;
+        const float *raw =
+            s->chain_src >= 0 && raw_plan == x->cp->id && raw_v == g->nodes[s->chain_src].out[0] ? raw_data : NULL;
         st = check_chain(x, s, index, raw, &loc, err);
     } else if (s->chain) {
         /* a convolution whose chain runs in its kernel: its raw result exists only on the host */
@@ -328,8 +326,8 @@ lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lect
         }
     }
     if (st && st != LECTOR_ERR_BACKEND && err && !err->message[0])
-        snprintf(err->message, sizeof err->message, "cuda-check: step %d (%s) could not be checked (status %d)",
-                 index, cu_op_name(n->op), (int)st);
+        snprintf(err->message, sizeof err->message, "cuda-check: step %d (%s) could not be checked (status %d)", index,
+                 cu_op_name(n->op), (int)st);
     local_free(&loc);
     return st;
 }

@@ -22,12 +22,12 @@ typedef struct chain_build {
     ck_chain c;
     int64_t dims[LECTOR_MAX_DIMS];
     int ndim;
-    int ext_v[CK_CHAIN_EXT];      /* value, or -1 for a constant-block table */
-    int ext_chan[CK_CHAIN_EXT];   /* per-channel vector (axis 1 of the chain) of this many elements, or 0 */
-    size_t ext_cb[CK_CHAIN_EXT];  /* constant-block offset of a table, else RT_NO_OFFSET */
-    int reg_v[CK_CHAIN_OPS];      /* value each op produces */
-    int node[CK_CHAIN_OPS];       /* node of each op (-1: the epilogue of `src`) */
-    int src;                      /* node whose epilogue op 0 is, or -1 */
+    int ext_v[CK_CHAIN_EXT];     /* value, or -1 for a constant-block table */
+    int ext_chan[CK_CHAIN_EXT];  /* per-channel vector (axis 1 of the chain) of this many elements, or 0 */
+    size_t ext_cb[CK_CHAIN_EXT]; /* constant-block offset of a table, else RT_NO_OFFSET */
+    int reg_v[CK_CHAIN_OPS];     /* value each op produces */
+    int node[CK_CHAIN_OPS];      /* node of each op (-1: the epilogue of `src`) */
+    int src;                     /* node whose epilogue op 0 is, or -1 */
 } chain_build;
 
 static int chain_reg(const chain_build *b, int v)
@@ -85,10 +85,7 @@ static int same_shape(const chain_build *b, const rt_value *v)
     return 1;
 }
 
-static int is_elementwise(const cu_step *s)
-{
-    return s->kind == S_BINARY || s->kind == S_UNARY || s->kind == S_AFFINE;
-}
+static int is_elementwise(const cu_step *s) { return s->kind == S_BINARY || s->kind == S_UNARY || s->kind == S_AFFINE; }
 
 static int push_op(chain_build *b, ck_chain_op o, int node, int v)
 {
@@ -183,8 +180,8 @@ static int chain_epilogue(const compile_ctx *cc, chain_build *b, const cu_step *
     ck_chain_op o = {0};
     float dummy = 0;
     int a = chain_operand(cc, b, n->out[0], &dummy, 0); /* the raw result */
-    int bias = s->kind != S_MATMUL && n->n_in > 2 && n->in[2] >= 0 ? chain_operand(cc, b, n->in[2], &dummy, 1)
-                                                                   : CK_SCALAR;
+    int bias =
+        s->kind != S_MATMUL && n->n_in > 2 && n->in[2] >= 0 ? chain_operand(cc, b, n->in[2], &dummy, 1) : CK_SCALAR;
     if (a == -1000 || bias == -1000) return -1;
     o.code = CK_ADD;
     o.a = (int8_t)a;
@@ -381,8 +378,8 @@ int cu_fuse_chains(compile_ctx *cc)
             done = 1;
         }
         if (!done) {
-            H->log(3, "cuda: %s: node %s (%s) cannot run as an elementwise chain", g->name,
-                   g->nodes[s->node].name, cu_op_name(g->nodes[s->node].op));
+            H->log(3, "cuda: %s: node %s (%s) cannot run as an elementwise chain", g->name, g->nodes[s->node].name,
+                   cu_op_name(g->nodes[s->node].op));
             rc = -1;
         }
     }

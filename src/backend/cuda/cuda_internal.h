@@ -50,7 +50,7 @@ typedef struct cu_worker {
     size_t ws_size;
     void *pin;
     size_t pin_size;
-    void *img;               /* device copy of an image input and its tables (cu_run_image) */
+    void *img; /* device copy of an image input and its tables (cu_run_image) */
     size_t img_size;
     struct cu_worker *next;
 } cu_worker;
@@ -58,30 +58,49 @@ typedef struct cu_worker {
 /* ---- plans ------------------------------------------------------------------ */
 
 enum {
-    S_CONV, S_DECONV, S_AFFINE, S_BINARY, S_UNARY, S_ROWMEAN, S_POOL, S_RESIZE, S_GATHER, S_COPY,
-    S_CONCAT, S_MATMUL, S_SOFTMAX, S_LAYERNORM, S_CHAIN, S_HOST, S_GAP_NHWC, S_ARGMAX, S_CONVERT, S_DWCONV,
-    S_DECONV_KS, S_CONV_GEMM, S_KIND_COUNT
+    S_CONV,
+    S_DECONV,
+    S_AFFINE,
+    S_BINARY,
+    S_UNARY,
+    S_ROWMEAN,
+    S_POOL,
+    S_RESIZE,
+    S_GATHER,
+    S_COPY,
+    S_CONCAT,
+    S_MATMUL,
+    S_SOFTMAX,
+    S_LAYERNORM,
+    S_CHAIN,
+    S_HOST,
+    S_GAP_NHWC,
+    S_ARGMAX,
+    S_CONVERT,
+    S_DWCONV,
+    S_DECONV_KS,
+    S_CONV_GEMM,
+    S_KIND_COUNT
 };
 /* Steps whose bias and activation an epilogue chain applies. */
-#define CU_HAS_RAW_OUTPUT(k)                                                                                  \
-    ((k) == S_CONV || (k) == S_DECONV || (k) == S_MATMUL || (k) == S_DWCONV || (k) == S_DECONV_KS ||            \
-     (k) == S_CONV_GEMM)
+#define CU_HAS_RAW_OUTPUT(k) \
+    ((k) == S_CONV || (k) == S_DECONV || (k) == S_MATMUL || (k) == S_DWCONV || (k) == S_DECONV_KS || (k) == S_CONV_GEMM)
 /* S_AFFINE, S_BINARY and S_UNARY exist only while compiling: the fusion pass
  * turns every elementwise step into a chain (S_CHAIN). */
 
 typedef struct cu_step {
-    int kind, node;          /* node: -1 for S_CONVERT */
+    int kind, node; /* node: -1 for S_CONVERT */
     int op, act;
     float alpha, beta;
     int64_t n, channels, inner, outer, len;
-    int half, nhwc;          /* storage of the step's float tensors */
+    int half, nhwc; /* storage of the step's float tensors */
     /* cuDNN */
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
     int algo;
-    size_t ws;               /* workspace bytes the step needs */
-    size_t wconv;            /* offset of converted weights (fp16 and/or KRSC) in the constant block, or RT_NO_OFFSET */
+    size_t ws;    /* workspace bytes the step needs */
+    size_t wconv; /* offset of converted weights (fp16 and/or KRSC) in the constant block, or RT_NO_OFFSET */
     ck_gather_desc gd;
     int pool[14];
     float eps;
@@ -89,46 +108,46 @@ typedef struct cu_step {
     /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
     int m, nn, k, batch;
     long long sa, sb, sc;
-    size_t aconv;            /* MatMul: converted constant A, or RT_NO_OFFSET */
-    int c_half;              /* MatMul with fp16 operands: the result is fp16 (else fp32) */
-    size_t aux, aux2;        /* offsets in the constant block (BN scale/shift, resize tables) */
+    size_t aconv;     /* MatMul: converted constant A, or RT_NO_OFFSET */
+    int c_half;       /* MatMul with fp16 operands: the result is fp16 (else fp32) */
+    size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
     size_t elem;
-    int no_epilogue;         /* Conv/MatMul: bias and activation are done by the chain that follows */
+    int no_epilogue; /* Conv/MatMul: bias and activation are done by the chain that follows */
     /* S_CHAIN, and an S_DWCONV that runs the chain after it in its own kernel (cuda_nvrtc.c) */
     ck_chain *chain;
     int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
-    size_t ext_cb[CK_CHAIN_EXT];       /* an external held in the constant block (BN tables), or RT_NO_OFFSET */
-    int chain_node[CK_CHAIN_OPS];      /* node of each op; -1: the epilogue of chain_src */
-    int chain_src;                     /* the Conv/MatMul node whose epilogue op 0 is, or -1 */
-    void *kfn;                         /* the chain's compiled kernel (cudaKernel_t), NULL: the interpreter */
-    int kvec;                          /* elements per thread of kfn */
+    size_t ext_cb[CK_CHAIN_EXT];  /* an external held in the constant block (BN tables), or RT_NO_OFFSET */
+    int chain_node[CK_CHAIN_OPS]; /* node of each op; -1: the epilogue of chain_src */
+    int chain_src;                /* the Conv/MatMul node whose epilogue op 0 is, or -1 */
+    void *kfn;                    /* the chain's compiled kernel (cudaKernel_t), NULL: the interpreter */
+    int kvec;                     /* elements per thread of kfn */
     /* S_CONVERT: arena offsets and storages */
     size_t cv_src, cv_dst;
     int cv_src_half, cv_src_nhwc, cv_dst_half, cv_dst_nhwc;
     int64_t cv_dims[4];
-    int cv_value;            /* the graph value converted */
+    int cv_value; /* the graph value converted */
 } cu_step;
 
 typedef struct cu_plan {
-    uint64_t id;       /* unique in the process: keys the workers' CUDA graphs */
-    int no_graph;      /* capture failed once: run step by step */
-    int half, nhwc;    /* the plan's mode */
+    uint64_t id;    /* unique in the process: keys the workers' CUDA graphs */
+    int no_graph;   /* capture failed once: run step by step */
+    int half, nhwc; /* the plan's mode */
     cu_step *steps;
     int n_steps, cap_steps;
-    uint8_t *vhalf;    /* per value: float activation stored as fp16 */
-    uint8_t *vnhwc;    /* per value: 4-D activation stored NHWC */
-    size_t *coff;      /* per value: offset in the constant block, or RT_NO_OFFSET */
-    size_t *in_off;    /* per graph input: offset in the arena of the uploaded (host) tensor */
-    size_t *in_conv;   /* per graph input: offset of its converted storage, or RT_NO_OFFSET */
-    size_t *out_conv;  /* per graph output: offset of its fp32 NCHW copy, or RT_NO_OFFSET */
-    char *cblock;      /* device constants */
+    uint8_t *vhalf;   /* per value: float activation stored as fp16 */
+    uint8_t *vnhwc;   /* per value: 4-D activation stored NHWC */
+    size_t *coff;     /* per value: offset in the constant block, or RT_NO_OFFSET */
+    size_t *in_off;   /* per graph input: offset in the arena of the uploaded (host) tensor */
+    size_t *in_conv;  /* per graph input: offset of its converted storage, or RT_NO_OFFSET */
+    size_t *out_conv; /* per graph output: offset of its fp32 NCHW copy, or RT_NO_OFFSET */
+    char *cblock;     /* device constants */
     size_t cblock_size;
     struct cu_shared **shared; /* the plan's references to shared weights (CU_SHARED offsets) */
     int n_shared;
-    size_t ws;         /* largest workspace of a step */
-    size_t io_bytes;   /* inputs + outputs, for the pinned staging */
+    size_t ws;       /* largest workspace of a step */
+    size_t io_bytes; /* inputs + outputs, for the pinned staging */
     int n_host;
-    int prof_runs;     /* LECTOR_CUDA_PROFILE: runs so far (under the profile's lock) */
+    int prof_runs; /* LECTOR_CUDA_PROFILE: runs so far (under the profile's lock) */
 } cu_plan;
 
 /* Weights are shared by every plan of the process on one device that holds
@@ -137,7 +156,7 @@ typedef struct cu_plan {
  * least CU_SHARE_MIN bytes becomes a shared chunk, counted by reference; its
  * offset carries the CU_SHARED bit and indexes cu_plan.shared. Smaller
  * constants (resize tables, BN pairs, shapes) stay in the plan's own block. */
-#define CU_SHARED ((size_t)1 << 62)
+#define CU_SHARED    ((size_t)1 << 62)
 #define CU_SHARE_MIN ((size_t)16 << 10)
 
 typedef struct cu_shared {
@@ -156,7 +175,7 @@ typedef struct cbuf {
     struct cbuf_chunk {
         void *p;
         size_t n;
-    } *big; /* chunks to share, in CU_SHARED index order */
+    } * big; /* chunks to share, in CU_SHARED index order */
     int n_big, cap_big;
 } cbuf;
 
@@ -204,12 +223,12 @@ static inline int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTY
 /* An environment switch: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
 int cu_env_flag(const char *name, int dflt);
 /* fn(): the switch `name`, read once (for the paths every run takes). */
-#define CU_ENV_SWITCH(fn, name, dflt)               \
-    static int fn(void)                             \
-    {                                               \
-        static int on = -1;                         \
-        if (on < 0) on = cu_env_flag(name, dflt);   \
-        return on;                                  \
+#define CU_ENV_SWITCH(fn, name, dflt)             \
+    static int fn(void)                           \
+    {                                             \
+        static int on = -1;                       \
+        if (on < 0) on = cu_env_flag(name, dflt); \
+        return on;                                \
     }
 
 /* N, C, H, W of a 4-D value; a flat value as 1, 1, 1, its size (storage conversions). */
@@ -232,7 +251,6 @@ size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v);
 /* Device address of value v. */
 void *cu_dptr(const exec_ctx *x, int v);
 const char *cu_op_name(int op);
-
 
 /* cuda_layout.c: storages of the plan's values (cp->vhalf, cp->vnhwc). */
 void cu_assign_storage(compile_ctx *cc);

@@ -36,8 +36,10 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
                 for (int64_t s = 0; s < S; s++) {
                     int64_t src = ((k * C + c) * R + r) * S + s;
                     int64_t dst = nhwc ? ((k * R + r) * S + s) * C + c : src;
-                    if (half) ((uint16_t *)buf)[dst] = lector__float_to_half(w[src]);
-                    else ((float *)buf)[dst] = w[src];
+                    if (half)
+                        ((uint16_t *)buf)[dst] = lector__float_to_half(w[src]);
+                    else
+                        ((float *)buf)[dst] = w[src];
                 }
     size_t off = cbuf_add(&cc->cb, buf, (size_t)n * es, &cc->oom);
     free(buf);
@@ -77,23 +79,37 @@ static int layout_class(const rt_graph *g, const rt_node *n)
 {
     switch (n->op) {
     case RT_OP_Conv:
-    case RT_OP_ConvTranspose:
-        return val(g, n->in[0])->ndim == 4 ? L_SAME : L_OTHER;
+    case RT_OP_ConvTranspose: return val(g, n->in[0])->ndim == 4 ? L_SAME : L_OTHER;
     case RT_OP_MaxPool:
     case RT_OP_AveragePool:
     case RT_OP_GlobalAveragePool:
-    case RT_OP_Concat:
-        return L_SAME;
-    case RT_OP_Resize:
-        return strcmp(H->attr_string(n, "mode", "nearest"), "nearest") ? L_OTHER : L_SAME;
-    case RT_OP_Add: case RT_OP_Sub: case RT_OP_Mul: case RT_OP_Div: case RT_OP_Pow: case RT_OP_Max: case RT_OP_Min:
-    case RT_OP_Relu: case RT_OP_Sigmoid: case RT_OP_Tanh: case RT_OP_Exp: case RT_OP_Log: case RT_OP_Sqrt:
-    case RT_OP_Abs: case RT_OP_Neg: case RT_OP_Erf: case RT_OP_Reciprocal: case RT_OP_Floor: case RT_OP_Ceil:
-    case RT_OP_HardSigmoid: case RT_OP_HardSwish: case RT_OP_LeakyRelu: case RT_OP_Clip:
-    case RT_OP_BatchNormalization:
-        return n->n_out == 1 ? L_ELEMWISE : L_OTHER;
-    default:
-        return L_OTHER;
+    case RT_OP_Concat: return L_SAME;
+    case RT_OP_Resize: return strcmp(H->attr_string(n, "mode", "nearest"), "nearest") ? L_OTHER : L_SAME;
+    case RT_OP_Add:
+    case RT_OP_Sub:
+    case RT_OP_Mul:
+    case RT_OP_Div:
+    case RT_OP_Pow:
+    case RT_OP_Max:
+    case RT_OP_Min:
+    case RT_OP_Relu:
+    case RT_OP_Sigmoid:
+    case RT_OP_Tanh:
+    case RT_OP_Exp:
+    case RT_OP_Log:
+    case RT_OP_Sqrt:
+    case RT_OP_Abs:
+    case RT_OP_Neg:
+    case RT_OP_Erf:
+    case RT_OP_Reciprocal:
+    case RT_OP_Floor:
+    case RT_OP_Ceil:
+    case RT_OP_HardSigmoid:
+    case RT_OP_HardSwish:
+    case RT_OP_LeakyRelu:
+    case RT_OP_Clip:
+    case RT_OP_BatchNormalization: return n->n_out == 1 ? L_ELEMWISE : L_OTHER;
+    default: return L_OTHER;
     }
 }
 
@@ -127,8 +143,10 @@ static void keep_classifier_fp32(compile_ctx *cc)
             const rt_node *m = &g->nodes[p->order[t]];
             for (int k = 0; k < m->n_in; k++)
                 if (m->in[k] == y) {
-                    if (m->op == RT_OP_ArgMax || m->op == RT_OP_ReduceMax) leaves = 1;
-                    else others = 1;
+                    if (m->op == RT_OP_ArgMax || m->op == RT_OP_ReduceMax)
+                        leaves = 1;
+                    else
+                        others = 1;
                 }
         }
         if (!leaves || others) continue;
@@ -183,12 +201,16 @@ void cu_assign_storage(compile_ctx *cc)
             int n_data = n->op == RT_OP_Concat ? n->n_in : 1;
             for (int k = 0; k < n_data; k++)
                 if (candidate(g, n->in[k])) {
-                    if (first < 0) first = n->in[k];
-                    else join(parent, first, n->in[k]);
+                    if (first < 0)
+                        first = n->in[k];
+                    else
+                        join(parent, first, n->in[k]);
                 }
             if (candidate(g, n->out[0])) {
-                if (first < 0) first = n->out[0];
-                else join(parent, first, n->out[0]);
+                if (first < 0)
+                    first = n->out[0];
+                else
+                    join(parent, first, n->out[0]);
             }
         } else if (cls == L_OTHER) {
             for (int k = 0; k < n->n_in; k++)
@@ -203,8 +225,10 @@ void cu_assign_storage(compile_ctx *cc)
     for (int v = 0; v < g->n_values; v++) {
         if (!candidate(g, v)) continue;
         cp->vnhwc[v] = !forced[find(parent, v)];
-        if (cp->vnhwc[v]) nhwc++;
-        else nchw++;
+        if (cp->vnhwc[v])
+            nhwc++;
+        else
+            nchw++;
     }
     H->log(3, "cuda: %s: %d 4-D activations NHWC, %d NCHW", g->name, nhwc, nchw);
     free(parent);

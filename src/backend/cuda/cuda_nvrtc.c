@@ -68,10 +68,10 @@ static void nv_load(void)
         snprintf(nv_status, sizeof nv_status, "%s not found: chains run in the interpreter", name);
         return;
     }
-#define SYM(field, sym)                                                                            \
-    if (!(*(void **)&nv.field = dlsym(h, sym))) {                                                  \
+#define SYM(field, sym)                                                                                  \
+    if (!(*(void **)&nv.field = dlsym(h, sym))) {                                                        \
         snprintf(nv_status, sizeof nv_status, "%s has no %s: chains run in the interpreter", name, sym); \
-        return;                                                                                    \
+        return;                                                                                          \
     }
     SYM(version, "nvrtcVersion");
     SYM(create, "nvrtcCreateProgram");
@@ -146,8 +146,10 @@ static const char prelude_fmt[] =
     "struct chain_ptrs { const void *ext[%d]; void *out[%d]; };\n"
     "static_assert(sizeof(ck_chain) == %zu, \"ck_chain layout\");\n"
     "static_assert(sizeof(ck_chain_op) == %zu, \"ck_chain_op layout\");\n"
-    "__device__ __forceinline__ float h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-    "__device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+    "__device__ __forceinline__ float h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : "
+    "\"h\"(h)); return f; }\n"
+    "__device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : "
+    "\"=h\"(h) : \"f\"(f)); return h; }\n"
     "__device__ __forceinline__ float apply_act(float x, int act, float alpha, float beta) {\n"
     "  switch (act) {\n"
     "  case 1: return x > 0.f ? x : 0.f;\n"
@@ -186,7 +188,8 @@ static const char dw_prelude[] =
     "  _Pragma(\"unroll\") for (int j = 0; j < V; j++) o[j] = p[j]; }\n"
     "template <> __device__ __forceinline__ void ldx<4>(const float *p, float *o) {\n"
     "  float4 f = *(const float4 *)p; o[0] = f.x; o[1] = f.y; o[2] = f.z; o[3] = f.w; }\n"
-    "template <> __device__ __forceinline__ void ldx<8>(const float *p, float *o) { ldx<4>(p, o); ldx<4>(p + 4, o + 4); }\n"
+    "template <> __device__ __forceinline__ void ldx<8>(const float *p, float *o) { ldx<4>(p, o); ldx<4>(p + 4, o + "
+    "4); }\n"
     "template <int V> __device__ __forceinline__ void ldx(const unsigned short *p, float *o) {\n"
     "  _Pragma(\"unroll\") for (int j = 0; j < V; j++) o[j] = h2f(p[j]); }\n"
     "template <> __device__ __forceinline__ void ldx<4>(const unsigned short *p, float *o) {\n"
@@ -252,8 +255,10 @@ static int chain_idx32(const ck_chain *c)
 static void gen_load_vec(sbuf *b, int e, int half, int vec, const char *base)
 {
     if (vec == 1) {
-        if (half) sb_printf(b, "    e%d[0] = h2f(((const unsigned short *)p.ext[%d])[%s]);\n", e, e, base);
-        else sb_printf(b, "    e%d[0] = ((const float *)p.ext[%d])[%s];\n", e, e, base);
+        if (half)
+            sb_printf(b, "    e%d[0] = h2f(((const unsigned short *)p.ext[%d])[%s]);\n", e, e, base);
+        else
+            sb_printf(b, "    e%d[0] = ((const float *)p.ext[%d])[%s];\n", e, e, base);
         return;
     }
     if (half) {
@@ -282,8 +287,10 @@ static void gen_load_vec(sbuf *b, int e, int half, int vec, const char *base)
 static void gen_store_vec(sbuf *b, int k, int reg, int half, int vec)
 {
     if (vec == 1) {
-        if (half) sb_printf(b, "    ((unsigned short *)p.out[%d])[i0] = f2h(r%d[0]);\n", k, reg);
-        else sb_printf(b, "    ((float *)p.out[%d])[i0] = r%d[0];\n", k, reg);
+        if (half)
+            sb_printf(b, "    ((unsigned short *)p.out[%d])[i0] = f2h(r%d[0]);\n", k, reg);
+        else
+            sb_printf(b, "    ((float *)p.out[%d])[i0] = r%d[0];\n", k, reg);
         return;
     }
     if (half) {
@@ -305,9 +312,12 @@ static void gen_store_vec(sbuf *b, int k, int reg, int half, int vec)
 
 static void gen_operand(sbuf *b, int opnd, int k, int is_a)
 {
-    if (opnd >= 0) sb_printf(b, "r%d[j]", opnd);
-    else if (opnd == CK_SCALAR) sb_printf(b, "c.ops[%d].%s", k, is_a ? "ca" : "cb");
-    else sb_printf(b, "e%d[j]", -1 - opnd);
+    if (opnd >= 0)
+        sb_printf(b, "r%d[j]", opnd);
+    else if (opnd == CK_SCALAR)
+        sb_printf(b, "c.ops[%d].%s", k, is_a ? "ca" : "cb");
+    else
+        sb_printf(b, "e%d[j]", -1 - opnd);
 }
 
 /* The body of chain c for the VEC elements from flat output index i0 (an IX
@@ -327,10 +337,13 @@ static void gen_body(sbuf *b, const ck_chain *c, int vec, int raw_e)
             if (mode[e] == M_GENERIC && e != raw_e) sb_printf(b, "    IX o%d = 0;\n", e);
         sb_printf(b, "    { IX r = i0, q, t;\n");
         for (int d = last; d >= 0; d--) {
-            if (d > 0) sb_printf(b, "      q = r / (IX)c.dims[%d]; t = r - q * (IX)c.dims[%d]; r = q;\n", d, d);
-            else sb_printf(b, "      t = r;\n");
+            if (d > 0)
+                sb_printf(b, "      q = r / (IX)c.dims[%d]; t = r - q * (IX)c.dims[%d]; r = q;\n", d, d);
+            else
+                sb_printf(b, "      t = r;\n");
             for (int e = 0; e < c->n_ext; e++)
-                if (mode[e] == M_GENERIC && e != raw_e) sb_printf(b, "      o%d += t * (IX)c.stride[%d][%d];\n", e, e, d);
+                if (mode[e] == M_GENERIC && e != raw_e)
+                    sb_printf(b, "      o%d += t * (IX)c.stride[%d][%d];\n", e, e, d);
         }
         sb_printf(b, "    }\n");
     }
@@ -345,10 +358,14 @@ static void gen_body(sbuf *b, const ck_chain *c, int vec, int raw_e)
         case M_SCALAR:
         case M_OUTER: {
             char at[64];
-            if (mode[e] == M_SCALAR) snprintf(at, sizeof at, "0");
-            else snprintf(at, sizeof at, "i0 / (IX)c.dims[%d]", last);
-            if (h) sb_printf(b, "    { float v = h2f(((const unsigned short *)p.ext[%d])[%s]);", e, at);
-            else sb_printf(b, "    { float v = ((const float *)p.ext[%d])[%s];", e, at);
+            if (mode[e] == M_SCALAR)
+                snprintf(at, sizeof at, "0");
+            else
+                snprintf(at, sizeof at, "i0 / (IX)c.dims[%d]", last);
+            if (h)
+                sb_printf(b, "    { float v = h2f(((const unsigned short *)p.ext[%d])[%s]);", e, at);
+            else
+                sb_printf(b, "    { float v = ((const float *)p.ext[%d])[%s];", e, at);
             sb_printf(b, " _Pragma(\"unroll\") for (int j = 0; j < %d; j++) e%d[j] = v; }\n", vec, e);
             break;
         }
@@ -374,7 +391,8 @@ static void gen_body(sbuf *b, const ck_chain *c, int vec, int raw_e)
     }
     for (int k = 0; k < c->n_ops; k++) {
         const ck_chain_op *o = &c->ops[k];
-        sb_printf(b, "    float r%d[%d];\n    _Pragma(\"unroll\") for (int j = 0; j < %d; j++) r%d[j] = ", k, vec, vec, k);
+        sb_printf(b, "    float r%d[%d];\n    _Pragma(\"unroll\") for (int j = 0; j < %d; j++) r%d[j] = ", k, vec, vec,
+                  k);
         if (o->code < CK_UN_BASE) {
             sb_printf(b, "apply_act(binop(%d, ", o->code);
             gen_operand(b, o->a, k, 1);
@@ -394,9 +412,12 @@ static void gen_body(sbuf *b, const ck_chain *c, int vec, int raw_e)
 static void gen_kernel(sbuf *b, const ck_chain *c, const char *name)
 {
     int vec = chain_vec(c);
-    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, long long n)\n{\n",
+    sb_printf(b,
+              "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, long long "
+              "n)\n{\n",
               name);
-    sb_printf(b, "  typedef %s IX;\n  const IX groups = (IX)(n / %d);\n", chain_idx32(c) ? "unsigned" : "long long", vec);
+    sb_printf(b, "  typedef %s IX;\n  const IX groups = (IX)(n / %d);\n", chain_idx32(c) ? "unsigned" : "long long",
+              vec);
     sb_printf(b, "  for (IX g = (IX)blockIdx.x * 256u + threadIdx.x; g < groups; g += (IX)gridDim.x * 256u) {\n");
     sb_printf(b, "    const IX i0 = g * %d;\n", vec);
     gen_body(b, c, vec, -1);
@@ -415,43 +436,51 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
 {
     int V = wk.v, TW = wk.tw, K = wk.k;
     const char *T = half ? "unsigned short" : "float";
-    sb_printf(b,
-              "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, const %s *x, "
-              "const float *w, const dw_args a)\n{\n",
-              name, T);
+    sb_printf(
+        b,
+        "extern \"C\" __global__ void __launch_bounds__(256) %s(const ck_chain c, const chain_ptrs p, const %s *x, "
+        "const float *w, const dw_args a)\n{\n",
+        name, T);
     sb_printf(b, "  typedef %s IX;\n", chain_idx32(c) ? "unsigned" : "long long");
     sb_printf(b, "  const int V = %d, TW = %d;\n", V, TW);
     sb_printf(b, "  const int cg = a.c / V, owt = (a.OW + TW - 1) / TW;\n"
                  "  const long long tot = (long long)a.n * a.OH * owt * cg;\n"
-                 "  for (long long it = (long long)blockIdx.x * 256 + threadIdx.x; it < tot; it += (long long)gridDim.x * 256) {\n"
+                 "  for (long long it = (long long)blockIdx.x * 256 + threadIdx.x; it < tot; it += (long "
+                 "long)gridDim.x * 256) {\n"
                  "    const int c0 = (int)(it %% cg) * V;\n"
                  "    long long rr = it / cg;\n"
                  "    const int ow0 = (int)(rr %% owt) * TW;\n"
                  "    rr /= owt;\n"
                  "    const int oh = (int)(rr %% a.OH), bb = (int)(rr / a.OH);\n"
                  "    float acc[TW][V];\n"
-                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = 0.f;\n");
-    if (K) sb_printf(b, "    _Pragma(\"unroll\") for (int ka = 0; ka < %d; ka++) {\n", K);
-    else sb_printf(b, "    for (int ka = 0; ka < a.kh; ka++) {\n");
-    sb_printf(b, "      const int h = oh * a.sh - a.ph + ka * a.dh;\n"
-                 "      if (h < 0 || h >= a.H) continue;\n"
-                 "      const %s *xrow = x + ((long long)(bb * a.H + h) * a.W) * a.c + c0;\n"
-                 "      const float *wrow = w + (long long)ka * a.kw * a.c + c0;\n",
+                 "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) "
+                 "acc[t][j] = 0.f;\n");
+    if (K)
+        sb_printf(b, "    _Pragma(\"unroll\") for (int ka = 0; ka < %d; ka++) {\n", K);
+    else
+        sb_printf(b, "    for (int ka = 0; ka < a.kh; ka++) {\n");
+    sb_printf(b,
+              "      const int h = oh * a.sh - a.ph + ka * a.dh;\n"
+              "      if (h < 0 || h >= a.H) continue;\n"
+              "      const %s *xrow = x + ((long long)(bb * a.H + h) * a.W) * a.c + c0;\n"
+              "      const float *wrow = w + (long long)ka * a.kw * a.c + c0;\n",
               T);
     if (K) /* k_dwconv_nhwc_k: a.kh == a.kw == K, stride and dilation 1 along W */
-        sb_printf(b, "      float xv[%d][V];\n"
-                     "      bool in[%d];\n"
-                     "      _Pragma(\"unroll\") for (int col = 0; col < %d; col++) {\n"
-                     "        const int ww = ow0 - a.pw + col;\n"
-                     "        in[col] = ww >= 0 && ww < a.W;\n"
-                     "        if (in[col]) ldx<V>(xrow + (long long)ww * a.c, xv[col]);\n"
-                     "      }\n"
-                     "      _Pragma(\"unroll\") for (int q = 0; q < %d; q++) {\n"
-                     "        float wv[V];\n"
-                     "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
-                     "        _Pragma(\"unroll\") for (int t = 0; t < TW; t++)\n"
-                     "          if (in[q + t]) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);\n"
-                     "      }\n",
+        sb_printf(b,
+                  "      float xv[%d][V];\n"
+                  "      bool in[%d];\n"
+                  "      _Pragma(\"unroll\") for (int col = 0; col < %d; col++) {\n"
+                  "        const int ww = ow0 - a.pw + col;\n"
+                  "        in[col] = ww >= 0 && ww < a.W;\n"
+                  "        if (in[col]) ldx<V>(xrow + (long long)ww * a.c, xv[col]);\n"
+                  "      }\n"
+                  "      _Pragma(\"unroll\") for (int q = 0; q < %d; q++) {\n"
+                  "        float wv[V];\n"
+                  "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
+                  "        _Pragma(\"unroll\") for (int t = 0; t < TW; t++)\n"
+                  "          if (in[q + t]) _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q "
+                  "+ t][j], wv[j], acc[t][j]);\n"
+                  "      }\n",
                   K + TW - 1, K + TW - 1, K + TW - 1, K);
     else if (TW > 1)
         sb_printf(b, "      for (int col = 0; col < a.kw + TW - 1; col++) {\n"
@@ -464,25 +493,30 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
                      "          if (q < 0 || q >= a.kw) continue;\n"
                      "          float wv[V];\n"
                      "          ldx<V>(wrow + (long long)q * a.c, wv);\n"
-                     "          _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[j], wv[j], acc[t][j]);\n"
+                     "          _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[j], wv[j], "
+                     "acc[t][j]);\n"
                      "        }\n"
                      "      }\n");
     else
-        sb_printf(b, "      for (int q = 0; q < a.kw; q++) {\n"
-                     "        const int ww = ow0 * a.sw - a.pw + q * a.dw;\n"
-                     "        if (ww < 0 || ww >= a.W) continue;\n"
-                     "        float xv[V], wv[V];\n"
-                     "        ldx<V>(xrow + (long long)ww * a.c, xv);\n"
-                     "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
-                     "        _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[0][j] = __fmaf_rn(xv[j], wv[j], acc[0][j]);\n"
-                     "      }\n");
+        sb_printf(
+            b,
+            "      for (int q = 0; q < a.kw; q++) {\n"
+            "        const int ww = ow0 * a.sw - a.pw + q * a.dw;\n"
+            "        if (ww < 0 || ww >= a.W) continue;\n"
+            "        float xv[V], wv[V];\n"
+            "        ldx<V>(xrow + (long long)ww * a.c, xv);\n"
+            "        ldx<V>(wrow + (long long)q * a.c, wv);\n"
+            "        _Pragma(\"unroll\") for (int j = 0; j < V; j++) acc[0][j] = __fmaf_rn(xv[j], wv[j], acc[0][j]);\n"
+            "      }\n");
     sb_printf(b, "    }\n"
                  "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) {\n"
                  "      if (ow0 + t >= a.OW) break;\n"
                  "      const IX i0 = (IX)((((long long)bb * a.OH + oh) * a.OW + ow0 + t) * a.c + c0);\n"
                  "      float raw[V];\n");
-    if (half) sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = h2f(f2h(acc[t][j]));\n");
-    else sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = acc[t][j];\n");
+    if (half)
+        sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = h2f(f2h(acc[t][j]));\n");
+    else
+        sb_printf(b, "      _Pragma(\"unroll\") for (int j = 0; j < V; j++) raw[j] = acc[t][j];\n");
     sb_printf(b, "      {\n");
     gen_body(b, c, V, raw_e);
     sb_printf(b, "      }\n    }\n  }\n}\n");
@@ -491,8 +525,8 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
 /* ---- the process-wide kernel cache -------------------------------------------------- */
 
 typedef struct kentry {
-    char *key;            /* the kernel's source with the name "K" */
-    cudaKernel_t kernel;  /* NULL: compiling it failed (the interpreter runs it) */
+    char *key;           /* the kernel's source with the name "K" */
+    cudaKernel_t kernel; /* NULL: compiling it failed (the interpreter runs it) */
     int vec;
 } kentry;
 
@@ -605,8 +639,10 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
         char name[32];
         snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
         cudaKernel_t k = NULL;
-        if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess) cache[idx[i]].kernel = k;
-        else cudaGetLastError();
+        if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess)
+            cache[idx[i]].kernel = k;
+        else
+            cudaGetLastError();
     }
 }
 
@@ -625,8 +661,7 @@ static int dw_epilogue_ext(const compile_ctx *cc, const cu_step *s, const cu_ste
 {
     const rt_graph *g = cc->g;
     const rt_plan *p = cc->p;
-    if (s->kind != S_DWCONV || !s->no_epilogue || t->kind != S_CHAIN || t->chain_src != s->node || !t->nhwc)
-        return -1;
+    if (s->kind != S_DWCONV || !s->no_epilogue || t->kind != S_CHAIN || t->chain_src != s->node || !t->nhwc) return -1;
     const ck_chain *c = t->chain;
     const rt_node *n = &g->nodes[s->node];
     int64_t tot = 1;
@@ -739,9 +774,10 @@ void cu_compile_chains(compile_ctx *cc)
     pthread_mutex_unlock(&cache_lock);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     if (n_todo)
-        H->log(3, "cuda: %s: %d kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels, %d run inside "
-               "their depthwise convolution's", cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0,
-               compiled - fused, fused);
+        H->log(3,
+               "cuda: %s: %d kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels, %d run inside "
+               "their depthwise convolution's",
+               cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0, compiled - fused, fused);
     free(todo);
     free(slot);
     free(dwslot);

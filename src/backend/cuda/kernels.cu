@@ -42,20 +42,22 @@ __device__ __forceinline__ float ldh(const void *p, int64_t i, int half)
 }
 __device__ __forceinline__ void sth(void *p, int64_t i, float v, int half)
 {
-    if (half) ((__half *)p)[i] = __float2half_rn(v);
-    else ((float *)p)[i] = v;
+    if (half)
+        ((__half *)p)[i] = __float2half_rn(v);
+    else
+        ((float *)p)[i] = v;
 }
 
 /* Dispatch on the storage type of a kernel's float tensors; T_ names it in the arguments. */
-#define LAUNCH_T(half, kernel, grid, block, stream, ...)                                        \
-    do {                                                                                       \
-        if (half) {                                                                            \
-            typedef __half T_;                                                                 \
-            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                         \
-        } else {                                                                               \
-            typedef float T_;                                                                  \
-            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                         \
-        }                                                                                      \
+#define LAUNCH_T(half, kernel, grid, block, stream, ...)               \
+    do {                                                               \
+        if (half) {                                                    \
+            typedef __half T_;                                         \
+            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__); \
+        } else {                                                       \
+            typedef float T_;                                          \
+            kernel<T_><<<(grid), (block), 0, (stream)>>>(__VA_ARGS__); \
+        }                                                              \
     } while (0)
 
 __device__ __forceinline__ float apply_act(float x, int act, float alpha, float beta)
@@ -186,9 +188,8 @@ extern "C" int ck_gap_nhwc(ck_stream s, const void *x, void *y, int64_t n, int64
 /* ---- pooling, resize --------------------------------------------------------- */
 
 template <typename T>
-__global__ void k_pool2d(const T *x, T *y, int64_t nb, int64_t c, int H, int W, int OH, int OW, int kh, int kw,
-                         int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad,
-                         int nhwc)
+__global__ void k_pool2d(const T *x, T *y, int64_t nb, int64_t c, int H, int W, int OH, int OW, int kh, int kw, int sh,
+                         int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad, int nhwc)
 {
     int64_t n = nb * c * OH * OW;
     GRID_LOOP(i, n)
@@ -223,8 +224,10 @@ __global__ void k_pool2d(const T *x, T *y, int64_t nb, int64_t c, int H, int W, 
                 }
                 int64_t off = nhwc ? ((b * H + h) * W + w) * c + ch : ((b * c + ch) * H + h) * W + w;
                 float v = ld(x, off);
-                if (is_max) acc = fmaxf(acc, v);
-                else acc += v;
+                if (is_max)
+                    acc = fmaxf(acc, v);
+                else
+                    acc += v;
                 cnt++;
             }
         }
@@ -238,8 +241,8 @@ extern "C" int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t
 {
     int64_t tot = n * c * OH * OW;
     if (tot == 0) return 0;
-    LAUNCH_T(half, k_pool2d, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, n, c, H, W, OH, OW,
-             kh, kw, sh, sw, ph, pw, dh, dw, is_max, count_include_pad, nhwc);
+    LAUNCH_T(half, k_pool2d, blocks_for(tot), THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, n, c, H, W, OH, OW, kh,
+             kw, sh, sw, ph, pw, dh, dw, is_max, count_include_pad, nhwc);
     return last_error();
 }
 
@@ -266,10 +269,10 @@ static void resize_units(cudaStream_t st, const void *x, void *y, int64_t planes
     int64_t tot = planes * OH * OW * upp;
     if (tot < ((int64_t)1 << 31) && planes * H * W * upp < ((int64_t)1 << 31))
         k_resize_units<U, unsigned><<<blocks_for(tot), THREADS, 0, st>>>((const U *)x, (U *)y, (unsigned)planes, H, W,
-                                                                          OH, OW, (unsigned)upp, hidx, widx);
+                                                                         OH, OW, (unsigned)upp, hidx, widx);
     else
-        k_resize_units<U, long long><<<blocks_for(tot), THREADS, 0, st>>>((const U *)x, (U *)y, planes, H, W, OH, OW,
-                                                                           upp, hidx, widx);
+        k_resize_units<U, long long>
+            <<<blocks_for(tot), THREADS, 0, st>>>((const U *)x, (U *)y, planes, H, W, OH, OW, upp, hidx, widx);
 }
 
 extern "C" int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH,
@@ -279,9 +282,12 @@ extern "C" int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n,
     if (tot == 0) return 0;
     cudaStream_t st_ = (cudaStream_t)s;
     int64_t es = half ? 2 : 4, bytes = nhwc ? c * es : es, planes = nhwc ? n : n * c;
-    if (bytes % 16 == 0) resize_units<uint4>(st_, x, y, planes, H, W, OH, OW, bytes / 16, hidx, widx);
-    else if (bytes % 4 == 0) resize_units<unsigned>(st_, x, y, planes, H, W, OH, OW, bytes / 4, hidx, widx);
-    else resize_units<unsigned short>(st_, x, y, planes, H, W, OH, OW, bytes / 2, hidx, widx);
+    if (bytes % 16 == 0)
+        resize_units<uint4>(st_, x, y, planes, H, W, OH, OW, bytes / 16, hidx, widx);
+    else if (bytes % 4 == 0)
+        resize_units<unsigned>(st_, x, y, planes, H, W, OH, OW, bytes / 4, hidx, widx);
+    else
+        resize_units<unsigned short>(st_, x, y, planes, H, W, OH, OW, bytes / 2, hidx, widx);
     return last_error();
 }
 
@@ -310,8 +316,8 @@ extern "C" int ck_gather(ck_stream s, const void *x, void *y, const ck_gather_de
     if (elem_size == 8)
         k_gather<long long><<<blocks_for(n), THREADS, 0, st_>>>((const long long *)x, (long long *)y, *g, n);
     else if (elem_size == 2)
-        k_gather<unsigned short><<<blocks_for(n), THREADS, 0, st_>>>((const unsigned short *)x, (unsigned short *)y,
-                                                                     *g, n);
+        k_gather<unsigned short>
+            <<<blocks_for(n), THREADS, 0, st_>>>((const unsigned short *)x, (unsigned short *)y, *g, n);
     else
         k_gather<float><<<blocks_for(n), THREADS, 0, st_>>>((const float *)x, (float *)y, *g, n);
     return last_error();
@@ -361,11 +367,16 @@ extern "C" int ck_concat(ck_stream s, const void *const *in, const int64_t *len,
     }
     if (outer * a.start[n_in] == 0) return 0;
     cudaStream_t st_ = (cudaStream_t)s;
-    if (unit == 16) concat_units<uint4>(st_, a, y, outer);
-    else if (unit == 8) concat_units<unsigned long long>(st_, a, y, outer);
-    else if (unit == 4) concat_units<unsigned>(st_, a, y, outer);
-    else if (unit == 2) concat_units<unsigned short>(st_, a, y, outer);
-    else concat_units<unsigned char>(st_, a, y, outer);
+    if (unit == 16)
+        concat_units<uint4>(st_, a, y, outer);
+    else if (unit == 8)
+        concat_units<unsigned long long>(st_, a, y, outer);
+    else if (unit == 4)
+        concat_units<unsigned>(st_, a, y, outer);
+    else if (unit == 2)
+        concat_units<unsigned short>(st_, a, y, outer);
+    else
+        concat_units<unsigned char>(st_, a, y, outer);
     return last_error();
 }
 
@@ -403,8 +414,8 @@ __global__ void k_convert_to_nhwc(const void *x, void *y, unsigned pixels, unsig
     }
 }
 
-extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w,
-                          int src_half, int src_nhwc, int dst_half, int dst_nhwc)
+extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
+                          int src_nhwc, int dst_half, int dst_nhwc)
 {
     int64_t tot = n * c * h * w;
     if (tot == 0) return 0;
@@ -418,7 +429,7 @@ extern "C" int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_
             x, y, (unsigned)n, (unsigned)c, (unsigned)h, (unsigned)w, src_half, src_nhwc, dst_half, dst_nhwc);
     else
         k_convert<long long><<<blocks_for(tot), THREADS, 0, (cudaStream_t)s>>>(x, y, n, c, h, w, src_half, src_nhwc,
-                                                                                dst_half, dst_nhwc);
+                                                                               dst_half, dst_nhwc);
     return last_error();
 }
 
@@ -494,24 +505,24 @@ __global__ void k_image_rows(const char *up, const ck_image_row *rows, int n_row
     int dx = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.z;
     if (dx >= dw) return;
     for (int dy = blockIdx.y; dy < dh; dy += gridDim.y) {
-    float *out = y + (size_t)b * cn * dh * dw + (size_t)dy * dw + dx;
-    if (b >= n_rows || dx >= rows[b].out_width) {
-        for (int c = 0; c < cn; c++) out[(size_t)c * dh * dw] = 0.f;
-        continue;
-    }
-    const ck_image_row &r = rows[b];
-    const int *xofs = (const int *)(up + r.xofs), *yofs = (const int *)(up + r.yofs);
-    const int16_t *alpha = (const int16_t *)(up + r.alpha), *beta = (const int16_t *)(up + r.beta);
-    const float *lut = (const float *)(up + r.lut);
-    int sx = xofs[dx], sx1 = sx + 1 < r.sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
-    int b0 = beta[2 * dy], b1 = beta[2 * dy + 1], y0 = yofs[2 * dy], y1 = yofs[2 * dy + 1];
-    const uint8_t *p00 = source_px(r, up, cn, sx, y0), *p01 = source_px(r, up, cn, sx1, y0);
-    const uint8_t *p10 = source_px(r, up, cn, sx, y1), *p11 = source_px(r, up, cn, sx1, y1);
-    for (int c = 0; c < cn; c++) {
-        int s0 = p00[c] * a0 + p01[c] * a1, s1 = p10[c] * a0 + p11[c] * a1;
-        int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
-        out[(size_t)c * dh * dw] = lut[c * 256 + (v > 255 ? 255 : v)];
-    }
+        float *out = y + (size_t)b * cn * dh * dw + (size_t)dy * dw + dx;
+        if (b >= n_rows || dx >= rows[b].out_width) {
+            for (int c = 0; c < cn; c++) out[(size_t)c * dh * dw] = 0.f;
+            continue;
+        }
+        const ck_image_row &r = rows[b];
+        const int *xofs = (const int *)(up + r.xofs), *yofs = (const int *)(up + r.yofs);
+        const int16_t *alpha = (const int16_t *)(up + r.alpha), *beta = (const int16_t *)(up + r.beta);
+        const float *lut = (const float *)(up + r.lut);
+        int sx = xofs[dx], sx1 = sx + 1 < r.sw ? sx + 1 : sx, a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
+        int b0 = beta[2 * dy], b1 = beta[2 * dy + 1], y0 = yofs[2 * dy], y1 = yofs[2 * dy + 1];
+        const uint8_t *p00 = source_px(r, up, cn, sx, y0), *p01 = source_px(r, up, cn, sx1, y0);
+        const uint8_t *p10 = source_px(r, up, cn, sx, y1), *p11 = source_px(r, up, cn, sx1, y1);
+        for (int c = 0; c < cn; c++) {
+            int s0 = p00[c] * a0 + p01[c] * a1, s1 = p10[c] * a0 + p11[c] * a1;
+            int v = ((((s0 >> 4) * b0) >> 16) + (((s1 >> 4) * b1) >> 16) + 2) >> 2;
+            out[(size_t)c * dh * dw] = lut[c * 256 + (v > 255 ? 255 : v)];
+        }
     }
 }
 
@@ -608,8 +619,8 @@ extern "C" int ck_layernorm(ck_stream s, const void *x, void *y, const float *sc
 {
     if (rows == 0) return 0;
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
-    LAUNCH_T(half, k_layernorm, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, scale, ns, bias,
-             nb, rows, inner, eps);
+    LAUNCH_T(half, k_layernorm, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, (T_ *)y, scale, ns, bias, nb,
+             rows, inner, eps);
     return last_error();
 }
 
@@ -650,8 +661,8 @@ extern "C" int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ym
 {
     if (rows == 0 || len == 0) return 0;
     int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
-    LAUNCH_T(half_in, k_argmax_rows, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, idx, ymax, rows,
-             len, half_out);
+    LAUNCH_T(half_in, k_argmax_rows, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, idx, ymax, rows, len,
+             half_out);
     return last_error();
 }
 
@@ -708,7 +719,8 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
 {
     int cg = c / V, owt = (OW + TW - 1) / TW;
     long long tot = (long long)n * OH * owt * cg;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
+         i += (long long)gridDim.x * blockDim.x) {
         int c0 = (int)(i % cg) * V;
         long long r = i / cg;
         int ow0 = (int)(r % owt) * TW;
@@ -773,7 +785,8 @@ __global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, 
 {
     int cg = c / V, owt = (OW + TW - 1) / TW;
     long long tot = (long long)n * OH * owt * cg;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
+         i += (long long)gridDim.x * blockDim.x) {
         int c0 = (int)(i % cg) * V;
         long long r = i / cg;
         int ow0 = (int)(r % owt) * TW;
@@ -826,11 +839,11 @@ static void dwconv(cudaStream_t st, const void *x, const float *w, void *y, int6
     if (sw == 1 && dw == 1) {
         int64_t tot = n * OH * ((OW + 3) / 4) * (c / V);
         k_dwconv_nhwc<T, V, 4><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
-                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+                                                                    OW, kh, kw, sh, sw, ph, pw, dh, dw);
     } else {
         int64_t tot = n * OH * OW * (c / V);
         k_dwconv_nhwc<T, V, 1><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH,
-                                                                     OW, kh, kw, sh, sw, ph, pw, dh, dw);
+                                                                    OW, kh, kw, sh, sw, ph, pw, dh, dw);
     }
 }
 
@@ -839,8 +852,8 @@ static void dwconv_k(cudaStream_t st, const void *x, const float *w, void *y, in
                      int OH, int OW, int sh, int ph, int pw, int dh)
 {
     int64_t tot = n * OH * ((OW + TW - 1) / TW) * (c / 4);
-    k_dwconv_nhwc_k<T, 4, TW, K><<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W,
-                                                                        OH, OW, sh, ph, pw, dh);
+    k_dwconv_nhwc_k<T, 4, TW, K>
+        <<<blocks_for(tot), THREADS, 0, st>>>((const T *)x, w, (T *)y, (int)n, (int)c, H, W, OH, OW, sh, ph, pw, dh);
 }
 
 extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t n, int64_t c, int H, int W,
@@ -851,33 +864,41 @@ extern "C" int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *
     if (n * OH * OW * c == 0) return 0;
     if (n * H * W * c >= ((int64_t)1 << 31) || n * OH * OW * c >= ((int64_t)1 << 31)) return (int)cudaErrorInvalidValue;
     ck_dw_work wk = ck_dw_shape(c, kh, kw, sw, dw, unrolled);
-#define DWK(TW, K)                                                                                  \
-    if (wk.k == K && wk.tw == TW) {                                                                 \
-        if (half) dwconv_k<__half, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);        \
-        else dwconv_k<float, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);              \
-        return last_error();                                                                        \
+#define DWK(TW, K)                                                                     \
+    if (wk.k == K && wk.tw == TW) {                                                    \
+        if (half)                                                                      \
+            dwconv_k<__half, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh); \
+        else                                                                           \
+            dwconv_k<float, TW, K>(st_, x, w, y, n, c, H, W, OH, OW, sh, ph, pw, dh);  \
+        return last_error();                                                           \
     }
     DWK(4, 5)
     DWK(2, 3)
 #undef DWK
     if (wk.k) wk = ck_dw_shape(c, kh, kw, sw, dw, 0); /* a choice without its instance: the loop */
     int v = wk.v;
-#define DW(V)                                                                                              \
-    do {                                                                                                   \
-        if (half) dwconv<__half, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);     \
-        else dwconv<float, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);           \
+#define DW(V)                                                                                    \
+    do {                                                                                         \
+        if (half)                                                                                \
+            dwconv<__half, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw); \
+        else                                                                                     \
+            dwconv<float, V>(st_, x, w, y, n, c, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);  \
     } while (0)
-    if (v == 8) DW(8);
-    else if (v == 4) DW(4);
-    else if (v == 2) DW(2);
-    else DW(1);
+    if (v == 8)
+        DW(8);
+    else if (v == 4)
+        DW(4);
+    else if (v == 2)
+        DW(2);
+    else
+        DW(1);
 #undef DW
     return last_error();
 }
 
 template <typename T>
-__global__ void k_deconv_ks(const T *x, const float *w, T *y, int64_t n, int64_t cin, int64_t cout, int H, int W, int kh,
-                            int kw, int nhwc)
+__global__ void k_deconv_ks(const T *x, const float *w, T *y, int64_t n, int64_t cin, int64_t cout, int H, int W,
+                            int kh, int kw, int nhwc)
 {
     int OH = H * kh, OW = W * kw;
     int64_t tot = n * cout * OH * OW;
@@ -923,7 +944,8 @@ __global__ void k_deconv_ks_nhwc(const T *x, const float *wt, T *y, int n, int c
     __syncthreads();
     int cg = cout / V;
     long long tot = (long long)n * H * W * cg;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
+         i += (long long)gridDim.x * blockDim.x) {
         int co0 = (int)(i % cg) * V;
         long long pix = i / cg; /* (b, h, w) */
         int ww = (int)(pix % W), h = (int)((pix / W) % H), b = (int)(pix / ((long long)W * H));
@@ -957,11 +979,11 @@ static void deconv_nhwc(cudaStream_t st, const void *x, const float *wt, void *y
 {
     int64_t tot = n * H * W * cout;
     if (cout % 8 == 0)
-        k_deconv_ks_nhwc<T, 8, KHW><<<blocks_for(tot / 8), THREADS, smem, st>>>(
-            (const T *)x, wt, (T *)y, (int)n, (int)cin, (int)cout, H, W, kh, kw);
+        k_deconv_ks_nhwc<T, 8, KHW><<<blocks_for(tot / 8), THREADS, smem, st>>>((const T *)x, wt, (T *)y, (int)n,
+                                                                                (int)cin, (int)cout, H, W, kh, kw);
     else if (cout % 4 == 0)
-        k_deconv_ks_nhwc<T, 4, KHW><<<blocks_for(tot / 4), THREADS, smem, st>>>(
-            (const T *)x, wt, (T *)y, (int)n, (int)cin, (int)cout, H, W, kh, kw);
+        k_deconv_ks_nhwc<T, 4, KHW><<<blocks_for(tot / 4), THREADS, smem, st>>>((const T *)x, wt, (T *)y, (int)n,
+                                                                                (int)cin, (int)cout, H, W, kh, kw);
     else
         k_deconv_ks_nhwc<T, 1, KHW><<<blocks_for(tot), THREADS, smem, st>>>((const T *)x, wt, (T *)y, (int)n, (int)cin,
                                                                             (int)cout, H, W, kh, kw);
@@ -978,11 +1000,15 @@ extern "C" int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, vo
         return (int)cudaErrorNotSupported;
     cudaStream_t st_ = (cudaStream_t)s;
     if (kh == 2) {
-        if (half) deconv_nhwc<__half, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
-        else deconv_nhwc<float, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        if (half)
+            deconv_nhwc<__half, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        else
+            deconv_nhwc<float, 4>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
     } else {
-        if (half) deconv_nhwc<__half, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
-        else deconv_nhwc<float, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        if (half)
+            deconv_nhwc<__half, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
+        else
+            deconv_nhwc<float, 16>(st_, x, wt, y, n, cin, cout, H, W, kh, kw, smem);
     }
     return last_error();
 }
@@ -1022,13 +1048,19 @@ __global__ void k_chain(ck_chain c, chain_ptrs p, int64_t n)
         for (int k = 0; k < c.n_ops; k++) {
             const ck_chain_op &o = c.ops[k];
             float a, b = 0.f;
-            if (o.a >= 0) a = reg[o.a];
-            else if (o.a == CK_SCALAR) a = o.ca;
-            else a = ldh(p.ext[-1 - o.a], off[-1 - o.a], c.ext_half[-1 - o.a]);
+            if (o.a >= 0)
+                a = reg[o.a];
+            else if (o.a == CK_SCALAR)
+                a = o.ca;
+            else
+                a = ldh(p.ext[-1 - o.a], off[-1 - o.a], c.ext_half[-1 - o.a]);
             if (o.code < CK_UN_BASE) {
-                if (o.b >= 0) b = reg[o.b];
-                else if (o.b == CK_SCALAR) b = o.cb;
-                else b = ldh(p.ext[-1 - o.b], off[-1 - o.b], c.ext_half[-1 - o.b]);
+                if (o.b >= 0)
+                    b = reg[o.b];
+                else if (o.b == CK_SCALAR)
+                    b = o.cb;
+                else
+                    b = ldh(p.ext[-1 - o.b], off[-1 - o.b], c.ext_half[-1 - o.b]);
                 reg[k] = apply_act(binop(o.code, a, b), o.act, o.alpha, o.beta);
             } else {
                 reg[k] = unop(o.code - CK_UN_BASE, a, o.alpha, o.beta);

@@ -37,8 +37,22 @@ typedef struct ck_gather {
 
 enum ck_binop { CK_ADD, CK_SUB, CK_MUL, CK_DIV, CK_POW, CK_MAX, CK_MIN };
 enum ck_unop {
-    CK_RELU, CK_SIGMOID, CK_TANH, CK_EXP, CK_LOG, CK_SQRT, CK_ABS, CK_NEG, CK_HARDSIGMOID,
-    CK_HARDSWISH, CK_CLIP, CK_LEAKYRELU, CK_ERF, CK_RECIPROCAL, CK_FLOOR, CK_CEIL
+    CK_RELU,
+    CK_SIGMOID,
+    CK_TANH,
+    CK_EXP,
+    CK_LOG,
+    CK_SQRT,
+    CK_ABS,
+    CK_NEG,
+    CK_HARDSIGMOID,
+    CK_HARDSWISH,
+    CK_CLIP,
+    CK_LEAKYRELU,
+    CK_ERF,
+    CK_RECIPROCAL,
+    CK_FLOOR,
+    CK_CEIL
 };
 
 /* Mean over the last `inner` elements of each of `rows` rows (GlobalAveragePool, NCHW). */
@@ -51,9 +65,8 @@ int ck_gap_nhwc(ck_stream s, const void *x, void *y, int64_t n, int64_t hw, int6
 /* Number of splits ck_gap_nhwc uses for this shape (scratch size = n * splits * c floats). */
 int ck_gap_nhwc_splits(int64_t n, int64_t hw, int64_t c);
 /* 2-D pooling. is_max; count_include_pad for averages. nc = N*C planes. */
-int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW, int kh,
-              int kw, int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad, int half,
-              int nhwc);
+int ck_pool2d(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW, int kh, int kw,
+              int sh, int sw, int ph, int pw, int dh, int dw, int is_max, int count_include_pad, int half, int nhwc);
 /* Nearest resize over H, W with per-axis source index tables. */
 int ck_resize_nearest(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int H, int W, int OH, int OW,
                       const int *hidx, const int *widx, int half, int nhwc);
@@ -63,13 +76,13 @@ int ck_gather(ck_stream s, const void *x, void *y, const ck_gather_desc *g, int 
 int ck_softmax(ck_stream s, const void *x, void *y, int64_t outer, int64_t len, int64_t inner, int half);
 /* LayerNormalization over rows of `inner`; scale/bias (fp32) have `ns`/`nb`
  * elements (1 or inner; bias may be NULL). */
-int ck_layernorm(ck_stream s, const void *x, void *y, const float *scale, int64_t ns, const float *bias,
-                 int64_t nb, int64_t rows, int64_t inner, float eps, int half);
+int ck_layernorm(ck_stream s, const void *x, void *y, const float *scale, int64_t ns, const float *bias, int64_t nb,
+                 int64_t rows, int64_t inner, float eps, int half);
 /* Concatenation of n_in inputs along an axis: input k is [outer][len[k] * inner]
  * elements of `elem` bytes, the output [outer][sum(len) * inner]. */
 #define CK_CONCAT_MAX 16
-int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, void *y, int64_t outer,
-              int64_t inner, int elem);
+int ck_concat(ck_stream s, const void *const *in, const int64_t *len, int n_in, void *y, int64_t outer, int64_t inner,
+              int elem);
 /* Storage conversion of a tensor of n*c*h*w elements between fp32/fp16 and
  * NCHW/NHWC (a flat tensor: c = h = 1, w = its size). */
 int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_t h, int64_t w, int src_half,
@@ -78,14 +91,14 @@ int ck_convert(ck_stream s, const void *x, void *y, int64_t n, int64_t c, int64_
  * whose comment in lector_rt.h is the formula): offsets into the upload
  * `up` of ck_image_rows, the region's pixels packed (rows width * cn bytes). */
 typedef struct ck_image_row {
-    double m[9];                           /* the crop's inverse map (warp) */
+    double m[9]; /* the crop's inverse map (warp) */
     int64_t px, xofs, alpha, yofs, beta, lut;
-    int64_t crop;                          /* the warped crop (crop_width x crop_height x cn), made first */
-    int width, height;                     /* the pixels' region */
-    int out_width;                         /* columns from here on are zero */
+    int64_t crop;                             /* the warped crop (crop_width x crop_height x cn), made first */
+    int width, height;                        /* the pixels' region */
+    int out_width;                            /* columns from here on are zero */
     int warp, crop_width, crop_height, turns; /* turns: bit 0 rot90 ccw, bit 1 then 180 */
     int origin_x, origin_y, full_width, full_height;
-    int sw, sh;                            /* the resize source: the turned crop, or the region */
+    int sw, sh; /* the resize source: the turned crop, or the region */
 } ck_image_row;
 
 /* y: fp32 [batch][cn][dh][dw]; row b < n_rows from rows[b] (resize of the
@@ -94,8 +107,8 @@ typedef struct ck_image_row {
  * IEEE doubles without contraction: the CPU's samples, bit for bit.
  * `cubic`: the warp's 32 x 32 x 16 weights; max_cw x max_ch: the largest
  * crop (0 x 0: none). */
-int ck_image_rows(ck_stream s, char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn,
-                  int max_cw, int max_ch, float *y, int batch, int dh, int dw);
+int ck_image_rows(ck_stream s, char *up, const ck_image_row *rows, int n_rows, const int16_t *cubic, int cn, int max_cw,
+                  int max_ch, float *y, int batch, int dh, int dw);
 /* Per row of `len` contiguous elements: index of the first maximum (int64)
  * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
@@ -146,17 +159,17 @@ int ck_deconv_ks_nhwc(ck_stream s, const void *x, const float *wt, void *y, int6
  * activation; the results listed in out_reg are stored. dims are the
  * output's, collapsed, in its memory order (N, H, W, C for an NHWC output);
  * every external has strides over those dims. */
-#define CK_CHAIN_OPS 24
-#define CK_CHAIN_EXT 6
-#define CK_CHAIN_OUT 4
+#define CK_CHAIN_OPS  24
+#define CK_CHAIN_EXT  6
+#define CK_CHAIN_OUT  4
 #define CK_CHAIN_DIMS 6
-#define CK_SCALAR (-100)
+#define CK_SCALAR     (-100)
 enum { CK_UN_BASE = 16 }; /* op codes >= CK_UN_BASE are unary: CK_UN_BASE + ck_unop */
 
 typedef struct ck_chain_op {
     int8_t code, act;
-    int8_t a, b;          /* >= 0: register (op index); -1 - k: external k; CK_SCALAR: ca/cb */
-    float alpha, beta;    /* of the activation, or of the unary op */
+    int8_t a, b;       /* >= 0: register (op index); -1 - k: external k; CK_SCALAR: ca/cb */
+    float alpha, beta; /* of the activation, or of the unary op */
     float ca, cb;
 } ck_chain_op;
 

@@ -3,10 +3,6 @@
 __global__ void gpuenv_add_one(float *x, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        x[i] += 1.0f;
+    if (i < n) x[i] += 1.0f;
 }
-extern "C" void gpuenv_launch(float *x, int n)
-{
-    gpuenv_add_one<<<(n + 255) / 256, 256>>>(x, n);
-}
+extern "C" void gpuenv_launch(float *x, int n) { gpuenv_add_one<<<(n + 255) / 256, 256>>>(x, n); }

@@ -59,10 +59,8 @@ int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r);
 
 int nvmlInit_v2(void)
 {
-    if (is("mismatch"))
-        return 18;
-    if (is("nodriver"))
-        return 9;
+    if (is("mismatch")) return 18;
+    if (is("nodriver")) return 9;
     return 0;
 }
 int nvmlShutdown(void) { return 0; }
@@ -84,8 +82,7 @@ int nvmlDeviceGetCount_v2(unsigned *n)
 static int devs[2] = {0, 1}; /* a handle points at its index */
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
-    if (i >= (is("throttled") ? 2u : 1u))
-        return 2;
+    if (i >= (is("throttled") ? 2u : 1u)) return 2;
     *d = &devs[i];
     return 0;
 }
@@ -110,8 +107,7 @@ int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m)
 #ifndef NVML_SHIM_LEGACY
 int nvmlDeviceGetMemoryInfo_v2(void *d, nvmlMemory_v2_t *m)
 {
-    if (m->version != ((unsigned)sizeof *m | 2u << 24))
-        return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    if (m->version != ((unsigned)sizeof *m | 2u << 24)) return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
     m->total = 143771ULL << 20;
     m->reserved = 300ULL << 20;
     m->used = 512ULL << (20 + *(int *)d);

@@ -53,19 +53,19 @@
 #include "rt/backend.h"
 
 #define DN_MAX_ARGS 24
-#define DN_POOL 8
+#define DN_POOL     8
 
 enum { DN_SLOT_ARENA, DN_SLOT_CONST, DN_SLOT_INPUT };
 
 typedef struct dn_slot {
     int kind;
-    int value;              /* graph value it holds (-1 for scratch) */
-    dnnl_memory_desc_t md;  /* layout; plain for non-f32 values */
-    size_t size;            /* bytes */
-    size_t off;             /* DN_SLOT_ARENA */
-    void *ptr;              /* DN_SLOT_CONST */
-    int input;              /* DN_SLOT_INPUT: graph input index */
-    int first, last;        /* steps that write it first / read it last */
+    int value;             /* graph value it holds (-1 for scratch) */
+    dnnl_memory_desc_t md; /* layout; plain for non-f32 values */
+    size_t size;           /* bytes */
+    size_t off;            /* DN_SLOT_ARENA */
+    void *ptr;             /* DN_SLOT_CONST */
+    int input;             /* DN_SLOT_INPUT: graph input index */
+    int first, last;       /* steps that write it first / read it last */
 } dn_slot;
 
 enum { DN_STEP_PRIM, DN_STEP_REF, DN_STEP_ACT, DN_STEP_GAP };
@@ -76,11 +76,11 @@ typedef struct dn_step {
     int n_args;
     int arg[DN_MAX_ARGS];
     int slot[DN_MAX_ARGS];
-    int node;               /* DN_STEP_REF: node index; slots below are plain */
+    int node; /* DN_STEP_REF: node index; slots below are plain */
     int n_in, n_out;
     int in_slot[16], out_slot[8];
-    rt_act act;             /* DN_STEP_ACT: applied in place to out_slot[0] */
-    int64_t dims[4];        /* DN_STEP_GAP: input dims (node = 1: nhwc) */
+    rt_act act;      /* DN_STEP_ACT: applied in place to out_slot[0] */
+    int64_t dims[4]; /* DN_STEP_GAP: input dims (node = 1: nhwc) */
     float alpha, beta;
     int mem_base;           /* index of its first memory object in a context */
     int nthr;               /* OpenMP threads it was created for and runs with */
@@ -89,8 +89,8 @@ typedef struct dn_step {
 
 typedef struct dn_ctx {
     dnnl_stream_t stream;
-    dnnl_memory_t *mem;     /* one per (step, arg) */
-    void **ptr;             /* current data handle of each */
+    dnnl_memory_t *mem; /* one per (step, arg) */
+    void **ptr;         /* current data handle of each */
 } dn_ctx;
 
 typedef struct dn_plan {
@@ -98,7 +98,7 @@ typedef struct dn_plan {
     int n_steps, cap_steps;
     dn_slot *slots;
     int n_slots, cap_slots;
-    void **owned;           /* reordered weights, folded biases */
+    void **owned; /* reordered weights, folded biases */
     int n_owned, cap_owned;
     int *vslot;             /* per value: its primary slot (-1 none) */
     int *vplain;            /* per value: a plain-layout slot (-1 none yet) */
@@ -108,9 +108,9 @@ typedef struct dn_plan {
     size_t arena_size;      /* bytes of arena it needs */
     struct dn_plan *single; /* single-thread variant (load-adaptive), lazily compiled */
     int single_failed;
-    int scratch_slot;       /* -1 if no primitive needs a scratchpad */
+    int scratch_slot; /* -1 if no primitive needs a scratchpad */
     size_t scratch_size;
-    int n_mem;              /* memory objects per context */
+    int n_mem; /* memory objects per context */
     pthread_mutex_t lock;
     dn_ctx *pool[DN_POOL];
     int n_pool;

@@ -36,18 +36,17 @@ typedef struct dn_cc {
     rt_plan *p;
     rt_graph *g;
     dn_plan *dp;
-    int *ncons;     /* live consumers per value (+1 for graph outputs) */
-    int *cons;      /* first two consumers per value: cons[2v], cons[2v+1] */
-    char *done;     /* per node: consumed by a fused chain */
-    int fail;       /* out of memory / oneDNN failure while adding steps */
-    int nthr;       /* threads of the primitives being created (see node_threads) */
-    int threads;    /* threads of the plan variant being compiled */
+    int *ncons;  /* live consumers per value (+1 for graph outputs) */
+    int *cons;   /* first two consumers per value: cons[2v], cons[2v+1] */
+    char *done;  /* per node: consumed by a fused chain */
+    int fail;    /* out of memory / oneDNN failure while adding steps */
+    int nthr;    /* threads of the primitives being created (see node_threads) */
+    int threads; /* threads of the plan variant being compiled */
 } dn_cc;
 
 static int ok(dnnl_status_t s) { return s == dnnl_success; }
 
-static const dnnl_format_tag_t plain_tags[7] = {dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde,
-                                                dnnl_abcdef};
+static const dnnl_format_tag_t plain_tags[7] = {dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 
 static void md_make(dnnl_memory_desc_t *md, int nd, const int64_t *dims, dnnl_format_tag_t tag)
 {
@@ -67,15 +66,9 @@ static void md_plain(dnnl_memory_desc_t *md, int nd, const int64_t *dims)
     md_make(md, nd, dims, dnnl_format_tag_undef);
 }
 
-static void md_any(dnnl_memory_desc_t *md, int nd, const int64_t *dims)
-{
-    md_make(md, nd, dims, dnnl_format_tag_any);
-}
+static void md_any(dnnl_memory_desc_t *md, int nd, const int64_t *dims) { md_make(md, nd, dims, dnnl_format_tag_any); }
 
-static int md_eq(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
-{
-    return dnnl_memory_desc_equal(a, b) != 0;
-}
+static int md_eq(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b) { return dnnl_memory_desc_equal(a, b) != 0; }
 
 static int md_is_plain(const dnnl_memory_desc_t *md)
 {
@@ -161,8 +154,7 @@ static void *owned_alloc(dn_cc *c, size_t size)
 }
 
 /* Runs a reorder now (compile time, constants). */
-static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const dnnl_memory_desc_t *dmd,
-                       void *dst)
+static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const dnnl_memory_desc_t *dmd, void *dst)
 {
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t pr = NULL;
@@ -171,7 +163,8 @@ static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const
     int r = -1;
     if (ok(dnnl_reorder_primitive_desc_create(&pd, smd, c->eng, dmd, c->eng, NULL)) &&
         ok(dnnl_primitive_create(&pr, pd)) && ok(dnnl_memory_create(&ms, smd, c->eng, src)) &&
-        ok(dnnl_memory_create(&md, dmd, c->eng, dst)) && ok(dnnl_stream_create(&st, c->eng, dnnl_stream_default_flags))) {
+        ok(dnnl_memory_create(&md, dmd, c->eng, dst)) &&
+        ok(dnnl_stream_create(&st, c->eng, dnnl_stream_default_flags))) {
         dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
         if (ok(dnnl_primitive_execute(pr, st, 2, a)) && ok(dnnl_stream_wait(st))) r = 0;
     }
@@ -285,8 +278,10 @@ static int need_md(dn_cc *c, int v, const dnnl_memory_desc_t *want)
         dnnl_primitive_desc_destroy(pd);
         if (r) return -1;
     }
-    if (md_is_plain(want)) dp->vplain[v] = t;
-    else dp->valt[v] = t;
+    if (md_is_plain(want))
+        dp->vplain[v] = t;
+    else
+        dp->valt[v] = t;
     return t;
 }
 
@@ -324,14 +319,14 @@ typedef struct po_ent {
 typedef struct chain {
     int n_po;
     po_ent po[24];
-    int end;             /* value the primitive finally writes */
+    int end; /* value the primitive finally writes */
     int consumed[48];
     int n_consumed;
-    int C, axis;         /* per-channel folding (C > 0: allowed) */
+    int C, axis; /* per-channel folding (C > 0: allowed) */
     float *scale, *shift;
-    int folded;          /* scale/shift differ from identity */
+    int folded; /* scale/shift differ from identity */
     int nonlin;
-    rt_act tail_act;     /* an activation no post-op can express: own step */
+    rt_act tail_act; /* an activation no post-op can express: own step */
     float tail_a, tail_b;
 } chain;
 
@@ -382,9 +377,7 @@ static int po_act(chain *ch, rt_act act, float a, float b)
         if (fabsf(a - 1.f / 6.f) > 1e-6f || fabsf(b - 0.5f) > 1e-6f) return -1;
         r = po_elt(ch, dnnl_eltwise_hardswish, 0, 0);
         break;
-    case RT_ACT_CLIP:
-        r = po_elt(ch, dnnl_eltwise_clip, isinf(a) ? -FLT_MAX : a, isinf(b) ? FLT_MAX : b);
-        break;
+    case RT_ACT_CLIP: r = po_elt(ch, dnnl_eltwise_clip, isinf(a) ? -FLT_MAX : a, isinf(b) ? FLT_MAX : b); break;
     default: return -1;
     }
     if (r) {
@@ -485,14 +478,19 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
                 const float *pc;
                 if (const_scalar(g, o, &s)) {
                     if (op == RT_OP_Div && (!first || s == 0.f)) return;
-                    if (op == RT_OP_Mul) m1 = s;
-                    else if (op == RT_OP_Add) a1 = s;
+                    if (op == RT_OP_Mul)
+                        m1 = s;
+                    else if (op == RT_OP_Add)
+                        a1 = s;
                     else if (op == RT_OP_Sub) {
                         m1 = first ? 1.f : -1.f;
                         a1 = first ? -s : s;
-                    } else m1 = 1.f / s;
-                    if (foldable) fold = 1;
-                    else if (po_elt(&t, dnnl_eltwise_linear, m1, a1)) return;
+                    } else
+                        m1 = 1.f / s;
+                    if (foldable)
+                        fold = 1;
+                    else if (po_elt(&t, dnnl_eltwise_linear, m1, a1))
+                        return;
                 } else if (foldable && (pc = const_per_channel(g, o, r, ch->axis, ch->C))) {
                     if ((op == RT_OP_Sub || op == RT_OP_Div) && !first) return;
                     if (op == RT_OP_Div)
@@ -500,30 +498,32 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
                             if (pc[k] == 0.f) return;
                     pcm = pc;
                     pc_op = op;
-                } else if (allow_bin && op == RT_OP_Add && o >= 0 && !g->values[o].data &&
-                           is_f32(&g->values[o]) && same_dims(&g->values[o], &g->values[cur]) &&
-                           c->dp->vslot[o] >= 0 && t.n_po < 16) {
+                } else if (allow_bin && op == RT_OP_Add && o >= 0 && !g->values[o].data && is_f32(&g->values[o]) &&
+                           same_dims(&g->values[o], &g->values[cur]) && c->dp->vslot[o] >= 0 && t.n_po < 16) {
                     t.po[t.n_po].kind = PO_BIN;
                     t.po[t.n_po].value = o;
                     t.n_po++;
                 } else {
                     return;
                 }
-            } else if (op == RT_OP_BatchNormalization && foldable && n->n_in == 5 && n->in[0] == cur &&
-                       ch->axis == 1) {
+            } else if (op == RT_OP_BatchNormalization && foldable && n->n_in == 5 && n->in[0] == cur && ch->axis == 1) {
                 for (int k = 0; k < 4; k++)
                     if (!(bn[k] = const_per_channel(g, n->in[k + 1], 1, 0, ch->C))) return;
                 bn_eps = rt_attr_float(n, "epsilon", 1e-5f);
             } else if (n->in[0] == cur && (op == RT_OP_Relu || op == RT_OP_Sigmoid || op == RT_OP_HardSigmoid ||
                                            op == RT_OP_HardSwish || op == RT_OP_Clip || op == RT_OP_Tanh)) {
                 int rr;
-                if (op == RT_OP_Relu) rr = po_act(&t, RT_ACT_RELU, 0, 0);
-                else if (op == RT_OP_Sigmoid) rr = po_act(&t, RT_ACT_SIGMOID, 0, 0);
-                else if (op == RT_OP_Tanh) rr = po_elt(&t, dnnl_eltwise_tanh, 0, 0);
-                else if (op == RT_OP_HardSwish) rr = po_act(&t, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f);
+                if (op == RT_OP_Relu)
+                    rr = po_act(&t, RT_ACT_RELU, 0, 0);
+                else if (op == RT_OP_Sigmoid)
+                    rr = po_act(&t, RT_ACT_SIGMOID, 0, 0);
+                else if (op == RT_OP_Tanh)
+                    rr = po_elt(&t, dnnl_eltwise_tanh, 0, 0);
+                else if (op == RT_OP_HardSwish)
+                    rr = po_act(&t, RT_ACT_HARDSWISH, 1.f / 6.f, 0.5f);
                 else if (op == RT_OP_HardSigmoid)
-                    rr = po_act(&t, RT_ACT_HARDSIGMOID, rt_attr_float(n, "alpha", 0.2f),
-                                rt_attr_float(n, "beta", 0.5f));
+                    rr =
+                        po_act(&t, RT_ACT_HARDSIGMOID, rt_attr_float(n, "alpha", 0.2f), rt_attr_float(n, "beta", 0.5f));
                 else {
                     float lo = -INFINITY, hi = INFINITY;
                     if (n->n_in > 1 && n->in[1] >= 0 && !const_scalar(g, n->in[1], &lo)) return;
@@ -564,8 +564,7 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
                 ki = c->cons[2 * av];
                 const rt_node *nk = &g->nodes[ki];
                 if (nk->op != RT_OP_Clip || nk->in[0] != av || nk->n_in < 3 || nk->act) return;
-                if (!const_scalar(g, nk->in[1], &lo) || !const_scalar(g, nk->in[2], &hi) || lo != 0.f ||
-                    hi != 6.f)
+                if (!const_scalar(g, nk->in[1], &lo) || !const_scalar(g, nk->in[2], &hi) || lo != 0.f || hi != 6.f)
                     return;
                 kv = nk->out[0];
             }
@@ -664,8 +663,10 @@ static dnnl_primitive_attr_t chain_attr(dn_cc *c, const chain *ch, dnnl_memory_d
             dnnl_post_ops_append_eltwise(po, 1.f, ch->po[i].alg, ch->po[i].a, ch->po[i].b);
         } else {
             int v = ch->po[i].value;
-            if (dst_view) bin_md[i] = *dst_view; /* plain 2-D views (MatMul) */
-            else bin_md[i] = c->dp->slots[c->dp->vslot[v]].md;
+            if (dst_view)
+                bin_md[i] = *dst_view; /* plain 2-D views (MatMul) */
+            else
+                bin_md[i] = c->dp->slots[c->dp->vslot[v]].md;
             dnnl_post_ops_append_binary(po, dnnl_binary_add, &bin_md[i]);
         }
     }
@@ -771,7 +772,8 @@ static int build_conv(dn_cc *c, int ni, int transposed)
     for (int attempt = 0; attempt < 3; attempt++) {
         chain ch;
         if (chain_init(&ch, (int)Cout, 1)) return -1;
-        if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+        if (attempt < 2)
+            chain_walk(c, ni, &ch, attempt == 0);
         else {
             ch.end = n->out[0];
             if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
@@ -795,19 +797,20 @@ static int build_conv(dn_cc *c, int ni, int transposed)
         dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, NULL);
         dnnl_primitive_desc_t pd = NULL;
         for (int try_cur = md_is_plain(&c->dp->slots[xs].md) ? 0 : 1; try_cur >= 0 && !pd; try_cur--) {
-            if (try_cur) smd = c->dp->slots[xs].md;
-            else md_any(&smd, 4, xv->dims);
+            if (try_cur)
+                smd = c->dp->slots[xs].md;
+            else
+                md_any(&smd, 4, xv->dims);
             if (transposed) {
                 dnnl_deconvolution_desc_t d;
                 if (ok(dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference,
-                                                                    dnnl_deconvolution_direct, &smd, &wmd_any,
-                                                                    &bmd, &dmd, strides, dil, pl, pr)))
+                                                                    dnnl_deconvolution_direct, &smd, &wmd_any, &bmd,
+                                                                    &dmd, strides, dil, pl, pr)))
                     pd = pd_create(c, &d, at);
             } else {
                 dnnl_convolution_desc_t d;
-                if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
-                                                                  dnnl_convolution_direct, &smd, &wmd_any, &bmd,
-                                                                  &dmd, strides, dil, pl, pr)))
+                if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
+                                                                  &smd, &wmd_any, &bmd, &dmd, strides, dil, pl, pr)))
                     pd = pd_create(c, &d, at);
             }
             if (pd && try_cur && impl_is_ref(pd)) {
@@ -931,8 +934,10 @@ static int build_deconv_d2s(dn_cc *c, int ni)
     dnnl_primitive_desc_t pd = NULL;
     dnnl_dims_t st = {1, 1}, di = {0, 0}, pz = {0, 0};
     for (int try_cur = md_is_plain(&c->dp->slots[xs].md) ? 0 : 1; try_cur >= 0 && !pd; try_cur--) {
-        if (try_cur) smd = c->dp->slots[xs].md;
-        else md_any(&smd, 4, xv->dims);
+        if (try_cur)
+            smd = c->dp->slots[xs].md;
+        else
+            md_any(&smd, 4, xv->dims);
         dnnl_convolution_desc_t d;
         if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &smd,
                                                           &wmd_any, &bmd, &dmd, st, di, pz, pz)))
@@ -1015,14 +1020,20 @@ static int act_alg(int op, const rt_node *n, dnnl_alg_kind_t *alg, float *a, flo
     *a = *b = 0;
     switch (op) {
     case RT_OP_Relu: *alg = dnnl_eltwise_relu; return 0;
-    case RT_OP_LeakyRelu: *alg = dnnl_eltwise_relu; *a = rt_attr_float(n, "alpha", 0.01f); return 0;
+    case RT_OP_LeakyRelu:
+        *alg = dnnl_eltwise_relu;
+        *a = rt_attr_float(n, "alpha", 0.01f);
+        return 0;
     case RT_OP_Sigmoid: *alg = dnnl_eltwise_logistic; return 0;
     case RT_OP_Tanh: *alg = dnnl_eltwise_tanh; return 0;
     case RT_OP_Exp: *alg = dnnl_eltwise_exp; return 0;
     case RT_OP_Abs: *alg = dnnl_eltwise_abs; return 0;
     case RT_OP_Sqrt: *alg = dnnl_eltwise_sqrt; return 0;
     case RT_OP_Log: *alg = dnnl_eltwise_log; return 0;
-    case RT_OP_Neg: *alg = dnnl_eltwise_linear; *a = -1.f; return 0;
+    case RT_OP_Neg:
+        *alg = dnnl_eltwise_linear;
+        *a = -1.f;
+        return 0;
     case RT_OP_HardSwish: *alg = dnnl_eltwise_hardswish; return 0;
     case RT_OP_HardSigmoid: /* linear here, clip as a post-op */
         *alg = dnnl_eltwise_linear;
@@ -1074,8 +1085,7 @@ static int build_eltwise(dn_cc *c, int ni)
         dnnl_eltwise_desc_t d;
         dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
         dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b)))
-            pd = pd_create(c, &d, at);
+        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b))) pd = pd_create(c, &d, at);
         if (at) dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int ys = out_slot(c, ch.end, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
@@ -1097,7 +1107,7 @@ static int build_binary(dn_cc *c, int ni)
     int a = n->in[0], b = n->in[1], y = n->out[0];
     const rt_value *yv = &g->values[y];
     if (!is_f32(&g->values[a]) || !is_f32(&g->values[b]) || !is_f32(yv)) return -1;
-    dnnl_alg_kind_t alg = n->op == RT_OP_Add ? dnnl_binary_add
+    dnnl_alg_kind_t alg = n->op == RT_OP_Add   ? dnnl_binary_add
                           : n->op == RT_OP_Sub ? dnnl_binary_sub
                           : n->op == RT_OP_Mul ? dnnl_binary_mul
                                                : dnnl_binary_div;
@@ -1139,7 +1149,8 @@ static int build_binary(dn_cc *c, int ni)
     for (int attempt = 0; attempt < 3; attempt++) {
         chain ch;
         chain_init(&ch, 0, 0);
-        if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+        if (attempt < 2)
+            chain_walk(c, ni, &ch, attempt == 0);
         else {
             ch.end = y;
             if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
@@ -1230,7 +1241,8 @@ static int build_pool(dn_cc *c, int ni)
             pr[i] = (yv->dims[2 + i] - 1) * st[i] + (ke[i] - 1) * (di[i] + 1) + 1 - xv->dims[2 + i] - pl[i];
             if (pr[i] < 0) pr[i] = 0;
         }
-        if (n->op == RT_OP_MaxPool) alg = dnnl_pooling_max;
+        if (n->op == RT_OP_MaxPool)
+            alg = dnnl_pooling_max;
         else {
             alg = rt_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
                                                          : dnnl_pooling_avg_exclude_padding;
@@ -1334,14 +1346,13 @@ static int build_resize(dn_cc *c, int ni)
         const char *nm = rt_attr_string(n, "nearest_mode", "round_prefer_floor");
         if (!strcmp(ctm, "align_corners") || !strcmp(ctm, "tf_crop_and_resize")) return -1;
         if (!strcmp(ctm, "asymmetric") && strcmp(nm, "floor")) return -1;
-        if (strcmp(ctm, "asymmetric") && strcmp(nm, "round_prefer_floor") && strcmp(nm, "round_prefer_ceil"))
-            return -1;
+        if (strcmp(ctm, "asymmetric") && strcmp(nm, "round_prefer_floor") && strcmp(nm, "round_prefer_ceil")) return -1;
         for (int i = 2; i < 4; i++)
             if (yv->dims[i] % xv->dims[i]) return -1;
         alg = dnnl_resampling_nearest;
     } else if (!strcmp(mode, "linear")) {
-        if (strcmp(ctm, "half_pixel") && !(strcmp(ctm, "pytorch_half_pixel") == 0 && yv->dims[2] > 1 &&
-                                           yv->dims[3] > 1))
+        if (strcmp(ctm, "half_pixel") &&
+            !(strcmp(ctm, "pytorch_half_pixel") == 0 && yv->dims[2] > 1 && yv->dims[3] > 1))
             return -1;
         alg = dnnl_resampling_linear;
     } else {
@@ -1408,7 +1419,8 @@ static int build_matmul(dn_cc *c, int ni)
         for (int attempt = 0; attempt < 3; attempt++) {
             chain ch;
             if (chain_init(&ch, (int)N, yv->ndim - 1)) return -1;
-            if (attempt < 2) chain_walk(c, ni, &ch, attempt == 0);
+            if (attempt < 2)
+                chain_walk(c, ni, &ch, attempt == 0);
             else {
                 ch.end = y;
                 if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
@@ -1485,7 +1497,8 @@ static int build_matmul(dn_cc *c, int ni)
     for (int attempt = 0; attempt < 2; attempt++) {
         chain ch;
         chain_init(&ch, 0, 0);
-        if (attempt == 0) chain_walk(c, ni, &ch, 0);
+        if (attempt == 0)
+            chain_walk(c, ni, &ch, 0);
         else {
             ch.end = y;
             if (n->act != RT_ACT_NONE && po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
@@ -1569,8 +1582,7 @@ static int build_layernorm(dn_cc *c, int ni)
     if (rt_norm_axis(rt_attr_int(n, "axis", -1), r) != r - 1) return -1;
     int64_t C = xv->dims[r - 1];
     const rt_value *sv = &g->values[n->in[1]], *bv = &g->values[n->in[2]];
-    if (!sv->data || !bv->data || !is_f32(sv) || !is_f32(bv) || rt_value_numel(sv) != C ||
-        rt_value_numel(bv) != C)
+    if (!sv->data || !bv->data || !is_f32(sv) || !is_f32(bv) || rt_value_numel(sv) != C || rt_value_numel(bv) != C)
         return -1;
     dnnl_memory_desc_t md, cmd;
     md_plain(&md, r, xv->dims);
@@ -1766,14 +1778,15 @@ static int mem_plan(dn_cc *c)
                     }
                 }
             }
-            if (off + sz == top) top = off;
-            else fl[nf++] = (blk){off, sz};
+            if (off + sz == top)
+                top = off;
+            else
+                fl[nf++] = (blk){off, sz};
         }
     }
     /* unused slots (never referenced): give them a valid offset */
     for (int i = 0; i < dp->n_slots; i++)
-        if (dp->slots[i].kind == DN_SLOT_ARENA && dp->slots[i].first < 0 && i != dp->scratch_slot)
-            dp->slots[i].off = 0;
+        if (dp->slots[i].kind == DN_SLOT_ARENA && dp->slots[i].first < 0 && i != dp->scratch_slot) dp->slots[i].off = 0;
     lector__free(fl);
     lector__free(by_first);
     lector__free(next);
@@ -1801,8 +1814,7 @@ static int node_threads(dn_cc *c, const rt_node *n)
     if ((n->op == RT_OP_Conv || n->op == RT_OP_ConvTranspose) && n->n_in > 1 && g->values[n->in[1]].ndim == 4) {
         const int64_t *wd = g->values[n->in[1]].dims;
         double G = (double)rt_attr_int(n, "group", 1);
-        work = n->op == RT_OP_Conv ? 2.0 * out * (double)(wd[1] * wd[2] * wd[3])
-                                   : 2.0 * out * (double)wd[0] / G;
+        work = n->op == RT_OP_Conv ? 2.0 * out * (double)(wd[1] * wd[2] * wd[3]) : 2.0 * out * (double)wd[0] / G;
     } else if (n->op == RT_OP_MatMul && n->n_in > 0 && g->values[n->in[0]].ndim > 0) {
         const rt_value *a = &g->values[n->in[0]];
         work = 2.0 * out * (double)a->dims[a->ndim - 1];
@@ -1867,14 +1879,20 @@ static void dump_plan(dn_cc *c)
             dnnl_primitive_get_primitive_desc(s->prim, &pd);
             dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
         }
-        fprintf(stderr, "step %3d %s %-28s", i, s->kind == DN_STEP_PRIM ? "prim" : s->kind == DN_STEP_REF ? "ref " : "act ",
-                s->kind == DN_STEP_PRIM ? impl : s->kind == DN_STEP_REF ? c->g->nodes[s->node].name : "");
+        fprintf(stderr, "step %3d %s %-28s", i,
+                s->kind == DN_STEP_PRIM  ? "prim"
+                : s->kind == DN_STEP_REF ? "ref "
+                                         : "act ",
+                s->kind == DN_STEP_PRIM  ? impl
+                : s->kind == DN_STEP_REF ? c->g->nodes[s->node].name
+                                         : "");
         int n = s->kind == DN_STEP_PRIM ? s->n_args : s->n_in + s->n_out;
         for (int a = 0; a < n; a++) {
             int sl = s->kind == DN_STEP_PRIM ? s->slot[a] : a < s->n_in ? s->in_slot[a] : s->out_slot[a - s->n_in];
             if (sl < 0) continue;
             dn_slot *x = &dp->slots[sl];
-            fprintf(stderr, " [%d k%d v%s off%zu sz%zu %d-%d]", sl, x->kind, x->value >= 0 ? c->g->values[x->value].name : "-", x->off, x->size, x->first, x->last);
+            fprintf(stderr, " [%d k%d v%s off%zu sz%zu %d-%d]", sl, x->kind,
+                    x->value >= 0 ? c->g->values[x->value].name : "-", x->off, x->size, x->first, x->last);
         }
         fprintf(stderr, "\n");
     }
@@ -1940,41 +1958,41 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
         }
         set_threads(&c, node_threads(&c, n));
         if (!skip) switch (n->op) {
-        case RT_OP_Conv: r = build_conv(&c, ni, 0); break;
-        case RT_OP_ConvTranspose:
-            r = build_deconv_d2s(&c, ni);
-            if (r && !c.fail) r = build_conv(&c, ni, 1);
-            break;
-        case RT_OP_MaxPool:
-        case RT_OP_AveragePool: r = build_pool(&c, ni); break;
-        case RT_OP_GlobalAveragePool:
-            r = build_gap(&c, ni);
-            if (r && !c.fail) r = build_pool(&c, ni);
-            break;
-        case RT_OP_Add:
-        case RT_OP_Sub:
-        case RT_OP_Mul:
-        case RT_OP_Div: r = build_binary(&c, ni); break;
-        case RT_OP_Relu:
-        case RT_OP_LeakyRelu:
-        case RT_OP_Sigmoid:
-        case RT_OP_Tanh:
-        case RT_OP_Exp:
-        case RT_OP_Abs:
-        case RT_OP_Sqrt:
-        case RT_OP_Log:
-        case RT_OP_Neg:
-        case RT_OP_HardSwish:
-        case RT_OP_HardSigmoid:
-        case RT_OP_Clip: r = build_eltwise(&c, ni); break;
-        case RT_OP_Concat: r = build_concat(&c, ni); break;
-        case RT_OP_Resize: r = build_resize(&c, ni); break;
-        case RT_OP_MatMul: r = build_matmul(&c, ni); break;
-        case RT_OP_Softmax: r = build_softmax(&c, ni); break;
-        case RT_OP_LayerNormalization: r = build_layernorm(&c, ni); break;
-        case RT_OP_Transpose: r = build_transpose(&c, ni); break;
-        default: break;
-        }
+            case RT_OP_Conv: r = build_conv(&c, ni, 0); break;
+            case RT_OP_ConvTranspose:
+                r = build_deconv_d2s(&c, ni);
+                if (r && !c.fail) r = build_conv(&c, ni, 1);
+                break;
+            case RT_OP_MaxPool:
+            case RT_OP_AveragePool: r = build_pool(&c, ni); break;
+            case RT_OP_GlobalAveragePool:
+                r = build_gap(&c, ni);
+                if (r && !c.fail) r = build_pool(&c, ni);
+                break;
+            case RT_OP_Add:
+            case RT_OP_Sub:
+            case RT_OP_Mul:
+            case RT_OP_Div: r = build_binary(&c, ni); break;
+            case RT_OP_Relu:
+            case RT_OP_LeakyRelu:
+            case RT_OP_Sigmoid:
+            case RT_OP_Tanh:
+            case RT_OP_Exp:
+            case RT_OP_Abs:
+            case RT_OP_Sqrt:
+            case RT_OP_Log:
+            case RT_OP_Neg:
+            case RT_OP_HardSwish:
+            case RT_OP_HardSigmoid:
+            case RT_OP_Clip: r = build_eltwise(&c, ni); break;
+            case RT_OP_Concat: r = build_concat(&c, ni); break;
+            case RT_OP_Resize: r = build_resize(&c, ni); break;
+            case RT_OP_MatMul: r = build_matmul(&c, ni); break;
+            case RT_OP_Softmax: r = build_softmax(&c, ni); break;
+            case RT_OP_LayerNormalization: r = build_layernorm(&c, ni); break;
+            case RT_OP_Transpose: r = build_transpose(&c, ni); break;
+            default: break;
+            }
         if (c.fail) {
             st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory compiling the plan", g->name);
             break;
@@ -1982,7 +2000,7 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
         if (r) {
             /* a builder that failed after adding conversion steps leaves them: harmless */
             static const int interesting[] = {RT_OP_Conv, RT_OP_ConvTranspose, RT_OP_MatMul, RT_OP_Add,
-                                              RT_OP_Mul, RT_OP_Softmax, RT_OP_Resize, RT_OP_Concat};
+                                              RT_OP_Mul,  RT_OP_Softmax,       RT_OP_Resize, RT_OP_Concat};
             for (size_t k = 0; k < sizeof interesting / sizeof *interesting; k++)
                 if (n->op == interesting[k])
                     lector__log(LECTOR_LOG_DEBUG, "onednn: node %s (%s) runs on the reference kernel", n->name,
@@ -2022,11 +2040,12 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
     }
     {
         int np = 0, nr = 0;
-        for (int i = 0; i < dp->n_steps; i++) np += dp->steps[i].kind == DN_STEP_PRIM, nr += dp->steps[i].kind == DN_STEP_REF;
+        for (int i = 0; i < dp->n_steps; i++)
+            np += dp->steps[i].kind == DN_STEP_PRIM, nr += dp->steps[i].kind == DN_STEP_REF;
         if (getenv("LECTOR_ONEDNN_DUMP")) dump_plan(&c);
         lector__log(LECTOR_LOG_DEBUG,
-                    "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes, %d threads",
-                    g->name, p->n_order, np, nr, dp->arena_size, threads);
+                    "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes, %d threads", g->name,
+                    p->n_order, np, nr, dp->arena_size, threads);
     }
     *out = dp;
     return LECTOR_OK;
@@ -2248,8 +2267,7 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
             }
             dnnl_stream_wait(x->stream);
             st = p->kernels[s->node](n, in, out, &kctx);
-            if (st && err && strncmp(err->message, g->name, strlen(g->name)))
-                lector__error_prefix(err, "%s", g->name);
+            if (st && err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
         } else if (s->kind == DN_STEP_GAP) {
             dnnl_stream_wait(x->stream);
             gap_f64(slot_ptr(dp, s->in_slot[0], arena, inputs), slot_ptr(dp, s->out_slot[0], arena, inputs), s->dims,

@@ -12,20 +12,20 @@
 
 #define PAR_MIN 65536
 
-#define UNARY_F32(name, EXPR)                                                                  \
-    lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out, \
-                                const rt_kernel_ctx *ctx)                                      \
-    {                                                                                          \
-        if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype); \
-        const float *X = in[0].data;                                                           \
-        float *Y = out->data;                                                                  \
-        int64_t n = lector_tensor_numel(&in[0]);                                               \
-        _Pragma("omp parallel for num_threads(ctx->threads) if (n > PAR_MIN)")                 \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            float x = X[i];                                                                    \
-            Y[i] = (EXPR);                                                                     \
-        }                                                                                      \
-        return LECTOR_OK;                                                                      \
+#define UNARY_F32(name, EXPR)                                                                                  \
+    lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out,                \
+                                const rt_kernel_ctx *ctx)                                                      \
+    {                                                                                                          \
+        if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);                \
+        const float *X = in[0].data;                                                                           \
+        float *Y = out->data;                                                                                  \
+        int64_t n = lector_tensor_numel(&in[0]);                                                               \
+        _Pragma("omp parallel for num_threads(ctx->threads) if (n > PAR_MIN)") for (int64_t i = 0; i < n; i++) \
+        {                                                                                                      \
+            float x = X[i];                                                                                    \
+            Y[i] = (EXPR);                                                                                     \
+        }                                                                                                      \
+        return LECTOR_OK;                                                                                      \
     }
 
 UNARY_F32(Ceil, ceilf(x))
@@ -49,8 +49,7 @@ lector_status rt_ref_HardSigmoid(const rt_node *nd, const lector_tensor *in, lec
     return LECTOR_OK;
 }
 
-lector_status rt_ref_HardSwish(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                               const rt_kernel_ctx *ctx)
+lector_status rt_ref_HardSwish(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     int64_t n = lector_tensor_numel(&in[0]);
@@ -59,8 +58,7 @@ lector_status rt_ref_HardSwish(const rt_node *nd, const lector_tensor *in, lecto
     return LECTOR_OK;
 }
 
-lector_status rt_ref_LeakyRelu(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                               const rt_kernel_ctx *ctx)
+lector_status rt_ref_LeakyRelu(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     float alpha = rt_attr_float(nd, "alpha", 0.01f);
@@ -72,37 +70,36 @@ lector_status rt_ref_LeakyRelu(const rt_node *nd, const lector_tensor *in, lecto
 }
 
 /* Unary ops defined for float and signed integers. */
-#define SIGNED_LOOP(T, EXPR)                                                                   \
-    do {                                                                                       \
-        const T *X = in[0].data;                                                               \
-        T *Y = out->data;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            T x = X[i];                                                                        \
-            Y[i] = (T)(EXPR);                                                                  \
-        }                                                                                      \
+#define SIGNED_LOOP(T, EXPR)              \
+    do {                                  \
+        const T *X = in[0].data;          \
+        T *Y = out->data;                 \
+        for (int64_t i = 0; i < n; i++) { \
+            T x = X[i];                   \
+            Y[i] = (T)(EXPR);             \
+        }                                 \
     } while (0)
 
-#define SIGNED_UNARY(name, EXPR)                                                               \
+#define SIGNED_UNARY(name, EXPR)                                                                \
     lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out, \
-                                const rt_kernel_ctx *ctx)                                      \
-    {                                                                                          \
-        int64_t n = lector_tensor_numel(&in[0]);                                               \
-        switch (in[0].dtype) {                                                                 \
-        case LECTOR_DTYPE_FLOAT32: SIGNED_LOOP(float, EXPR); break;                            \
-        case LECTOR_DTYPE_FLOAT64: SIGNED_LOOP(double, EXPR); break;                           \
-        case LECTOR_DTYPE_INT64: SIGNED_LOOP(int64_t, EXPR); break;                            \
-        case LECTOR_DTYPE_INT32: SIGNED_LOOP(int32_t, EXPR); break;                            \
-        case LECTOR_DTYPE_INT8: SIGNED_LOOP(int8_t, EXPR); break;                              \
-        default: return rt_ref_bad_dtype(nd, ctx, in[0].dtype);                                \
-        }                                                                                      \
-        return LECTOR_OK;                                                                      \
+                                const rt_kernel_ctx *ctx)                                       \
+    {                                                                                           \
+        int64_t n = lector_tensor_numel(&in[0]);                                                \
+        switch (in[0].dtype) {                                                                  \
+        case LECTOR_DTYPE_FLOAT32: SIGNED_LOOP(float, EXPR); break;                             \
+        case LECTOR_DTYPE_FLOAT64: SIGNED_LOOP(double, EXPR); break;                            \
+        case LECTOR_DTYPE_INT64: SIGNED_LOOP(int64_t, EXPR); break;                             \
+        case LECTOR_DTYPE_INT32: SIGNED_LOOP(int32_t, EXPR); break;                             \
+        case LECTOR_DTYPE_INT8: SIGNED_LOOP(int8_t, EXPR); break;                               \
+        default: return rt_ref_bad_dtype(nd, ctx, in[0].dtype);                                 \
+        }                                                                                       \
+        return LECTOR_OK;                                                                       \
     }
 
 SIGNED_UNARY(Abs, x < 0 ? -x : x)
 SIGNED_UNARY(Neg, -x)
 
-lector_status rt_ref_Relu(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Relu(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     int64_t n = lector_tensor_numel(&in[0]);
     switch (in[0].dtype) {
@@ -123,20 +120,19 @@ lector_status rt_ref_Relu(const rt_node *nd, const lector_tensor *in, lector_ten
 
 /* ---- Clip --------------------------------------------------------------- */
 
-#define CLIP_LOOP(T, LO, HI)                                                                   \
-    do {                                                                                       \
-        const T *X = in[0].data;                                                               \
-        T *Y = out->data;                                                                      \
-        T lo = (nd->n_in > 1 && in[1].data) ? ((const T *)in[1].data)[0] : (LO);              \
-        T hi = (nd->n_in > 2 && in[2].data) ? ((const T *)in[2].data)[0] : (HI);              \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            T v = X[i] < lo ? lo : X[i];                                                       \
-            Y[i] = v > hi ? hi : v;                                                            \
-        }                                                                                      \
+#define CLIP_LOOP(T, LO, HI)                                                     \
+    do {                                                                         \
+        const T *X = in[0].data;                                                 \
+        T *Y = out->data;                                                        \
+        T lo = (nd->n_in > 1 && in[1].data) ? ((const T *)in[1].data)[0] : (LO); \
+        T hi = (nd->n_in > 2 && in[2].data) ? ((const T *)in[2].data)[0] : (HI); \
+        for (int64_t i = 0; i < n; i++) {                                        \
+            T v = X[i] < lo ? lo : X[i];                                         \
+            Y[i] = v > hi ? hi : v;                                              \
+        }                                                                        \
     } while (0)
 
-lector_status rt_ref_Clip(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Clip(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     int64_t n = lector_tensor_numel(&in[0]);
     for (int k = 1; k < 3 && k < nd->n_in; k++)
@@ -155,8 +151,7 @@ lector_status rt_ref_Clip(const rt_node *nd, const lector_tensor *in, lector_ten
 
 /* ---- copies ------------------------------------------------------------- */
 
-lector_status rt_ref_Identity(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                              const rt_kernel_ctx *ctx)
+lector_status rt_ref_Identity(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -165,18 +160,14 @@ lector_status rt_ref_Identity(const rt_node *nd, const lector_tensor *in, lector
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Dropout(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                             const rt_kernel_ctx *ctx)
+lector_status rt_ref_Dropout(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
-    int training = nd->n_in > 2 && in[2].data && in[2].dtype == LECTOR_DTYPE_BOOL &&
-                   *(const uint8_t *)in[2].data;
-    int zero_ratio = nd->n_in > 1 && in[1].data && lector_tensor_numel(&in[1]) == 1 &&
-                     rt_f64_at(in[1].dtype, in[1].data, 0) == 0.0;
+    int training = nd->n_in > 2 && in[2].data && in[2].dtype == LECTOR_DTYPE_BOOL && *(const uint8_t *)in[2].data;
+    int zero_ratio =
+        nd->n_in > 1 && in[1].data && lector_tensor_numel(&in[1]) == 1 && rt_f64_at(in[1].dtype, in[1].data, 0) == 0.0;
     if (training && !zero_ratio) /* random masks: outside inference */
-        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: Dropout in training mode", nd->name);
+        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Dropout in training mode", nd->name);
     lector_status st = rt_ref_Identity(nd, in, out, ctx);
-    if (st == LECTOR_OK && nd->n_out > 1 && out[1].data)
-        memset(out[1].data, 1, (size_t)lector_tensor_numel(&out[1]));
+    if (st == LECTOR_OK && nd->n_out > 1 && out[1].data) memset(out[1].data, 1, (size_t)lector_tensor_numel(&out[1]));
     return st;
 }

@@ -26,17 +26,19 @@ static int64_t sat(double v, double lo, double hi)
 static int supported(lector_dtype dt)
 {
     switch (dt) {
-    case LECTOR_DTYPE_FLOAT32: case LECTOR_DTYPE_FLOAT64: case LECTOR_DTYPE_FLOAT16:
-    case LECTOR_DTYPE_INT64: case LECTOR_DTYPE_INT32: case LECTOR_DTYPE_INT8:
-    case LECTOR_DTYPE_UINT8: case LECTOR_DTYPE_BOOL:
-        return 1;
-    default:
-        return 0;
+    case LECTOR_DTYPE_FLOAT32:
+    case LECTOR_DTYPE_FLOAT64:
+    case LECTOR_DTYPE_FLOAT16:
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_INT32:
+    case LECTOR_DTYPE_INT8:
+    case LECTOR_DTYPE_UINT8:
+    case LECTOR_DTYPE_BOOL: return 1;
+    default: return 0;
     }
 }
 
-lector_status rt_ref_Cast(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Cast(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     lector_dtype from = in[0].dtype, to = out->dtype;
     if (!supported(from)) return rt_ref_bad_dtype(nd, ctx, from);
@@ -47,11 +49,11 @@ lector_status rt_ref_Cast(const rt_node *nd, const lector_tensor *in, lector_ten
         return LECTOR_OK;
     }
     const void *X = in[0].data;
-    int int_src = from == LECTOR_DTYPE_INT64 || from == LECTOR_DTYPE_INT32 ||
-                  from == LECTOR_DTYPE_INT8 || from == LECTOR_DTYPE_UINT8 || from == LECTOR_DTYPE_BOOL;
+    int int_src = from == LECTOR_DTYPE_INT64 || from == LECTOR_DTYPE_INT32 || from == LECTOR_DTYPE_INT8 ||
+                  from == LECTOR_DTYPE_UINT8 || from == LECTOR_DTYPE_BOOL;
     for (int64_t i = 0; i < n; i++) {
-        if (int_src && to != LECTOR_DTYPE_FLOAT32 && to != LECTOR_DTYPE_FLOAT64 &&
-            to != LECTOR_DTYPE_FLOAT16 && to != LECTOR_DTYPE_BOOL) {
+        if (int_src && to != LECTOR_DTYPE_FLOAT32 && to != LECTOR_DTYPE_FLOAT64 && to != LECTOR_DTYPE_FLOAT16 &&
+            to != LECTOR_DTYPE_BOOL) {
             /* integer to integer: exact, wrapping like a C cast (ONNX Runtime) */
             uint64_t u = (uint64_t)rt_i64_at(from, X, i);
             switch (to) {

@@ -7,15 +7,14 @@
 
 lector_status rt_ref_bad_dtype(const rt_node *n, const rt_kernel_ctx *ctx, lector_dtype dt)
 {
-    return lector__error(ctx ? ctx->err : NULL, LECTOR_ERR_DTYPE,
-                         "node %s: %s: element type %s is not supported",
+    return lector__error(ctx ? ctx->err : NULL, LECTOR_ERR_DTYPE, "node %s: %s: element type %s is not supported",
                          n->name ? n->name : "?", rt_op_table[n->op].name, lector_dtype_name(dt));
 }
 
 lector_status rt_ref_oom(const rt_node *n, const rt_kernel_ctx *ctx)
 {
-    return lector__error(ctx ? ctx->err : NULL, LECTOR_ERR_OUT_OF_MEMORY,
-                         "node %s: out of memory", n->name ? n->name : "?");
+    return lector__error(ctx ? ctx->err : NULL, LECTOR_ERR_OUT_OF_MEMORY, "node %s: out of memory",
+                         n->name ? n->name : "?");
 }
 
 void rt_bcast_init(rt_bcast *b, const lector_tensor *out, const lector_tensor *const *ins, int n)

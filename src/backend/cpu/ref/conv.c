@@ -15,8 +15,7 @@
 
 #define COL_TARGET_FLOATS (384 << 10)
 
-static void bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int64_t sp,
-                     const float *bias, int threads)
+static void bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int64_t sp, const float *bias, int threads)
 {
 #pragma omp parallel for num_threads(threads) if (n_img * m * sp > 65536)
     for (int64_t i = 0; i < n_img * m; i++) {
@@ -34,8 +33,8 @@ static void bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int6
  * rt_gemm_f32_packed: `dst` receives
  * K = Cg*ks rows of RT_GEMM_NR floats, written sequentially (columns past nc
  * are zero). `xg` is the group's first input channel. */
-static void im2col_sliver(const rt_conv_geom *g, const float *xg, int64_t isp, int64_t Cg,
-                          int64_t col0, int64_t t, int64_t nc, float *dst)
+static void im2col_sliver(const rt_conv_geom *g, const float *xg, int64_t isp, int64_t Cg, int64_t col0, int64_t t,
+                          int64_t nc, float *dst)
 {
     enum { W = RT_GEMM_NR };
     int64_t OW = g->out[2], OH = g->out[1], IH = g->in[1], IW = g->in[2], ID = g->in[0];
@@ -98,43 +97,43 @@ typedef float dw_vec8 __attribute__((vector_size(32), aligned(4)));
  * with step 1 (unit stride, or stride 2 on a row split into even/odd halves)
  * blocks of 16 and 8 outputs live in one vector register; the rest is scalar.
  * One version per vector width (the portable build targets SSE2 only). */
-#define DW_TAPS(VT, N)                                                                         \
-    for (; ow + N <= OW; ow += N) {                                                            \
-        VT a = {0};                                                                            \
-        for (int64_t kz = 0; kz < kd; kz++)                                                    \
-            for (int64_t ky = 0; ky < kh; ky++) {                                              \
-                const float *xr = xb + kz * zstep + ky * ystep + ow;                           \
-                const float *wr = w + (kz * kh + ky) * kw;                                     \
-                for (int64_t kx = 0; kx < kw; kx++) {                                          \
-                    VT xv;                                                                     \
-                    memcpy(&xv, xr + kxoff[kx], sizeof xv);                                    \
-                    a += wr[kx] * xv;                                                          \
-                }                                                                              \
-            }                                                                                  \
-        memcpy(yr + ow, &a, sizeof a);                                                         \
+#define DW_TAPS(VT, N)                                               \
+    for (; ow + N <= OW; ow += N) {                                  \
+        VT a = {0};                                                  \
+        for (int64_t kz = 0; kz < kd; kz++)                          \
+            for (int64_t ky = 0; ky < kh; ky++) {                    \
+                const float *xr = xb + kz * zstep + ky * ystep + ow; \
+                const float *wr = w + (kz * kh + ky) * kw;           \
+                for (int64_t kx = 0; kx < kw; kx++) {                \
+                    VT xv;                                           \
+                    memcpy(&xv, xr + kxoff[kx], sizeof xv);          \
+                    a += wr[kx] * xv;                                \
+                }                                                    \
+            }                                                        \
+        memcpy(yr + ow, &a, sizeof a);                               \
     }
-#define DW_ROW_BODY                                                                            \
-    int64_t ow = 0;                                                                            \
-    if (step == 1) {                                                                           \
-        DW_TAPS(dw_vec, 16)                                                                    \
-        DW_TAPS(dw_vec8, 8)                                                                    \
-    }                                                                                          \
-    for (; ow < OW; ow++) {                                                                    \
-        float acc = 0.f;                                                                       \
-        for (int64_t kz = 0; kz < kd; kz++)                                                    \
-            for (int64_t ky = 0; ky < kh; ky++) {                                              \
-                const float *xr = xb + kz * zstep + ky * ystep + ow * step;                    \
-                const float *wr = w + (kz * kh + ky) * kw;                                     \
-                for (int64_t kx = 0; kx < kw; kx++) acc += wr[kx] * xr[kxoff[kx]];              \
-            }                                                                                  \
-        yr[ow] = acc;                                                                          \
+#define DW_ROW_BODY                                                                \
+    int64_t ow = 0;                                                                \
+    if (step == 1) {                                                               \
+        DW_TAPS(dw_vec, 16)                                                        \
+        DW_TAPS(dw_vec8, 8)                                                        \
+    }                                                                              \
+    for (; ow < OW; ow++) {                                                        \
+        float acc = 0.f;                                                           \
+        for (int64_t kz = 0; kz < kd; kz++)                                        \
+            for (int64_t ky = 0; ky < kh; ky++) {                                  \
+                const float *xr = xb + kz * zstep + ky * ystep + ow * step;        \
+                const float *wr = w + (kz * kh + ky) * kw;                         \
+                for (int64_t kx = 0; kx < kw; kx++) acc += wr[kx] * xr[kxoff[kx]]; \
+            }                                                                      \
+        yr[ow] = acc;                                                              \
     }
 
 typedef float dw_vec __attribute__((vector_size(64), aligned(4)));
 typedef float dw_vec8 __attribute__((vector_size(32), aligned(4)));
-#define DW_ROW_ARGS                                                                            \
-    const float *xb, const float *w, int64_t kd, int64_t kh, int64_t kw, int64_t zstep,       \
-        int64_t ystep, const int64_t *kxoff, int64_t step, int64_t OW, float *yr
+#define DW_ROW_ARGS                                                                                    \
+    const float *xb, const float *w, int64_t kd, int64_t kh, int64_t kw, int64_t zstep, int64_t ystep, \
+        const int64_t *kxoff, int64_t step, int64_t OW, float *yr
 typedef void (*dw_fn)(DW_ROW_ARGS);
 
 static void dw_row_generic(DW_ROW_ARGS) { DW_ROW_BODY }
@@ -171,9 +170,8 @@ static int64_t dw_plane_size(const rt_conv_geom *g)
 /* Depthwise convolution (one output channel per input channel): each input
  * plane is copied once into a zero-padded scratch plane so that every tap
  * reads in bounds (dw_row). `scratch` holds threads * dw_plane_size floats. */
-static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, const float *w,
-                      const float *bias, float *y, int64_t planes, int64_t C, int threads,
-                      float *scratch)
+static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, const float *w, const float *bias,
+                      float *y, int64_t planes, int64_t C, int threads, float *scratch)
 {
     int64_t isp = g->in[0] * g->in[1] * g->in[2], osp = g->out[0] * g->out[1] * g->out[2];
     int64_t ks = g->k[0] * g->k[1] * g->k[2], KW = g->k[2];
@@ -211,9 +209,8 @@ static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, 
                 }
             for (int64_t od = 0; od < g->out[0]; od++)
                 for (int64_t oh = 0; oh < g->out[1]; oh++)
-                    dw_row(pad + (od * g->s[0] * PH + oh * g->s[1]) * RW, wp, g->k[0], g->k[1], KW,
-                           g->d[0] * PH * RW, g->d[1] * RW, kxoff, step,
-                           OW, yp + (od * g->out[1] + oh) * OW);
+                    dw_row(pad + (od * g->s[0] * PH + oh * g->s[1]) * RW, wp, g->k[0], g->k[1], KW, g->d[0] * PH * RW,
+                           g->d[1] * RW, kxoff, step, OW, yp + (od * g->out[1] + oh) * OW);
             if (bias) {
                 float bv = bias[p % C];
                 for (int64_t i = 0; i < osp; i++) yp[i] += bv;
@@ -223,8 +220,7 @@ static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, 
     }
 }
 
-lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *xt = &in[0], *wt = &in[1];
     const lector_tensor *bt = nd->n_in > 2 && in[2].data ? &in[2] : NULL;
@@ -253,8 +249,8 @@ lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_ten
     /* GEMM path: work items = (image, group, chunk of output columns), one
      * parallel region, each thread with its own im2col buffer running a
      * single-threaded GEMM on packed weights, then bias + activation. */
-    int pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && !g.pb[0] && !g.pb[1] &&
-                    !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2];
+    int pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && !g.pb[0] && !g.pb[1] && !g.pb[2] &&
+                    !g.pe[0] && !g.pe[1] && !g.pe[2];
     int threads = ctx->threads < 1 ? 1 : ctx->threads;
     int64_t chunk = LECTOR_MAX(COL_TARGET_FLOATS / (Kg > 0 ? Kg : 1), 512);
     int64_t share = (osp + threads - 1) / threads; /* enough items for every thread */
@@ -283,14 +279,12 @@ lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_ten
             float *yg = y + (n * M + gi * Mg) * osp;
             int rc;
             if (pointwise) {
-                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Cg, 1.f, NULL, 0, wp + gi * wsz, xg + c0, isp,
-                                    NULL, 0.f, yg + c0, osp, 1);
+                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Cg, 1.f, NULL, 0, wp + gi * wsz, xg + c0, isp, NULL, 0.f, yg + c0,
+                                    osp, 1);
             } else {
                 int64_t nbs = (nc + RT_GEMM_NR - 1) / RT_GEMM_NR;
-                for (int64_t t = 0; t < nbs; t++)
-                    im2col_sliver(&g, xg, isp, Cg, c0, t, nc, col + t * Kg * RT_GEMM_NR);
-                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Kg, 1.f, NULL, 0, wp + gi * wsz, NULL, 0, col,
-                                    0.f, yg + c0, osp, 1);
+                for (int64_t t = 0; t < nbs; t++) im2col_sliver(&g, xg, isp, Cg, c0, t, nc, col + t * Kg * RT_GEMM_NR);
+                rc = rt_gemm_f32_ex(0, 0, Mg, nc, Kg, 1.f, NULL, 0, wp + gi * wsz, NULL, 0, col, 0.f, yg + c0, osp, 1);
             }
             if (rc) {
                 __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
@@ -335,8 +329,8 @@ lector_status rt_ref_ConvTranspose(const rt_node *nd, const lector_tensor *in, l
     if (!col) return rt_ref_oom(nd, ctx);
     for (int64_t n = 0; n < N; n++)
         for (int64_t gi = 0; gi < G; gi++) {
-            if (rt_gemm_f32(1, 0, R, isp, Cg, 1.f, w + gi * Cg * R, R, x + (n * C + gi * Cg) * isp,
-                            isp, 0.f, col, isp, ctx->threads)) {
+            if (rt_gemm_f32(1, 0, R, isp, Cg, 1.f, w + gi * Cg * R, R, x + (n * C + gi * Cg) * isp, isp, 0.f, col, isp,
+                            ctx->threads)) {
                 lector__free(col);
                 return rt_ref_oom(nd, ctx);
             }
@@ -347,8 +341,7 @@ lector_status rt_ref_ConvTranspose(const rt_node *nd, const lector_tensor *in, l
                 for (int64_t kz = 0; kz < g.k[0]; kz++)
                     for (int64_t ky = 0; ky < g.k[1]; ky++)
                         for (int64_t kx = 0; kx < g.k[2]; kx++) {
-                            const float *cr = col + ((m * g.k[0] + kz) * g.k[1] * g.k[2] +
-                                                     ky * g.k[2] + kx) * isp;
+                            const float *cr = col + ((m * g.k[0] + kz) * g.k[1] * g.k[2] + ky * g.k[2] + kx) * isp;
                             for (int64_t iz = 0; iz < g.in[0]; iz++) {
                                 int64_t oz = iz * g.s[0] - g.pb[0] + kz * g.d[0];
                                 if (oz < 0 || oz >= g.out[0]) continue;

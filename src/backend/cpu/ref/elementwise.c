@@ -19,61 +19,64 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
  * split in tiles of at most CHUNK elements of a row, so that one long
  * contiguous row (same-shape operands) is parallel too. */
 #define CHUNK 16384
-#define BIN_LOOP(T, EXPR)                                                                      \
-    do {                                                                                       \
-        const T *A_ = a->data, *B_ = b->data;                                                  \
-        T *O_ = out->data;                                                                     \
-        int64_t inner = bc.inner, s0 = bc.istep[0], s1 = bc.istep[1];                         \
-        int64_t nch = (inner + CHUNK - 1) / CHUNK, tiles = bc.rows * nch;                      \
-        _Pragma("omp parallel for num_threads(threads) if (total > PAR_MIN && tiles > 1)")     \
-        for (int64_t tile = 0; tile < tiles; tile++) {                                         \
-            int64_t row = tile / nch, i0 = (tile % nch) * CHUNK;                               \
-            int64_t i1 = LECTOR_MIN(inner, i0 + CHUNK);                                        \
-            int64_t off[RT_BC_MAX];                                                            \
-            rt_bcast_row(&bc, row, off);                                                       \
-            const T *pa = A_ + off[0], *pb = B_ + off[1];                                      \
-            T *po = O_ + row * inner;                                                          \
-            if (s0 && s1) {                                                                    \
-                for (int64_t i = i0; i < i1; i++) {                                            \
-                    T x = pa[i], y = pb[i];                                                    \
-                    po[i] = (T)(EXPR);                                                         \
-                }                                                                              \
-            } else if (s0) {                                                                   \
-                T y = pb[0];                                                                   \
-                for (int64_t i = i0; i < i1; i++) {                                            \
-                    T x = pa[i];                                                               \
-                    po[i] = (T)(EXPR);                                                         \
-                }                                                                              \
-            } else if (s1) {                                                                   \
-                T x = pa[0];                                                                   \
-                for (int64_t i = i0; i < i1; i++) {                                            \
-                    T y = pb[i];                                                               \
-                    po[i] = (T)(EXPR);                                                         \
-                }                                                                              \
-            } else {                                                                           \
-                T x = pa[0], y = pb[0];                                                        \
-                T v = (T)(EXPR);                                                               \
-                for (int64_t i = i0; i < i1; i++) po[i] = v;                                   \
-            }                                                                                  \
-        }                                                                                      \
+#define BIN_LOOP(T, EXPR)                                                                                             \
+    do {                                                                                                              \
+        const T *A_ = a->data, *B_ = b->data;                                                                         \
+        T *O_ = out->data;                                                                                            \
+        int64_t inner = bc.inner, s0 = bc.istep[0], s1 = bc.istep[1];                                                 \
+        int64_t nch = (inner + CHUNK - 1) / CHUNK, tiles = bc.rows * nch;                                             \
+        _Pragma("omp parallel for num_threads(threads) if (total > PAR_MIN && tiles > 1)") for (int64_t tile = 0;     \
+                                                                                                tile < tiles; tile++) \
+        {                                                                                                             \
+            int64_t row = tile / nch, i0 = (tile % nch) * CHUNK;                                                      \
+            int64_t i1 = LECTOR_MIN(inner, i0 + CHUNK);                                                               \
+            int64_t off[RT_BC_MAX];                                                                                   \
+            rt_bcast_row(&bc, row, off);                                                                              \
+            const T *pa = A_ + off[0], *pb = B_ + off[1];                                                             \
+            T *po = O_ + row * inner;                                                                                 \
+            if (s0 && s1) {                                                                                           \
+                for (int64_t i = i0; i < i1; i++) {                                                                   \
+                    T x = pa[i], y = pb[i];                                                                           \
+                    po[i] = (T)(EXPR);                                                                                \
+                }                                                                                                     \
+            } else if (s0) {                                                                                          \
+                T y = pb[0];                                                                                          \
+                for (int64_t i = i0; i < i1; i++) {                                                                   \
+                    T x = pa[i];                                                                                      \
+                    po[i] = (T)(EXPR);                                                                                \
+                }                                                                                                     \
+            } else if (s1) {                                                                                          \
+                T x = pa[0];                                                                                          \
+                for (int64_t i = i0; i < i1; i++) {                                                                   \
+                    T y = pb[i];                                                                                      \
+                    po[i] = (T)(EXPR);                                                                                \
+                }                                                                                                     \
+            } else {                                                                                                  \
+                T x = pa[0], y = pb[0];                                                                               \
+                T v = (T)(EXPR);                                                                                      \
+                for (int64_t i = i0; i < i1; i++) po[i] = v;                                                          \
+            }                                                                                                         \
+        }                                                                                                             \
     } while (0)
 
-#define BIN_OPS(T, ISINT)                                                                      \
-    switch (op) {                                                                              \
-    case OP_ADD: BIN_LOOP(T, x + y); break;                                                    \
-    case OP_SUB: BIN_LOOP(T, x - y); break;                                                    \
-    case OP_MUL: BIN_LOOP(T, x * y); break;                                                    \
-    case OP_DIV:                                                                               \
-        if (ISINT) BIN_LOOP(T, y == 0 ? 0 : x / y);                                            \
-        else BIN_LOOP(T, x / y);                                                               \
-        break;                                                                                 \
-    case OP_MAX: BIN_LOOP(T, (x != x || x > y) ? x : y); break;                                \
-    case OP_MIN: BIN_LOOP(T, (x != x || x < y) ? x : y); break;                                \
+#define BIN_OPS(T, ISINT)                                       \
+    switch (op) {                                               \
+    case OP_ADD: BIN_LOOP(T, x + y); break;                     \
+    case OP_SUB: BIN_LOOP(T, x - y); break;                     \
+    case OP_MUL: BIN_LOOP(T, x *y); break;                      \
+    case OP_DIV:                                                \
+        if (ISINT)                                              \
+            BIN_LOOP(T, y == 0 ? 0 : x / y);                    \
+        else                                                    \
+            BIN_LOOP(T, x / y);                                 \
+        break;                                                  \
+    case OP_MAX: BIN_LOOP(T, (x != x || x > y) ? x : y); break; \
+    case OP_MIN: BIN_LOOP(T, (x != x || x < y) ? x : y); break; \
     }
 
 /* out = op(a, b); `a` may be `out` itself (same shape). */
-static lector_status binary(const rt_node *nd, int op, const lector_tensor *a,
-                            const lector_tensor *b, lector_tensor *out, const rt_kernel_ctx *ctx)
+static lector_status binary(const rt_node *nd, int op, const lector_tensor *a, const lector_tensor *b,
+                            lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (a->dtype != b->dtype) return rt_ref_bad_dtype(nd, ctx, b->dtype);
     int64_t total = lector_tensor_numel(out);
@@ -94,8 +97,8 @@ static lector_status binary(const rt_node *nd, int op, const lector_tensor *a,
     return LECTOR_OK;
 }
 
-static lector_status binary_act(const rt_node *nd, int op, const lector_tensor *in,
-                                lector_tensor *out, const rt_kernel_ctx *ctx)
+static lector_status binary_act(const rt_node *nd, int op, const lector_tensor *in, lector_tensor *out,
+                                const rt_kernel_ctx *ctx)
 {
     lector_status st = binary(nd, op, &in[0], &in[1], out, ctx);
     if (st == LECTOR_OK && nd->act != RT_ACT_NONE) {
@@ -105,33 +108,28 @@ static lector_status binary_act(const rt_node *nd, int op, const lector_tensor *
     return st;
 }
 
-lector_status rt_ref_Add(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Add(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return binary_act(nd, OP_ADD, in, out, ctx);
 }
 
-lector_status rt_ref_Sub(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Sub(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return binary_act(nd, OP_SUB, in, out, ctx);
 }
 
-lector_status rt_ref_Mul(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Mul(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return binary_act(nd, OP_MUL, in, out, ctx);
 }
 
-lector_status rt_ref_Div(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Div(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return binary_act(nd, OP_DIV, in, out, ctx);
 }
 
 /* out = in[0] broadcast to out's shape. */
-static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lector_tensor *out,
-                                const rt_kernel_ctx *ctx)
+static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(a->dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, a->dtype);
@@ -154,8 +152,8 @@ static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lecto
     return LECTOR_OK;
 }
 
-static lector_status variadic(const rt_node *nd, int op, const lector_tensor *in,
-                              lector_tensor *out, const rt_kernel_ctx *ctx)
+static lector_status variadic(const rt_node *nd, int op, const lector_tensor *in, lector_tensor *out,
+                              const rt_kernel_ctx *ctx)
 {
     if (nd->n_in == 1) return bcast_copy(nd, &in[0], out, ctx);
     lector_status st = binary(nd, op, &in[0], &in[1], out, ctx);
@@ -163,22 +161,19 @@ static lector_status variadic(const rt_node *nd, int op, const lector_tensor *in
     return st;
 }
 
-lector_status rt_ref_Max(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Max(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return variadic(nd, OP_MAX, in, out, ctx);
 }
 
-lector_status rt_ref_Min(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Min(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return variadic(nd, OP_MIN, in, out, ctx);
 }
 
 /* ---- Pow: float base (any exponent type) or integer base -------------- */
 
-lector_status rt_ref_Pow(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Pow(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *a = &in[0], *b = &in[1];
     int64_t total = lector_tensor_numel(out);
@@ -219,20 +214,18 @@ lector_status rt_ref_Pow(const rt_node *nd, const lector_tensor *in, lector_tens
 
 /* ---- Equal -------------------------------------------------------------- */
 
-#define EQ_LOOP(T)                                                                             \
-    do {                                                                                       \
-        const T *A_ = a->data, *B_ = b->data;                                                  \
-        for (int64_t row = 0; row < bc.rows; row++) {                                          \
-            int64_t off[RT_BC_MAX];                                                            \
-            rt_bcast_row(&bc, row, off);                                                       \
-            for (int64_t i = 0; i < bc.inner; i++)                                             \
-                O[row * bc.inner + i] =                                                        \
-                    A_[off[0] + i * bc.istep[0]] == B_[off[1] + i * bc.istep[1]];              \
-        }                                                                                      \
+#define EQ_LOOP(T)                                                                                    \
+    do {                                                                                              \
+        const T *A_ = a->data, *B_ = b->data;                                                         \
+        for (int64_t row = 0; row < bc.rows; row++) {                                                 \
+            int64_t off[RT_BC_MAX];                                                                   \
+            rt_bcast_row(&bc, row, off);                                                              \
+            for (int64_t i = 0; i < bc.inner; i++)                                                    \
+                O[row * bc.inner + i] = A_[off[0] + i * bc.istep[0]] == B_[off[1] + i * bc.istep[1]]; \
+        }                                                                                             \
     } while (0)
 
-lector_status rt_ref_Equal(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Equal(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *a = &in[0], *b = &in[1];
     if (a->dtype != b->dtype) return rt_ref_bad_dtype(nd, ctx, b->dtype);
@@ -256,8 +249,7 @@ lector_status rt_ref_Equal(const rt_node *nd, const lector_tensor *in, lector_te
 
 /* ---- Where -------------------------------------------------------------- */
 
-lector_status rt_ref_Where(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Where(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (in[0].dtype != LECTOR_DTYPE_BOOL) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     size_t es = lector_dtype_size(in[1].dtype);

@@ -16,10 +16,10 @@
 
 #include "backend/cpu/ref/ref.h"
 
-#define MR 6
-#define NR 16
-#define KC 256
-#define NC 2048
+#define MR  6
+#define NR  16
+#define KC  256
+#define NC  2048
 #define MCB 1536 /* rows of A packed at once (multiple of MR) */
 
 /*
@@ -28,8 +28,8 @@
  * version per vector width, picked once at run time (AVX-512, AVX2+FMA,
  * portable).
  */
-typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                           float alpha, int64_t rows, int64_t cols);
+typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha, int64_t rows,
+                           int64_t cols);
 
 /* Accuracy: products are summed in float over runs of KRUN steps and the
  * runs in double. The reference backend is the oracle of the others, and
@@ -39,8 +39,7 @@ typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
 #define KRUN 8
 
 /* C += alpha * acc for the valid part of a tile. */
-static void store_tile(const double *acc, float *c, int64_t ldc, float alpha, int64_t rows,
-                       int64_t cols)
+static void store_tile(const double *acc, float *c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
 {
     for (int64_t r = 0; r < rows; r++) {
         float *cr = c + r * ldc;
@@ -50,8 +49,8 @@ static void store_tile(const double *acc, float *c, int64_t ldc, float alpha, in
 }
 
 /* Portable version. */
-static void ukernel_generic(int64_t kc, const float *restrict a, const float *restrict b,
-                            float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
+static void ukernel_generic(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
+                            int64_t ldc, float alpha, int64_t rows, int64_t cols)
 {
     double acc[MR * NR] = {0};
     for (int64_t k0 = 0; k0 < kc; k0 += KRUN) {
@@ -73,13 +72,13 @@ static void ukernel_generic(int64_t kc, const float *restrict a, const float *re
 #define RT_X86 1
 
 /* AVX-512: all six rows at once, 6 float + 12 double accumulators. */
-#define FOLD512(f, dlo, dhi)                                                                   \
-    dlo = _mm512_add_pd(dlo, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));                      \
+#define FOLD512(f, dlo, dhi)                                              \
+    dlo = _mm512_add_pd(dlo, _mm512_cvtps_pd(_mm512_castps512_ps256(f))); \
     dhi = _mm512_add_pd(dhi, _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_shuffle_f32x4(f, f, 0xEE))));
 
-__attribute__((target("avx512f")))
-static void ukernel_avx512(int64_t kc, const float *restrict a, const float *restrict b,
-                           float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
+__attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const float *restrict a,
+                                                              const float *restrict b, float *restrict c, int64_t ldc,
+                                                              float alpha, int64_t rows, int64_t cols)
 {
     __m512d d00 = _mm512_setzero_pd(), d01 = d00, d10 = d00, d11 = d00, d20 = d00, d21 = d00;
     __m512d d30 = d00, d31 = d00, d40 = d00, d41 = d00, d50 = d00, d51 = d00;
@@ -120,13 +119,13 @@ static void ukernel_avx512(int64_t kc, const float *restrict a, const float *res
 }
 
 /* AVX2: two rows per pass, 4 float + 8 double ymm accumulators. */
-#define FOLD256(f, dlo, dhi)                                                                   \
-    dlo = _mm256_add_pd(dlo, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));                      \
+#define FOLD256(f, dlo, dhi)                                              \
+    dlo = _mm256_add_pd(dlo, _mm256_cvtps_pd(_mm256_castps256_ps128(f))); \
     dhi = _mm256_add_pd(dhi, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
 
-__attribute__((target("avx2,fma")))
-static void ukernel_avx2(int64_t kc, const float *restrict a, const float *restrict b,
-                         float *restrict c, int64_t ldc, float alpha, int64_t rows, int64_t cols)
+__attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const float *restrict a,
+                                                             const float *restrict b, float *restrict c, int64_t ldc,
+                                                             float alpha, int64_t rows, int64_t cols)
 {
     double acc[MR * NR];
     for (int r0 = 0; r0 < rows; r0 += 2) {
@@ -178,8 +177,8 @@ static ukernel_fn pick_ukernel(void)
     return ukernel_generic;
 }
 
-static void pack_a(int transa, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
-                   int64_t kc, float *Ap, int64_t s)
+static void pack_a(int transa, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float *Ap,
+                   int64_t s)
 {
     float *dst = Ap + s * kc * MR;
     for (int r = 0; r < MR; r++) {
@@ -195,8 +194,8 @@ static void pack_a(int transa, const float *A, int64_t lda, int64_t i0, int64_t 
     }
 }
 
-static void pack_b(int transb, const float *B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-                   int64_t nc, float *Bp, int64_t t)
+static void pack_b(int transb, const float *B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *Bp,
+                   int64_t t)
 {
     float *dst = Bp + t * kc * NR;
     int64_t jb = j0 + t * NR, w = LECTOR_MIN(NR, nc - t * NR);
@@ -226,15 +225,16 @@ static ukernel_fn get_ukernel(void)
 /* Single-threaded blocked GEMM. Apre / Bpre: A / B already packed as
  * rt_gemm_pack_a() / rt_gemm_f32_packed() describe (then A, lda / B, ldb are
  * unused). Returns -1 on allocation failure. */
-static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                     const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
-                     const float *Bpre, float beta, float *C, int64_t ldc)
+static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                     const float *Apre, const float *B, int64_t ldb, const float *Bpre, float beta, float *C,
+                     int64_t ldc)
 {
     if (M <= 0 || N <= 0) return 0;
     if (beta != 1.f)
         for (int64_t i = 0; i < M; i++) {
             float *c = C + i * ldc;
-            if (beta == 0.f) memset(c, 0, sizeof(float) * (size_t)N);
+            if (beta == 0.f)
+                memset(c, 0, sizeof(float) * (size_t)N);
             else
                 for (int64_t j = 0; j < N; j++) c[j] *= beta;
         }
@@ -260,15 +260,12 @@ static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, fl
                 if (!Apre)
                     for (int64_t s = 0; s < mbs; s++) pack_a(transa, A, lda, i0, mc, p0, kc, Ap, s);
                 for (int64_t jt = 0; jt < nbs; jt++) {
-                    const float *bs = Bpre ? Bpre + (j0 / NR + jt) * K * NR + p0 * NR
-                                           : Bp + jt * kc * NR;
+                    const float *bs = Bpre ? Bpre + (j0 / NR + jt) * K * NR + p0 * NR : Bp + jt * kc * NR;
                     int64_t cols = LECTOR_MIN(NR, nc - jt * NR);
                     for (int64_t is = 0; is < mbs; is++) {
-                        const float *as = Apre ? Apre + (i0 / MR + is) * K * MR + p0 * MR
-                                               : Ap + is * kc * MR;
+                        const float *as = Apre ? Apre + (i0 / MR + is) * K * MR + p0 * MR : Ap + is * kc * MR;
                         int64_t rows = LECTOR_MIN(MR, mc - is * MR);
-                        uk(kc, as, bs, C + (i0 + is * MR) * ldc + j0 + jt * NR, ldc, alpha, rows,
-                           cols);
+                        uk(kc, as, bs, C + (i0 + is * MR) * ldc + j0 + jt * NR, ldc, alpha, rows, cols);
                     }
                 }
             }
@@ -283,9 +280,9 @@ static int gemm_core(int transa, int transb, int64_t M, int64_t N, int64_t K, fl
  * its own block of columns (NR multiples) or, when there are too few
  * columns, of rows (MR multiples). No barrier inside: robust when the
  * machine is oversubscribed. */
-static int gemm_par(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                    const float *A, int64_t lda, const float *Apre, const float *B, int64_t ldb,
-                    const float *Bpre, float beta, float *C, int64_t ldc, int threads)
+static int gemm_par(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *Apre, const float *B, int64_t ldb, const float *Bpre, float beta, float *C,
+                    int64_t ldc, int threads)
 {
     if (M <= 0 || N <= 0) return 0;
     int64_t nbs = (N + NR - 1) / NR, mbs = (M + MR - 1) / MR;
@@ -310,9 +307,8 @@ static int gemm_par(int transa, int transb, int64_t M, int64_t N, int64_t K, flo
             } else {
                 int64_t i0 = s0 * MR, i1 = LECTOR_MIN(M, s1 * MR);
                 const float *a = A ? (transa ? A + i0 : A + i0 * lda) : NULL;
-                rc = gemm_core(transa, transb, i1 - i0, N, K, alpha, a, lda,
-                               Apre ? Apre + s0 * K * MR : NULL, B, ldb, Bpre, beta,
-                               C + i0 * ldc, ldc);
+                rc = gemm_core(transa, transb, i1 - i0, N, K, alpha, a, lda, Apre ? Apre + s0 * K * MR : NULL, B, ldb,
+                               Bpre, beta, C + i0 * ldc, ldc);
             }
         }
         if (rc) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
@@ -320,32 +316,26 @@ static int gemm_par(int transa, int transb, int64_t M, int64_t N, int64_t K, flo
     return fail ? -1 : 0;
 }
 
-int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                int64_t ldc, int threads)
+int rt_gemm_f32(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int threads)
 {
-    return gemm_par(transa, transb, M, N, K, alpha, A, lda, NULL, B, ldb, NULL, beta, C, ldc,
-                    threads);
+    return gemm_par(transa, transb, M, N, K, alpha, A, lda, NULL, B, ldb, NULL, beta, C, ldc, threads);
 }
 
-int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                       int64_t lda, const float *Ap, const float *Bp, float beta, float *C,
-                       int64_t ldc, int threads)
+int rt_gemm_f32_packed(int transa, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                       const float *Ap, const float *Bp, float beta, float *C, int64_t ldc, int threads)
 {
     return gemm_par(transa, 0, M, N, K, alpha, A, lda, Ap, NULL, 0, Bp, beta, C, ldc, threads);
 }
 
-int rt_gemm_f32_ex(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha,
-                   const float *A, int64_t lda, const float *Ap, const float *B, int64_t ldb,
-                   const float *Bp, float beta, float *C, int64_t ldc, int threads)
+int rt_gemm_f32_ex(int transa, int transb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                   const float *Ap, const float *B, int64_t ldb, const float *Bp, float beta, float *C, int64_t ldc,
+                   int threads)
 {
     return gemm_par(transa, transb, M, N, K, alpha, A, lda, Ap, B, ldb, Bp, beta, C, ldc, threads);
 }
 
-size_t rt_gemm_pack_a_size(int64_t M, int64_t K)
-{
-    return (size_t)((M + MR - 1) / MR * MR * (K > 0 ? K : 1));
-}
+size_t rt_gemm_pack_a_size(int64_t M, int64_t K) { return (size_t)((M + MR - 1) / MR * MR * (K > 0 ? K : 1)); }
 
 void rt_gemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t lda, float *Ap)
 {
@@ -355,8 +345,7 @@ void rt_gemm_pack_a(int transa, int64_t M, int64_t K, const float *A, int64_t ld
 
 /* ---- MatMul ------------------------------------------------------------- */
 
-lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *a = &in[0], *b = &in[1];
     if (a->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, a->dtype);
@@ -388,8 +377,7 @@ lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_t
         /* B shared by every batch: one GEMM with M * batch rows (A is contiguous) */
         int64_t na = 1;
         for (int i = 0; i < ra; i++) na *= a->dims[i];
-        if (rt_gemm_f32(0, 0, na * M, N, K, 1.f, A, K, B, N, 0.f, C, N, ctx->threads))
-            return rt_ref_oom(nd, ctx);
+        if (rt_gemm_f32(0, 0, na * M, N, K, 1.f, A, K, B, N, 0.f, C, N, ctx->threads)) return rt_ref_oom(nd, ctx);
     } else {
         /* batches in parallel, each GEMM on one thread (one parallel region);
          * a single batch gets the threaded GEMM */
@@ -415,8 +403,7 @@ lector_status rt_ref_MatMul(const rt_node *nd, const lector_tensor *in, lector_t
 
 /* ---- Gemm --------------------------------------------------------------- */
 
-lector_status rt_ref_Gemm(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Gemm(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *a = &in[0], *b = &in[1];
     if (a->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, a->dtype);
@@ -441,8 +428,7 @@ lector_status rt_ref_Gemm(const rt_node *nd, const lector_tensor *in, lector_ten
             for (int64_t j = 0; j < N; j++) Y[i * N + j] = beta * cd[i * rs + j * cs];
         gb = 1.f;
     }
-    if (rt_gemm_f32(ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], gb, Y, N,
-                    ctx->threads))
+    if (rt_gemm_f32(ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], gb, Y, N, ctx->threads))
         return rt_ref_oom(nd, ctx);
     rt_apply_act(Y, M * N, nd->act, nd->act_alpha, nd->act_beta);
     return LECTOR_OK;

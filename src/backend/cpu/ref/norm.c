@@ -6,8 +6,8 @@
 
 #include "backend/cpu/ref/ref.h"
 
-lector_status rt_ref_BatchNormalization(const rt_node *nd, const lector_tensor *in,
-                                        lector_tensor *out, const rt_kernel_ctx *ctx)
+lector_status rt_ref_BatchNormalization(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                        const rt_kernel_ctx *ctx)
 {
     for (int i = 0; i < 5; i++)
         if (in[i].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[i].dtype);
@@ -15,8 +15,7 @@ lector_status rt_ref_BatchNormalization(const rt_node *nd, const lector_tensor *
     int64_t N = in[0].dims[0], C = in[0].dims[1];
     int64_t sp = 1;
     for (int i = 2; i < in[0].ndim; i++) sp *= in[0].dims[i];
-    const float *x = in[0].data, *sc = in[1].data, *b = in[2].data, *mean = in[3].data,
-                *var = in[4].data;
+    const float *x = in[0].data, *sc = in[1].data, *b = in[2].data, *mean = in[3].data, *var = in[4].data;
     float *y = out->data;
 #pragma omp parallel for num_threads(ctx->threads) if (N * C * sp > 65536)
     for (int64_t p = 0; p < N * C; p++) {
@@ -32,8 +31,8 @@ lector_status rt_ref_BatchNormalization(const rt_node *nd, const lector_tensor *
     return LECTOR_OK;
 }
 
-lector_status rt_ref_LayerNormalization(const rt_node *nd, const lector_tensor *in,
-                                        lector_tensor *out, const rt_kernel_ctx *ctx)
+lector_status rt_ref_LayerNormalization(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                        const rt_kernel_ctx *ctx)
 {
     const lector_tensor *xt = &in[0], *st = &in[1];
     const lector_tensor *bt = nd->n_in > 2 && in[2].data ? &in[2] : NULL;
@@ -50,8 +49,8 @@ lector_status rt_ref_LayerNormalization(const rt_node *nd, const lector_tensor *
     /* scale / bias broadcast to the normalised shape (usually equal to it) */
     int64_t ns = lector_tensor_numel(st), nb = bt ? lector_tensor_numel(bt) : 0;
     if ((ns != inner && ns != 1) || (bt && nb != inner && nb != 1))
-        return lector__error(ctx->err, LECTOR_ERR_SHAPE,
-                             "node %s: Scale/B do not match the normalised shape", nd->name);
+        return lector__error(ctx->err, LECTOR_ERR_SHAPE, "node %s: Scale/B do not match the normalised shape",
+                             nd->name);
     const float *x = xt->data, *s = st->data, *b = bt ? bt->data : NULL;
     float *y = out[0].data;
     float *mo = nd->n_out > 1 ? out[1].data : NULL, *io = nd->n_out > 2 ? out[2].data : NULL;
@@ -76,8 +75,7 @@ lector_status rt_ref_LayerNormalization(const rt_node *nd, const lector_tensor *
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Softmax(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                             const rt_kernel_ctx *ctx)
+lector_status rt_ref_Softmax(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     int r = in[0].ndim;

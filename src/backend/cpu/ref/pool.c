@@ -8,8 +8,8 @@
 
 #include "backend/cpu/ref/ref.h"
 
-static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx, int is_max)
+static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx,
+                          int is_max)
 {
     const lector_tensor *xt = &in[0];
     if (xt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, xt->dtype);
@@ -36,8 +36,7 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                     for (int a = 0; a < 3; a++) {
                         start[a] = o[a] * g.s[a] - g.pb[a];
                         /* window clipped to the padded input (ORT's divisor) */
-                        int64_t end = LECTOR_MIN(start[a] + (g.k[a] - 1) * g.d[a] + 1,
-                                                 g.in[a] + g.pe[a]);
+                        int64_t end = LECTOR_MIN(start[a] + (g.k[a] - 1) * g.d[a] + 1, g.in[a] + g.pe[a]);
                         cnt_pad *= (end - start[a] + g.d[a] - 1) / g.d[a];
                     }
                     float mx = -INFINITY, sum = 0.f;
@@ -64,8 +63,10 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                         }
                     }
                     float r;
-                    if (is_max) r = mx;
-                    else r = include_pad ? sum / (float)cnt_pad : (cnt ? sum / (float)cnt : 0.f);
+                    if (is_max)
+                        r = mx;
+                    else
+                        r = include_pad ? sum / (float)cnt_pad : (cnt ? sum / (float)cnt : 0.f);
                     yp[(od * g.out[1] + oh) * g.out[2] + ow] = r;
                     if (ind) ind[p * osp + (od * g.out[1] + oh) * g.out[2] + ow] = p * isp + arg;
                 }
@@ -73,8 +74,7 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
     return LECTOR_OK;
 }
 
-lector_status rt_ref_MaxPool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                             const rt_kernel_ctx *ctx)
+lector_status rt_ref_MaxPool(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return pool(nd, in, out, ctx, 1);
 }
@@ -115,8 +115,8 @@ static lector_status global_pool(const rt_node *nd, const lector_tensor *in, lec
     return LECTOR_OK;
 }
 
-lector_status rt_ref_GlobalAveragePool(const rt_node *nd, const lector_tensor *in,
-                                       lector_tensor *out, const rt_kernel_ctx *ctx)
+lector_status rt_ref_GlobalAveragePool(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                       const rt_kernel_ctx *ctx)
 {
     return global_pool(nd, in, out, ctx, 0);
 }

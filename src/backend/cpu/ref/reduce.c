@@ -10,8 +10,8 @@
 
 enum { RED_SUM, RED_MEAN, RED_MAX };
 
-static lector_status reduce(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx, int kind)
+static lector_status reduce(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx,
+                            int kind)
 {
     const lector_tensor *xt = &in[0];
     int r = xt->ndim, mask[LECTOR_MAX_DIMS];
@@ -30,43 +30,42 @@ static lector_status reduce(const rt_node *nd, const lector_tensor *in, lector_t
             s *= xt->dims[a];
         }
     }
-#define RED_LOOP(T, ACC, EMPTY_MEAN, EMPTY_MAX)                                                                     \
-    do {                                                                                       \
-        const T *x = xt->data;                                                                 \
-        T *y = out->data;                                                                      \
-        ACC *acc = lector__malloc(sizeof(ACC) * (size_t)(n_out ? n_out : 1));                  \
-        if (!acc) return rt_ref_oom(nd, ctx);                                                  \
-        for (int64_t i = 0; i < n_out; i++) acc[i] = (ACC)0;                                   \
-        int64_t idx[LECTOR_MAX_DIMS] = {0}, o = 0;                                             \
-        unsigned char *seen = kind == RED_MAX ? lector__calloc((size_t)(n_out ? n_out : 1), 1) \
-                                              : NULL;                                          \
-        if (kind == RED_MAX && !seen) {                                                        \
-            lector__free(acc);                                                                 \
-            return rt_ref_oom(nd, ctx);                                                        \
-        }                                                                                      \
-        for (int64_t i = 0; i < n_in; i++) {                                                   \
-            ACC v = (ACC)x[i];                                                                 \
-            if (kind == RED_MAX) {                                                             \
-                if (!seen[o] || v > acc[o] || v != v) acc[o] = v;                              \
-                seen[o] = 1;                                                                   \
-            } else {                                                                           \
-                acc[o] += v;                                                                   \
-            }                                                                                  \
-            for (int a = r - 1; a >= 0; a--) {                                                 \
-                o += ost[a];                                                                   \
-                if (++idx[a] < xt->dims[a]) break;                                             \
-                o -= ost[a] * xt->dims[a];                                                     \
-                idx[a] = 0;                                                                    \
-            }                                                                                  \
-        }                                                                                      \
-        for (int64_t i = 0; i < n_out; i++) {                                                  \
-            ACC v = acc[i];                                                                    \
-            if (kind == RED_MEAN) v = cnt ? v / (ACC)cnt : (EMPTY_MEAN);                       \
-            if (kind == RED_MAX && !seen[i]) v = (EMPTY_MAX);                                  \
-            y[i] = (T)v;                                                                       \
-        }                                                                                      \
-        lector__free(seen);                                                                    \
-        lector__free(acc);                                                                     \
+#define RED_LOOP(T, ACC, EMPTY_MEAN, EMPTY_MAX)                                                        \
+    do {                                                                                               \
+        const T *x = xt->data;                                                                         \
+        T *y = out->data;                                                                              \
+        ACC *acc = lector__malloc(sizeof(ACC) * (size_t)(n_out ? n_out : 1));                          \
+        if (!acc) return rt_ref_oom(nd, ctx);                                                          \
+        for (int64_t i = 0; i < n_out; i++) acc[i] = (ACC)0;                                           \
+        int64_t idx[LECTOR_MAX_DIMS] = {0}, o = 0;                                                     \
+        unsigned char *seen = kind == RED_MAX ? lector__calloc((size_t)(n_out ? n_out : 1), 1) : NULL; \
+        if (kind == RED_MAX && !seen) {                                                                \
+            lector__free(acc);                                                                         \
+            return rt_ref_oom(nd, ctx);                                                                \
+        }                                                                                              \
+        for (int64_t i = 0; i < n_in; i++) {                                                           \
+            ACC v = (ACC)x[i];                                                                         \
+            if (kind == RED_MAX) {                                                                     \
+                if (!seen[o] || v > acc[o] || v != v) acc[o] = v;                                      \
+                seen[o] = 1;                                                                           \
+            } else {                                                                                   \
+                acc[o] += v;                                                                           \
+            }                                                                                          \
+            for (int a = r - 1; a >= 0; a--) {                                                         \
+                o += ost[a];                                                                           \
+                if (++idx[a] < xt->dims[a]) break;                                                     \
+                o -= ost[a] * xt->dims[a];                                                             \
+                idx[a] = 0;                                                                            \
+            }                                                                                          \
+        }                                                                                              \
+        for (int64_t i = 0; i < n_out; i++) {                                                          \
+            ACC v = acc[i];                                                                            \
+            if (kind == RED_MEAN) v = cnt ? v / (ACC)cnt : (EMPTY_MEAN);                               \
+            if (kind == RED_MAX && !seen[i]) v = (EMPTY_MAX);                                          \
+            y[i] = (T)v;                                                                               \
+        }                                                                                              \
+        lector__free(seen);                                                                            \
+        lector__free(acc);                                                                             \
     } while (0)
     switch (xt->dtype) {
     case LECTOR_DTYPE_FLOAT32: RED_LOOP(float, double, NAN, -INFINITY); break;
@@ -85,14 +84,12 @@ lector_status rt_ref_ReduceMean(const rt_node *nd, const lector_tensor *in, lect
     return reduce(nd, in, out, ctx, RED_MEAN);
 }
 
-lector_status rt_ref_ReduceSum(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                               const rt_kernel_ctx *ctx)
+lector_status rt_ref_ReduceSum(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return reduce(nd, in, out, ctx, RED_SUM);
 }
 
-lector_status rt_ref_ReduceMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                               const rt_kernel_ctx *ctx)
+lector_status rt_ref_ReduceMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     return reduce(nd, in, out, ctx, RED_MAX);
 }
@@ -100,8 +97,7 @@ lector_status rt_ref_ReduceMax(const rt_node *nd, const lector_tensor *in, lecto
 /* ArgMax as numpy's argmax (and ONNX's reference): the first maximum, or
  * the last with select_last_index = 1; NaN is greater than every number
  * (the first NaN, or the last). keepdims only changes the output shape. */
-lector_status rt_ref_ArgMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_ArgMax(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *xt = &in[0];
     int a = rt_norm_axis(rt_attr_int(nd, "axis", 0), xt->ndim);
@@ -117,22 +113,22 @@ lector_status rt_ref_ArgMax(const rt_node *nd, const lector_tensor *in, lector_t
     }
     /* y[j] holds the best index so far of column j of one outer block; the
      * block is read row by row (contiguous) */
-#define ARGMAX_LOOP(T)                                                                         \
-    do {                                                                                       \
-        const T *x = xt->data;                                                                 \
-        for (int64_t o = 0; o < outer; o++) {                                                  \
-            const T *xb = x + o * n * inner;                                                   \
-            int64_t *yb = y + o * inner;                                                       \
-            for (int64_t j = 0; j < inner; j++) yb[j] = 0;                                     \
-            for (int64_t k = 1; k < n; k++) {                                                  \
-                const T *row = xb + k * inner;                                                 \
-                for (int64_t j = 0; j < inner; j++) {                                          \
-                    T v = row[j], b = xb[yb[j] * inner + j];                                   \
+#define ARGMAX_LOOP(T)                                                                            \
+    do {                                                                                          \
+        const T *x = xt->data;                                                                    \
+        for (int64_t o = 0; o < outer; o++) {                                                     \
+            const T *xb = x + o * n * inner;                                                      \
+            int64_t *yb = y + o * inner;                                                          \
+            for (int64_t j = 0; j < inner; j++) yb[j] = 0;                                        \
+            for (int64_t k = 1; k < n; k++) {                                                     \
+                const T *row = xb + k * inner;                                                    \
+                for (int64_t j = 0; j < inner; j++) {                                             \
+                    T v = row[j], b = xb[yb[j] * inner + j];                                      \
                     int take = last ? (b == b && v >= b) || v != v : v > b || (v != v && b == b); \
-                    if (take) yb[j] = k;                                                       \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+                    if (take) yb[j] = k;                                                          \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
     } while (0)
     switch (xt->dtype) {
     case LECTOR_DTYPE_FLOAT32: ARGMAX_LOOP(float); break;

@@ -19,8 +19,7 @@ static int lookup(const char *s, const char *const *names, int n)
     return -1;
 }
 
-static float orig_coord(int ct, float x, float scale, int64_t in_len, int64_t out_len,
-                        float roi_s, float roi_e)
+static float orig_coord(int ct, float x, float scale, int64_t in_len, int64_t out_len, float roi_s, float roi_e)
 {
     switch (ct) {
     case CT_HALF: return (x + 0.5f) / scale - 0.5f;
@@ -30,14 +29,13 @@ static float orig_coord(int ct, float x, float scale, int64_t in_len, int64_t ou
         return off + (x + 0.5f) / scale - 0.5f;
     }
     case CT_PYTORCH: return out_len > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
-    case CT_ALIGN:
-        return out_len == 1 ? 0.f : x * (float)(in_len - 1) / (float)(out_len - 1);
+    case CT_ALIGN: return out_len == 1 ? 0.f : x * (float)(in_len - 1) / (float)(out_len - 1);
     case CT_ASYM: return x / scale;
     case CT_TF_NN: return (x + 0.5f) / scale;
     default:
-        return out_len > 1 ? roi_s * (float)(in_len - 1) +
-                                 x * (roi_e - roi_s) * (float)(in_len - 1) / (float)(out_len - 1)
-                           : 0.5f * (roi_s + roi_e) * (float)(in_len - 1);
+        return out_len > 1
+                   ? roi_s * (float)(in_len - 1) + x * (roi_e - roi_s) * (float)(in_len - 1) / (float)(out_len - 1)
+                   : 0.5f * (roi_s + roi_e) * (float)(in_len - 1);
     }
 }
 
@@ -51,15 +49,13 @@ static int64_t nearest(int nm, float x)
     }
 }
 
-lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *xt = &in[0];
     if (xt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, xt->dtype);
     static const char *const modes[] = {"nearest", "linear", "cubic"};
-    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                      "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                                      "tf_crop_and_resize"};
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const char *ms = rt_attr_string(nd, "mode", "nearest");
     const char *cs = rt_attr_string(nd, "coordinate_transformation_mode", "half_pixel");
@@ -67,11 +63,10 @@ lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_t
     int mode = lookup(ms, modes, 3), ct = lookup(cs, cts, 7), nm = lookup(ns, nms, 4);
     if (mode < 0 || ct < 0 || nm < 0)
         return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: Resize mode '%s' / coordinate mode '%s' / nearest mode '%s'",
-                             nd->name, ms, cs, ns);
+                             "node %s: Resize mode '%s' / coordinate mode '%s' / nearest mode '%s'", nd->name, ms, cs,
+                             ns);
     if (rt_attr_int(nd, "antialias", 0))
-        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Resize antialias",
-                             nd->name);
+        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Resize antialias", nd->name);
     float A = rt_attr_float(nd, "cubic_coeff_a", -0.75f);
     int excl = (int)rt_attr_int(nd, "exclude_outside", 0);
     float extrap = rt_attr_float(nd, "extrapolation_value", 0.f);
@@ -84,8 +79,7 @@ lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_t
     if (st) return st;
     for (int a = 0; a < r; a++)
         if (od[a] != out->dims[a])
-            return lector__error(ctx->err, LECTOR_ERR_INTERNAL, "node %s: Resize shape mismatch",
-                                 nd->name);
+            return lector__error(ctx->err, LECTOR_ERR_INTERNAL, "node %s: Resize shape mismatch", nd->name);
     /* roi (tf_crop_and_resize): starts then ends over all axes or `axes` */
     float roi_s[LECTOR_MAX_DIMS], roi_e[LECTOR_MAX_DIMS];
     for (int a = 0; a < r; a++) roi_s[a] = 0.f, roi_e[a] = 1.f;
@@ -95,8 +89,8 @@ lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_t
         int64_t nr = lector_tensor_numel(&in[1]);
         int k = na ? na : r;
         if (nr != 2 * k)
-            return lector__error(ctx->err, LECTOR_ERR_INVALID_MODEL, "node %s: roi of length %lld",
-                                 nd->name, (long long)nr);
+            return lector__error(ctx->err, LECTOR_ERR_INVALID_MODEL, "node %s: roi of length %lld", nd->name,
+                                 (long long)nr);
         for (int i = 0; i < k; i++) {
             int a = na ? rt_norm_axis(axv[i], r) : i;
             if (a < 0) return lector__error(ctx->err, LECTOR_ERR_INVALID_MODEL, "node %s: axes", nd->name);
@@ -201,8 +195,7 @@ lector_status rt_ref_Resize(const rt_node *nd, const lector_tensor *in, lector_t
             const int64_t *tl = toff + 4 * base[r - 1];
             const unsigned char *ol = oob + base[r - 1];
             float *yr = y + row * inner;
-            for (int64_t o = 0; o < inner; o++)
-                yr[o] = (outside || ol[o]) ? extrap : x[off_row + tl[4 * o]];
+            for (int64_t o = 0; o < inner; o++) yr[o] = (outside || ol[o]) ? extrap : x[off_row + tl[4 * o]];
             continue;
         }
         for (int64_t o = 0; o < inner; o++) {

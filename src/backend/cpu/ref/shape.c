@@ -10,8 +10,7 @@
 #define SC_MAX (2 * LECTOR_MAX_DIMS)
 
 /* dst (contiguous, shape dims[r]) = src at element strides st[r]. */
-static void strided_copy(char *dst, const char *src, int r, const int64_t *dims0,
-                         const int64_t *st0, size_t es)
+static void strided_copy(char *dst, const char *src, int r, const int64_t *dims0, const int64_t *st0, size_t es)
 {
     int64_t dims[SC_MAX], st[SC_MAX];
     int m = 0;
@@ -41,12 +40,10 @@ static void strided_copy(char *dst, const char *src, int r, const int64_t *dims0
         } else {
             switch (es) {
             case 4:
-                for (int64_t i = 0; i < inner; i++)
-                    memcpy(d + i * 4, s + (ptrdiff_t)(i * is) * 4, 4);
+                for (int64_t i = 0; i < inner; i++) memcpy(d + i * 4, s + (ptrdiff_t)(i * is) * 4, 4);
                 break;
             case 8:
-                for (int64_t i = 0; i < inner; i++)
-                    memcpy(d + i * 8, s + (ptrdiff_t)(i * is) * 8, 8);
+                for (int64_t i = 0; i < inner; i++) memcpy(d + i * 8, s + (ptrdiff_t)(i * is) * 8, 8);
                 break;
             default:
                 for (int64_t i = 0; i < inner; i++)
@@ -71,8 +68,7 @@ static void contiguous_strides(int r, const int64_t *dims, int64_t *st)
     }
 }
 
-static lector_status copy_all(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                              const rt_kernel_ctx *ctx)
+static lector_status copy_all(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -81,19 +77,18 @@ static lector_status copy_all(const rt_node *nd, const lector_tensor *in, lector
     return LECTOR_OK;
 }
 
-#define RT_COPY_OP(op)                                                                         \
-    lector_status rt_ref_##op(const rt_node *nd, const lector_tensor *in, lector_tensor *out,   \
-                              const rt_kernel_ctx *ctx)                                        \
-    {                                                                                          \
-        return copy_all(nd, in, out, ctx);                                                     \
+#define RT_COPY_OP(op)                                                                        \
+    lector_status rt_ref_##op(const rt_node *nd, const lector_tensor *in, lector_tensor *out, \
+                              const rt_kernel_ctx *ctx)                                       \
+    {                                                                                         \
+        return copy_all(nd, in, out, ctx);                                                    \
     }
 RT_COPY_OP(Reshape)
 RT_COPY_OP(Flatten)
 RT_COPY_OP(Squeeze)
 RT_COPY_OP(Unsqueeze)
 
-lector_status rt_ref_Shape(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Shape(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     int64_t r = in[0].ndim;
     int64_t s = rt_attr_int(nd, "start", 0), e = rt_attr_int(nd, "end", r);
@@ -106,8 +101,7 @@ lector_status rt_ref_Shape(const rt_node *nd, const lector_tensor *in, lector_te
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Transpose(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                               const rt_kernel_ctx *ctx)
+lector_status rt_ref_Transpose(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -124,24 +118,20 @@ lector_status rt_ref_Transpose(const rt_node *nd, const lector_tensor *in, lecto
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Slice(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Slice(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     int r = in[0].ndim;
     int64_t start[LECTOR_MAX_DIMS], step[LECTOR_MAX_DIMS], count[LECTOR_MAX_DIMS];
-    lector_status st = rt_slice_params(nd, r, in[0].dims, &in[1], &in[2],
-                                       nd->n_in > 3 && in[3].data ? &in[3] : NULL,
-                                       nd->n_in > 4 && in[4].data ? &in[4] : NULL, start, step,
-                                       count, ctx->err);
+    lector_status st = rt_slice_params(nd, r, in[0].dims, &in[1], &in[2], nd->n_in > 3 && in[3].data ? &in[3] : NULL,
+                                       nd->n_in > 4 && in[4].data ? &in[4] : NULL, start, step, count, ctx->err);
     if (st) return st;
     int64_t ist[LECTOR_MAX_DIMS], s[LECTOR_MAX_DIMS], off = 0;
     contiguous_strides(r, in[0].dims, ist);
     for (int a = 0; a < r; a++) {
         if (count[a] != out->dims[a])
-            return lector__error(ctx->err, LECTOR_ERR_INTERNAL, "node %s: slice shape mismatch",
-                                 nd->name);
+            return lector__error(ctx->err, LECTOR_ERR_INTERNAL, "node %s: slice shape mismatch", nd->name);
         off += start[a] * ist[a];
         s[a] = step[a] * ist[a];
     }
@@ -150,8 +140,7 @@ lector_status rt_ref_Slice(const rt_node *nd, const lector_tensor *in, lector_te
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Expand(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_Expand(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -166,8 +155,7 @@ lector_status rt_ref_Expand(const rt_node *nd, const lector_tensor *in, lector_t
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Tile(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                          const rt_kernel_ctx *ctx)
+lector_status rt_ref_Tile(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -185,8 +173,7 @@ lector_status rt_ref_Tile(const rt_node *nd, const lector_tensor *in, lector_ten
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Concat(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_Concat(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(out->dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, out->dtype);
@@ -201,15 +188,13 @@ lector_status rt_ref_Concat(const rt_node *nd, const lector_tensor *in, lector_t
         size_t row = (size_t)(in[k].dims[axis] * inner) * es;
         if (row == 0) continue;
         for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)out->data + (size_t)o * orow + pos, (const char *)in[k].data + (size_t)o * row,
-                   row);
+            memcpy((char *)out->data + (size_t)o * orow + pos, (const char *)in[k].data + (size_t)o * row, row);
         pos += row;
     }
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Split(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Split(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
@@ -223,21 +208,18 @@ lector_status rt_ref_Split(const rt_node *nd, const lector_tensor *in, lector_te
         size_t row = (size_t)(out[k].dims[axis] * inner) * es;
         if (out[k].data && row)
             for (int64_t o = 0; o < outer; o++)
-                memcpy((char *)out[k].data + (size_t)o * row,
-                       (const char *)in[0].data + (size_t)o * irow + pos, row);
+                memcpy((char *)out[k].data + (size_t)o * row, (const char *)in[0].data + (size_t)o * irow + pos, row);
         pos += row;
     }
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Gather(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                            const rt_kernel_ctx *ctx)
+lector_status rt_ref_Gather(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(in[0].dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);
     const lector_tensor *it = &in[1];
-    if (it->dtype != LECTOR_DTYPE_INT64 && it->dtype != LECTOR_DTYPE_INT32)
-        return rt_ref_bad_dtype(nd, ctx, it->dtype);
+    if (it->dtype != LECTOR_DTYPE_INT64 && it->dtype != LECTOR_DTYPE_INT32) return rt_ref_bad_dtype(nd, ctx, it->dtype);
     int r = in[0].ndim;
     int axis = rt_norm_axis(rt_attr_int(nd, "axis", 0), r);
     int64_t outer = 1, inner = 1, d = in[0].dims[axis], ni = lector_tensor_numel(it);
@@ -248,16 +230,16 @@ lector_status rt_ref_Gather(const rt_node *nd, const lector_tensor *in, lector_t
         int64_t k = rt_i64_at(it->dtype, it->data, j);
         if (k < -d || k >= d)
             return lector__error(ctx->err, LECTOR_ERR_INVALID_ARGUMENT,
-                                 "node %s: index %lld out of range [-%lld, %lld)", nd->name,
-                                 (long long)k, (long long)d, (long long)d);
+                                 "node %s: index %lld out of range [-%lld, %lld)", nd->name, (long long)k, (long long)d,
+                                 (long long)d);
     }
     if (!blk) return LECTOR_OK;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < ni; j++) {
             int64_t k = rt_i64_at(it->dtype, it->data, j);
             if (k < 0) k += d;
-            memcpy((char *)out->data + (size_t)(o * ni + j) * blk,
-                   (const char *)in[0].data + (size_t)(o * d + k) * blk, blk);
+            memcpy((char *)out->data + (size_t)(o * ni + j) * blk, (const char *)in[0].data + (size_t)(o * d + k) * blk,
+                   blk);
         }
     return LECTOR_OK;
 }
@@ -272,27 +254,28 @@ static void store_f64(lector_dtype dt, void *p, int64_t i, double v)
     case LECTOR_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
     case LECTOR_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
     case LECTOR_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case LECTOR_DTYPE_UINT8: case LECTOR_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case LECTOR_DTYPE_UINT8:
+    case LECTOR_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)v; break;
     default: break;
     }
 }
 
-lector_status rt_ref_Pad(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                         const rt_kernel_ctx *ctx)
+lector_status rt_ref_Pad(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     lector_dtype dt = in[0].dtype;
     size_t es = lector_dtype_size(dt);
     if (!es || dt == LECTOR_DTYPE_FLOAT16) return rt_ref_bad_dtype(nd, ctx, dt);
     int r = in[0].ndim;
     int64_t pb[LECTOR_MAX_DIMS], pe[LECTOR_MAX_DIMS];
-    lector_status st = rt_pad_params(nd, r, &in[1], nd->n_in > 3 && in[3].data ? &in[3] : NULL,
-                                     pb, pe, ctx->err);
+    lector_status st = rt_pad_params(nd, r, &in[1], nd->n_in > 3 && in[3].data ? &in[3] : NULL, pb, pe, ctx->err);
     if (st) return st;
     const char *mode = rt_attr_string(nd, "mode", "constant");
-    int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2
-            : !strcmp(mode, "wrap") ? 3 : -1;
-    if (m < 0)
-        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Pad mode '%s'", nd->name, mode);
+    int m = !strcmp(mode, "constant")  ? 0
+            : !strcmp(mode, "reflect") ? 1
+            : !strcmp(mode, "edge")    ? 2
+            : !strcmp(mode, "wrap")    ? 3
+                                       : -1;
+    if (m < 0) return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Pad mode '%s'", nd->name, mode);
     char cval[8] = {0};
     if (nd->n_in > 2 && in[2].data && lector_tensor_numel(&in[2]) > 0)
         store_f64(dt, cval, 0, rt_f64_at(in[2].dtype, in[2].data, 0));
@@ -300,8 +283,7 @@ lector_status rt_ref_Pad(const rt_node *nd, const lector_tensor *in, lector_tens
     contiguous_strides(r, in[0].dims, ist);
     for (int a = 0; a < r; a++)
         if (m != 0 && in[0].dims[a] == 0 && out->dims[a] > 0)
-            return lector__error(ctx->err, LECTOR_ERR_SHAPE, "node %s: cannot %s-pad an empty axis",
-                                 nd->name, mode);
+            return lector__error(ctx->err, LECTOR_ERR_SHAPE, "node %s: cannot %s-pad an empty axis", nd->name, mode);
     int64_t idx[LECTOR_MAX_DIMS] = {0};
     const char *src = in[0].data;
     char *dst = out->data;
@@ -320,7 +302,8 @@ lector_status rt_ref_Pad(const rt_node *nd, const lector_tensor *in, lector_tens
                     c %= d;
                     if (c < 0) c += d;
                 } else {
-                    if (d == 1) c = 0;
+                    if (d == 1)
+                        c = 0;
                     else {
                         int64_t p = 2 * (d - 1);
                         c %= p;
@@ -342,8 +325,7 @@ lector_status rt_ref_Pad(const rt_node *nd, const lector_tensor *in, lector_tens
 
 /* ---- generators --------------------------------------------------------- */
 
-lector_status rt_ref_Constant(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                              const rt_kernel_ctx *ctx)
+lector_status rt_ref_Constant(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const rt_attr *a;
     int64_t n = lector_tensor_numel(out);
@@ -360,14 +342,14 @@ lector_status rt_ref_Constant(const rt_node *nd, const lector_tensor *in, lector
     } else if ((a = rt_attr_find(nd, "value_ints"))) {
         if (n) memcpy(out->data, a->ints, sizeof(int64_t) * (size_t)n);
     } else {
-        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP,
-                             "node %s: Constant without a supported value", nd->name);
+        return lector__error(ctx->err, LECTOR_ERR_UNSUPPORTED_OP, "node %s: Constant without a supported value",
+                             nd->name);
     }
     return LECTOR_OK;
 }
 
-lector_status rt_ref_ConstantOfShape(const rt_node *nd, const lector_tensor *in,
-                                     lector_tensor *out, const rt_kernel_ctx *ctx)
+lector_status rt_ref_ConstantOfShape(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                     const rt_kernel_ctx *ctx)
 {
     size_t es = lector_dtype_size(out->dtype);
     if (!es) return rt_ref_bad_dtype(nd, ctx, out->dtype);
@@ -379,8 +361,7 @@ lector_status rt_ref_ConstantOfShape(const rt_node *nd, const lector_tensor *in,
     return LECTOR_OK;
 }
 
-lector_status rt_ref_Range(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
-                           const rt_kernel_ctx *ctx)
+lector_status rt_ref_Range(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     lector_dtype dt = in[0].dtype;
     int64_t n = lector_tensor_numel(out);
@@ -395,11 +376,14 @@ lector_status rt_ref_Range(const rt_node *nd, const lector_tensor *in, lector_te
         for (int64_t i = 0; i < n; i++) ((double *)out->data)[i] = s + (double)i * d;
         break;
     }
-    case LECTOR_DTYPE_INT64: case LECTOR_DTYPE_INT32: {
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_INT32: {
         int64_t s = rt_i64_at(dt, in[0].data, 0), d = rt_i64_at(dt, in[2].data, 0);
         for (int64_t i = 0; i < n; i++) {
-            if (dt == LECTOR_DTYPE_INT64) ((int64_t *)out->data)[i] = s + i * d;
-            else ((int32_t *)out->data)[i] = (int32_t)(s + i * d);
+            if (dt == LECTOR_DTYPE_INT64)
+                ((int64_t *)out->data)[i] = s + i * d;
+            else
+                ((int32_t *)out->data)[i] = (int32_t)(s + i * d);
         }
         break;
     }
