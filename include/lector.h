@@ -7,8 +7,7 @@
  *
  * Usage:
  *
- *     lector_params p = lector_default_params();
- *     p.models_dir = "models";
+ *     lector_params p = lector_default_params();   // models found as lector_find_models() says
  *     lector_engine *eng = NULL;
  *     lector_error err;
  *     if (lector_engine_create(&p, &eng, &err) != LECTOR_OK) {
@@ -67,8 +66,9 @@ typedef enum lector_score_mode {
 typedef struct lector_params {
     /* Models: a directory holding ch_PP-OCRv4_det_infer.onnx,
      * ch_PP-OCRv4_rec_infer.onnx, ch_ppocr_mobile_v2.0_cls_infer.onnx and
-     * ppocr_keys_v1.txt; any of the four paths below overrides its file. */
-    const char *models_dir; /* default "models" */
+     * ppocr_keys_v1.txt; any of the four paths below overrides its file.
+     * NULL (the default): found as lector_find_models() says. */
+    const char *models_dir;
     const char *det_model;
     const char *cls_model;
     const char *rec_model;
@@ -139,8 +139,28 @@ typedef struct lector_params {
     float gpu_fp16_recheck;
 } lector_params;
 
-/* PaddleOCR's defaults (tools/infer/utility.py). */
+/* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */
 lector_params lector_default_params(void);
+
+/* The default model set's file names (scripts/fetch_models.sh fetches them). */
+#define LECTOR_DEFAULT_DET_MODEL "ch_PP-OCRv4_det_infer.onnx"
+#define LECTOR_DEFAULT_REC_MODEL "ch_PP-OCRv4_rec_infer.onnx"
+#define LECTOR_DEFAULT_CLS_MODEL "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+#define LECTOR_DEFAULT_REC_DICT  "ppocr_keys_v1.txt"
+
+/* Finds the models directory, the rule of every entry point (the engine
+ * with models_dir NULL, the CLI's commands, the service). `dir` non-NULL:
+ * that directory and no other. Otherwise the first that holds the default
+ * set's detection model, recogniser and dictionary of:
+ *   1. the LECTOR_MODELS environment variable (taken as it is, like `dir`);
+ *   2. beside the executable: ../models (the offline bundle's layout), then
+ *      ../share/lector/models (an install under a prefix);
+ *   3. the source tree's models/ the build was configured from (build/lector
+ *      run from anywhere).
+ * On success `out` receives the directory. LECTOR_ERR_IO otherwise, with a
+ * message naming every place looked and how to get the models
+ * (scripts/fetch_models.sh). Thread-safe. */
+lector_status lector_find_models(const char *dir, char *out, size_t out_len, lector_error *err);
 
 /* Per-read overrides: NULL means the engine's parameters. */
 typedef struct lector_read_options {

@@ -26,7 +26,8 @@ struct lector_engine {
     int rec_argmax;      /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
-    char fallback[560]; /* device auto on the CPU: why */
+    char fallback[560];    /* device auto on the CPU: why */
+    char models_dir[4096]; /* p.models_dir points here once found (lector_find_models) */
     int on_gpu;
     /* On a GPU, from its free memory at the first recognition
      * (gpu_batch_limits): rows of a cls batch, and rows of a rec batch at the
@@ -41,7 +42,6 @@ lector_params lector_default_params(void)
 {
     lector_params p;
     memset(&p, 0, sizeof p);
-    p.models_dir = "models";
     p.device = LECTOR_DEVICE_CPU;
     p.det_limit_side_len = 960;
     p.det_batch_num = 1;
@@ -89,7 +89,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     if (override)
         snprintf(path, sizeof path, "%s", override);
     else
-        snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
+        snprintf(path, sizeof path, "%s/%s", p->models_dir, file);
     lector_model_options mo = {.backend = backend,
                                .threads = p->threads,
                                .plan_cache_size = 32,
@@ -108,12 +108,11 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     const lector_params *p = &e->p;
     lector_status st;
     int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
-    if ((p->use_det &&
-         (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, &e->rec, err)) ||
-        (recheck && (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 1, &e->rec32, err))) ||
+    if ((p->use_det && (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, &e->rec, err)) ||
+        (recheck && (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, &e->rec32, err))) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, 0, &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, LECTOR_DEFAULT_CLS_MODEL, 0, 0, 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->rec32);
@@ -217,6 +216,16 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&e->limits_lock, NULL);
     e->p = *params;
+    /* the directory is searched for only when a file is taken from it */
+    if ((params->use_det && !params->det_model) || !params->rec_model || !params->rec_dict ||
+        (params->use_angle_cls && !params->cls_model)) {
+        if ((st = lector_find_models(params->models_dir, e->models_dir, sizeof e->models_dir, err))) {
+            pthread_mutex_destroy(&e->limits_lock);
+            lector__free(e);
+            return st;
+        }
+        e->p.models_dir = e->models_dir;
+    }
     if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
         char gpu[32];
         snprintf(gpu, sizeof gpu, "cuda:%d", params->device_id);
@@ -239,8 +248,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (params->rec_dict)
         snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
     else
-        snprintf(dict_path, sizeof dict_path, "%s/ppocr_keys_v1.txt",
-                 params->models_dir ? params->models_dir : "models");
+        snprintf(dict_path, sizeof dict_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_DICT);
     if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
         lector_engine_free(e);
         return st;

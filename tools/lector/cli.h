@@ -17,5 +17,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_gpu(int argc, char **argv);
 int cmd_ocr(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_models(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lector.h"
 #include "lector_rt.h"
 
 typedef struct bench_row {
@@ -143,7 +144,7 @@ int cmd_bench(int argc, char **argv)
         return 2;
     }
     int json = 0, threads = 0, runs = 10, no_ort = 0;
-    const char *models = "models", *backend = NULL;
+    const char *models = NULL, *backend = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -163,6 +164,13 @@ int cmd_bench(int argc, char **argv)
         }
     }
     if (runs < 1) runs = 1;
+    char models_dir[4096];
+    lector_error merr;
+    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
+        fprintf(stderr, "lector bench: %s\n", merr.message);
+        return 1;
+    }
+    models = models_dir;
     char script[PATH_MAX + 64];
     if (!no_ort && find_ort_script(script, sizeof script)) {
         fprintf(stderr, "lector bench: bench/ort_bench.js not found (run from the repository root or set "
@@ -181,7 +189,7 @@ int cmd_bench(int argc, char **argv)
     int rc = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         const bench_row *row = &rows[r];
-        char model[PATH_MAX], input[PATH_MAX + 32];
+        char model[PATH_MAX + 4096], input[PATH_MAX + 32];
         snprintf(model, sizeof model, "%s/%s", models, row->file);
         snprintf(input, sizeof input, "%s/input_%zu.pb", tmp, r);
         lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {row->dims[0], row->dims[1], row->dims[2], row->dims[3]}, NULL};

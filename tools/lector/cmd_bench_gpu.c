@@ -57,7 +57,7 @@ static double pct(double *v, int n, double p)
 
 static int bench_gpu(int argc, char **argv)
 {
-    const char *models = "models", *device = "cuda", *only = NULL;
+    const char *models = NULL, *device = "cuda", *only = NULL;
     int runs = 20, json = 0, fp16 = 0, batches[8] = {1, 8, 32}, nb = 3;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
@@ -87,6 +87,13 @@ static int bench_gpu(int argc, char **argv)
         }
     }
     if (runs < 1) runs = 1;
+    char models_dir[4096];
+    lector_error merr;
+    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
+        fprintf(stderr, "lector bench gpu: %s\n", merr.message);
+        return 1;
+    }
+    models = models_dir;
     static const struct {
         const char *name, *file;
         int64_t dims[4];
@@ -101,7 +108,7 @@ static int bench_gpu(int argc, char **argv)
     int rc = 0;
     for (size_t m = 0; m < sizeof base / sizeof *base; m++) {
         if (only && strcmp(only, base[m].name)) continue;
-        char path[4096];
+        char path[8192];
         snprintf(path, sizeof path, "%s/%s", models, base[m].file);
         lector_model_options o = {.backend = device, .fp16 = fp16};
         lector_model *model;

@@ -30,7 +30,9 @@ static void usage(FILE *f)
         "  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
         "                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
         "engine:\n"
-        "  --models DIR                     models directory (default: models)\n"
+        "  --models DIR                     models directory (default: LECTOR_MODELS, else ../models\n"
+        "                                   or ../share/lector/models beside the binary, else the\n"
+        "                                   source tree's models/; `lector models` shows which)\n"
         "  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
         "  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
         "                                   cuda: the GPU or an error saying why not\n"
@@ -52,7 +54,7 @@ static void usage(FILE *f)
         "  --drop-score F (0.5) --no-space-char\n"
         "limits:\n"
         "  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
-        "other commands: lector models | run-model | doctor | explain | --help | --version\n");
+        "other commands: lector serve | models | run-model | bench | doctor | explain | --help | --version\n");
 }
 
 static int parse_int(const char *s, const char *opt, int *out)

@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
             "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
             "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-            "  --models DIR            models directory (default: models)\n"
+            "  --models DIR            models directory (default: as `lector models` finds it)\n"
             "  --threads N             threads per inference (default 1)\n"
             "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
             "  --queue N               queued requests at most; more get 503 + Retry-After (default 64)\n"

@@ -104,6 +104,7 @@ static void usage(FILE *f)
             "       lector COMMAND [options]\n\n"
             "commands:\n"
             "  serve [--listen ADDR:PORT] ...       the HTTP service (docs/SERVICE.md)\n"
+            "  models [--models DIR] [--json]       the models lector uses: where, sha256, release\n"
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
             "  bench models [--json] [--threads N]  median latency of Lector and ONNX Runtime\n"
             "  bench gpu [--fp16] [--json]          per-model latency/throughput on the GPU\n"
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
