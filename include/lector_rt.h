@@ -116,12 +116,35 @@ typedef struct lector_value_info {
     int64_t dims[LECTOR_MAX_DIMS];
 } lector_value_info;
 
+/* Where models run (lector_params.device of lector.h). */
+typedef enum lector_device {
+    LECTOR_DEVICE_CPU = 0,  /* a CPU backend: oneDNN, or the reference backend */
+    LECTOR_DEVICE_AUTO = 1, /* the GPU when usable, else the CPU with a one-line reason */
+    LECTOR_DEVICE_CUDA = 2  /* the GPU or an error saying why not */
+} lector_device;
+
+/* A device string taken apart by lector_device_parse(). */
+typedef struct lector_device_spec {
+    lector_device device; /* LECTOR_DEVICE_CPU for "cpu" and a CPU backend's name */
+    const char *backend;  /* "cpu", "auto", or the backend's name ("ref", "onednn", "cuda"); static */
+    int index;            /* N of "cuda:N"; 0 otherwise */
+} lector_device_spec;
+
+/* Parses a device string as lector_model_options.backend, the CLI's
+ * --device and --backend and `lector serve` take it: "cpu" (the fastest CPU
+ * backend compiled in; also NULL), "auto" (the GPU when usable, else the
+ * CPU), the name of a backend this build registers ("ref", "onednn",
+ * "cuda"), and "cuda:N" (GPU N, 0..1023). LECTOR_ERR_INVALID_ARGUMENT with
+ * the names this build knows for anything else. Nothing is loaded: whether
+ * the device is usable is known when a model is loaded on it. */
+lector_status lector_device_parse(const char *name, lector_device_spec *out, lector_error *err);
+
 typedef struct lector_model lector_model;
 
 /* Options of a model; zero-initialised or NULL means defaults. */
 typedef struct lector_model_options {
-    /* Backend: NULL or "cpu" (the fastest CPU backend compiled in),
-     * "ref" (the plain-C reference backend, the oracle of the tests),
+    /* Backend (lector_device_parse): NULL or "cpu" (the fastest CPU backend
+     * compiled in), "ref" (the reference backend, the oracle of the tests),
      * "cuda" / "cuda:N" (NVIDIA GPU N through liblector-cuda.so; fails with
      * LECTOR_ERR_UNAVAILABLE and the reason when it cannot be used). */
     const char *backend;

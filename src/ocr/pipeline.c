@@ -80,6 +80,13 @@ lector_read_options lector_default_read_options(void)
     return o;
 }
 
+/* 1 when `backend` names a GPU (half precision is a GPU setting). */
+static int gpu_backend(const char *backend)
+{
+    lector_device_spec spec;
+    return backend && !lector_device_parse(backend, &spec, NULL) && spec.device == LECTOR_DEVICE_CUDA;
+}
+
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
@@ -95,8 +102,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
-                                       (!is_det || p->gpu_fp16_det),
+                               .fp16 = gpu_backend(backend) && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det),
                                /* the recogniser's argmax and max per step, not its probabilities */
                                .output_argmax = argmax};
     return lector_model_load_file(path, &mo, out, err);
@@ -107,7 +113,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     if ((p->use_det &&
          (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, &e->det, err))) ||
         (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, &e->rec, err)) ||

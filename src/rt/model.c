@@ -53,8 +53,8 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    return rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0, opt ? opt->gpu_mem_limit : 0,
-                                opt ? opt->fp16 : 0, &m->be, err);
+    return rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0, opt ? opt->gpu_mem_limit : 0,
+                             opt ? opt->fp16 : 0, &m->be, err);
 }
 
 /* ---- output_argmax ------------------------------------------------------------ */
@@ -251,26 +251,18 @@ void lector_model_trim(lector_model *m)
         pthread_mutex_unlock(&p->pool_lock);
     }
     pthread_mutex_unlock(&m->lock);
-    void (*trim)(rt_backend *) = NULL;
-    if (be->iface->get_proc_address) *(void **)&trim = be->iface->get_proc_address("trim");
-    if (trim) trim(be);
+    if (be->iface->device.trim) be->iface->device.trim(be);
 }
 
 void lector_model_gpu_memory(const lector_model *m, size_t *used, size_t *limit)
 {
     *used = *limit = 0;
-    if (!m || !m->be->iface->get_proc_address) return;
-    void (*usage)(int, size_t *, size_t *) = NULL;
-    *(void **)&usage = m->be->iface->get_proc_address("memory_usage");
-    if (usage) usage(m->be->device, used, limit);
+    if (m && m->be->iface->device.memory_usage) m->be->iface->device.memory_usage(m->be, used, limit);
 }
 
 size_t lector_model_gpu_available(const lector_model *m)
 {
-    if (!m || !m->be->iface->get_proc_address) return 0;
-    size_t (*avail)(int) = NULL;
-    *(void **)&avail = m->be->iface->get_proc_address("memory_available");
-    return avail ? avail(m->be->device) : 0;
+    return m && m->be->iface->device.memory_available ? m->be->iface->device.memory_available(m->be) : 0;
 }
 
 /* ---- plan cache ------------------------------------------------------------- */
@@ -416,8 +408,7 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
 
 int lector_model_takes_images(const lector_model *m)
 {
-    if (!m || m->g->n_inputs != 1 || !m->be->iface->get_proc_address || !m->be->iface->get_proc_address("run_images"))
-        return 0;
+    if (!m || m->g->n_inputs != 1 || !m->be->iface->run_images) return 0;
     const rt_value *v = &m->g->values[m->g->inputs[0]];
     return v->dtype == LECTOR_DTYPE_FLOAT32 && (v->ndim < 0 || v->ndim == 4);
 }

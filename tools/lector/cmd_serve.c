@@ -144,17 +144,7 @@ int cmd_serve(int argc, char **argv)
         else if (!strcmp(a, "--models"))
             c.params.models_dir = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu"))
-                c.params.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                c.params.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4)) {
-                c.params.device = LECTOR_DEVICE_CUDA;
-                if (v[4] == ':' && to_int(a, v + 5, 0, 64, &c.params.device_id)) goto bad;
-            } else {
-                fprintf(stderr, "lector serve: --device is auto, cpu or cuda[:N]\n");
-                goto bad;
-            }
+            if (cli_parse_device("lector serve", v, &c.params)) goto bad;
         } else if (!strcmp(a, "--threads")) {
             if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad;
         } else if (!strcmp(a, "--workers")) {

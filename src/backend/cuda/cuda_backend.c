@@ -1,6 +1,6 @@
 /*
  * cuda_backend.c - the CUDA backend: liblector-cuda.so, loaded with dlopen by
- * src/rt/cuda_loader.c, never linked into the core.
+ * the core's module loader (src/rt/module.c), never linked into the core.
  *
  * A plan (one model, one input shape) compiles into a list of steps, one per
  * live node: cuDNN for Conv/ConvTranspose (algorithm from cuDNN's heuristic,
@@ -2314,9 +2314,10 @@ static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena,
 
 /* ---- extras --------------------------------------------------------------------- */
 
-/* Bytes this process holds on GPU `dev` through Lector, and the cap. */
-static void cu_memory_usage(int dev, size_t *used, size_t *limit)
+/* Bytes this process holds on the backend's GPU through Lector, and the cap. */
+static void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit)
 {
+    int dev = be->device;
     pthread_mutex_lock(&mem_lock);
     *used = dev >= 0 && dev < CU_MAX_DEV ? mem_used[dev] : 0;
     *limit = dev >= 0 && dev < CU_MAX_DEV ? mem_limit[dev] : 0;
@@ -2325,8 +2326,9 @@ static void cu_memory_usage(int dev, size_t *used, size_t *limit)
 
 /* What this process may still allocate on the device: its free memory,
  * bounded by the cap. */
-static size_t cu_memory_available(int dev)
+static size_t cu_memory_available(rt_backend *be)
 {
+    int dev = be->device;
     if (dev < 0 || dev >= CU_MAX_DEV) return 0;
     size_t free_b = 0, total = 0;
     cudaSetDevice(dev);
@@ -2374,19 +2376,6 @@ static const char *cu_plan_mode(const rt_plan *p)
     return cp->half ? (cp->nhwc ? "fp16 NHWC" : "fp16 NCHW") : (cp->nhwc ? "fp32 NHWC" : "fp32 NCHW");
 }
 
-static void *cu_proc(const char *name)
-{
-    if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
-    if (!strcmp(name, "memory_available")) return (void *)cu_memory_available;
-    if (!strcmp(name, "run_images")) return (void *)cu_run_images;
-    if (!strcmp(name, "trim")) return (void *)cu_trim;
-    if (!strcmp(name, "device_name")) return (void *)cu_device_name;
-    if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;
-    if (!strcmp(name, "plan_mode")) return (void *)cu_plan_mode;
-    if (!strcmp(name, "plan_lifetimes")) return (void *)cu_plan_lifetimes;
-    return NULL;
-}
-
 static const rt_backend_iface cuda_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "cuda",
@@ -2399,14 +2388,37 @@ static const rt_backend_iface cuda_iface = {
     .plan_compile = cu_plan_compile,
     .plan_execute = cu_plan_execute,
     .plan_free = cu_plan_free,
-    .get_proc_address = cu_proc,
+    .plan_lifetimes = cu_plan_lifetimes,
+    .run_images = cu_run_images,
+    .time_plan = cu_time_plan,
+    .plan_mode = cu_plan_mode,
+    .device = {.name = cu_device_name,
+               .memory_usage = cu_memory_usage,
+               .memory_available = cu_memory_available,
+               .trim = cu_trim},
 };
 
-__attribute__((visibility("default"))) const rt_backend_iface *lector_cuda_backend(const rt_host_api *host);
+/* The module's entry points (module.h); nothing else is exported. */
+__attribute__((visibility("default"))) const rt_backend_iface *lector_backend_init(const rt_host_api *host);
+__attribute__((visibility("default"))) int lector_backend_score(char *why, size_t why_len);
 
-const rt_backend_iface *lector_cuda_backend(const rt_host_api *host)
+const rt_backend_iface *lector_backend_init(const rt_host_api *host)
 {
     if (!host || host->api_version != RT_BACKEND_API_VERSION) return NULL;
     H = host;
     return &cuda_iface;
+}
+
+/* The number of GPUs the CUDA runtime sees; 0 with cu_init's reason. */
+int lector_backend_score(char *why, size_t why_len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(why, why_len, "cuda: no usable GPU: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        return 0;
+    }
+    if (n <= 0) snprintf(why, why_len, "cuda: no usable GPU: the CUDA runtime sees none");
+    return n > 0 ? n : 0;
 }

@@ -2342,8 +2342,3 @@ static const rt_backend_iface dn_iface = {
 };
 
 const rt_backend_iface *rt_backend_onednn(void) { return &dn_iface; }
-
-/* Referenced by the link options of lector_rt (src/rt/CMakeLists.txt) so that
- * this object is linked from the static library and its strong
- * rt_backend_onednn() replaces the weak default of backend.c. */
-int lector__onednn_anchor;
