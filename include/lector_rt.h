@@ -1,9 +1,10 @@
 /*
  * lector_rt.h - Lector's inference runtime: load an ONNX model, run it.
  *
- * The OCR pipeline (lector.h) is built on this header; it is public so that
- * any ONNX model within Lector's op set can be run directly (see
- * `lector run-model`).
+ * The OCR pipeline (lector.h) is built on this header and on
+ * lector_rt_image.h (inputs made on the device from pixels, outputs reduced
+ * for CTC decoders); it is public so that any ONNX model within Lector's op
+ * set can be run directly (see `lector run-model`).
  *
  * Usage:
  *
@@ -158,15 +159,6 @@ typedef struct lector_model_options {
      * precision where the backend supports it. */
     size_t gpu_mem_limit;
     int fp16;
-    /* 1: every float output of rank >= 2 becomes two outputs, in its place:
-     * the index of its maximum over the last axis (int64, ONNX ArgMax
-     * keepdims=0, first maximum) and that maximum (float, ReduceMax
-     * keepdims=0): what a CTC decoder reads of a recogniser's probabilities,
-     * without copying the whole tensor off the device. Element type and rank
-     * are those the model declares for the output (an output whose rank is
-     * not declared stays as it is); the new outputs are named
-     * "<output>_argmax" and "<output>_max". */
-    int output_argmax;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -214,69 +206,6 @@ lector_status lector_model_arena_bytes(const lector_model *model, const lector_t
  * *n_outputs tensors in the order of the model's outputs. Thread-safe. */
 lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
                                lector_tensor **outputs, size_t *n_outputs, lector_error *err);
-
-/* One row of a model's input made on the backend's device from 8-bit
- * pixels: the page goes up as bytes, not floats. The source is an
- * interleaved image (channels per pixel, rows `stride` bytes apart) of
- * width x height, resized and normalised into an out_height x out_width
- * row of the input ([rows, channels, out_height, width] float32). Each
- * value is
- *   lut[c * 256 + v],  v = min(255, ((S0 >> 4) * beta[2y] >> 16) +
- *                                   ((S1 >> 4) * beta[2y + 1] >> 16) + 2 >> 2),
- *   Sk = p(yofs[2y + k], xofs[x]) * alpha[2x] + p(yofs[2y + k], x1) * alpha[2x + 1]
- * with x1 = xofs[x] + 1, or xofs[x] at the right edge: OpenCV's fixed-point
- * INTER_LINEAR, whose tables lector's image layer makes. Arrays: xofs
- * out_width, alpha 2 * out_width, yofs and beta 2 * out_height, lut
- * channels * 256 entries; all are read during the call only.
- *
- * With `warp` (NULL: p is the source itself) the resize reads a crop made on
- * the device first, as lector's perspective warp makes it
- * (cv2.warpPerspective INTER_CUBIC, BORDER_REPLICATE): crop pixel (x, y)
- * of crop_width x crop_height is, with doubles and the operations in this
- * order, W = warp[6] * x + (warp[7] * y + warp[8]), W = W ? 32 / W : 0,
- * X = rint(clamp(((warp[0] * x + (warp[1] * y + warp[2])) * W)), Y alike
- * with warp[3..5], clamp to the int range (NaN -> INT_MAX),
- * sx = sat16(X >> 5) - 1, sy = sat16(Y >> 5) - 1 and
- *   sat8((sum_ij src(clampy(sy + i), clampx(sx + j)) * cubic[t * 16 + 4i + j] + 2^14) >> 15),
- * t = (Y & 31) * 32 + (X & 31), the clamps to the full source image of
- * full_width x full_height. `pixels` is then the region of that image at
- * (origin_x, origin_y), width x height, that every tap falls in. `turns`
- * then turns the crop: bit 0 90 degrees counter-clockwise (np.rot90),
- * bit 1 then 180 degrees; p is the turned crop, which xofs and yofs index. */
-typedef struct lector_image_input {
-    const uint8_t *pixels;
-    int width, height, channels;
-    size_t stride;
-    int out_width, out_height;
-    const int *xofs;
-    const int16_t *alpha;
-    const int *yofs;
-    const int16_t *beta;
-    const float *lut;
-    /* the crop (warp == NULL: none) */
-    const double *warp;   /* 9 values, row-major */
-    const int16_t *cubic; /* 32 * 32 * 16 weights */
-    int crop_width, crop_height, turns;
-    int origin_x, origin_y, full_width, full_height;
-} lector_image_input;
-
-/* 1 when the model's backend takes lector_image_input: the CUDA backend, for
- * a model with one float32 input of rank 4. */
-int lector_model_takes_images(const lector_model *model);
-
-/* lector_model_run with the model's only input made from `image` on the
- * device, [1, channels, out_height, out_width]; LECTOR_ERR_UNSUPPORTED_OP
- * where lector_model_takes_images is 0. Thread-safe. */
-lector_status lector_model_run_image(const lector_model *model, const lector_image_input *image,
-                                     lector_tensor **outputs, size_t *n_outputs, lector_error *err);
-
-/* The same for a batch: the input is [batch, channels, out_height, width],
- * row i < n_rows made from rows[i] (its columns from out_width on zero),
- * rows n_rows..batch-1 zero. Every row has the same channels and
- * out_height, and out_width <= width. Thread-safe. */
-lector_status lector_model_run_images(const lector_model *model, const lector_image_input *rows, size_t n_rows,
-                                      size_t batch, int width, lector_tensor **outputs, size_t *n_outputs,
-                                      lector_error *err);
 
 /* Times the model the way a framework benchmark times one (`lector bench
  * gpu`): on a GPU the inputs are uploaded once, then the model runs `runs`

@@ -14,6 +14,7 @@
 
 #include "image/image.h"
 #include "lector.h"
+#include "lector_rt_image.h"
 #include "ocr/ctc.h"
 #include "ocr/db_post.h"
 #include "ocr/preprocess.h"
@@ -23,7 +24,7 @@ struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
-    int rec_argmax;      /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
+    int rec_argmax;      /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
     char fallback[560]; /* device auto on the CPU: why */
@@ -102,10 +103,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = gpu_backend(backend) && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det),
-                               /* the recogniser's argmax and max per step, not its probabilities */
-                               .output_argmax = argmax};
-    return lector_model_load_file(path, &mo, out, err);
+                               .fp16 = gpu_backend(backend) && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
+    /* the recogniser's argmax and max per step, not its probabilities */
+    return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
 }
 
 /* Loads the models on `backend`; on failure nothing stays loaded. */
@@ -547,7 +547,7 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int
     size_t n_out = 0;
     lector_status st = run_lines(m, cr, nb, rows, e->p.rec_image_height, bw, &out, &n_out, err);
     if (st) return st;
-    /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
+    /* lector_model_load_file_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
      * of the [N,T,C] probabilities; else the probabilities themselves */
     int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
     if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "lector_rt.h"
+#include "lector_rt_image.h"
 #include "rt/plan.h"
 
 #define RT_BACKEND_API_VERSION 3u

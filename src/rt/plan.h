@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "lector_rt_image.h"
 #include "rt/graph.h"
 #include "rt/ops.h"
 
