@@ -224,6 +224,33 @@ lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char 
 /* Writes a tensor as a serialized onnx.TensorProto named `name` (may be NULL). */
 lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name, lector_error *err);
 
+/* ---- logging and test controls ---------------------------------------- */
+
+/* Levels of the library's log lines, most severe first. */
+typedef enum lector_log_level {
+    LECTOR_LOG_ERROR = 0,
+    LECTOR_LOG_WARN = 1,
+    LECTOR_LOG_INFO = 2,
+    LECTOR_LOG_DEBUG = 3
+} lector_log_level;
+
+/* Receives one log line (a sentence, no newline). Called from whichever
+ * thread logs, while a call into Lector runs; it must not call lector_log_set. */
+typedef void (*lector_log_callback)(lector_log_level level, const char *message, void *user_data);
+
+/* Lines at `level` or more severe go to `callback` with `user_data`; NULL
+ * restores the default, stderr as "lector: <level>: <message>". Until the
+ * first call the level is the environment's LECTOR_LOG (error, warn, info or
+ * debug; default warn) and the lines go to stderr. Thread-safe. */
+void lector_log_set(lector_log_callback callback, void *user_data, lector_log_level level);
+
+/* The test controls set in this process's environment (fault injection,
+ * optimisation disables, profiling; docs/DEBUG.md), comma-separated, "" when
+ * none. They are read once, at the first use of any; several change
+ * results, so a service should refuse them (`lector serve` does unless
+ * started with --allow-test-controls). Never NULL. */
+const char *lector_test_controls(void);
+
 /* Library version string, e.g. "0.1.0". */
 const char *lector_version(void);
 

@@ -58,9 +58,9 @@ typedef struct lector_image_input {
     int width, height, channels;
     size_t stride;
     int out_width, out_height;
-    const int *xofs;     /* out_width source columns */
+    const int *xofs;      /* out_width source columns */
     const int16_t *alpha; /* 2 * out_width column weights */
-    const int *yofs;     /* 2 * out_height source rows */
+    const int *yofs;      /* 2 * out_height source rows */
     const int16_t *beta;  /* 2 * out_height row weights */
     const float *lut;     /* channels * 256 normalised values */
     /* the crop (warp == NULL: none) */

@@ -18,6 +18,7 @@
 #include "ocr/ctc.h"
 #include "ocr/db_post.h"
 #include "ocr/preprocess.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 struct lector_engine {
@@ -343,17 +344,7 @@ static lector_status det_post(lector_engine *e, const lector_image *img, const f
  * resize and normalisation (lector_model_run_image), and the crops' warp,
  * turns, resize and normalisation for cls and rec (lector_model_run_images).
  * LECTOR_GPU_PREPROCESS=0 makes them on the CPU, as before. */
-static int gpu_preprocess(void)
-{
-    static atomic_int on = -1;
-    int v = atomic_load(&on);
-    if (v < 0) {
-        const char *s = getenv("LECTOR_GPU_PREPROCESS");
-        v = !s || strcmp(s, "0") != 0;
-        atomic_store(&on, v);
-    }
-    return v;
-}
+static int gpu_preprocess(void) { return lector__tc_flag(LECTOR__TC_GPU_PREPROCESS, 1); }
 
 /* get_rotate_crop_image's size and corners of box b */
 static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)

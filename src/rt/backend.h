@@ -122,6 +122,10 @@ typedef struct rt_host_api {
     void *(*aligned_alloc)(size_t size);
     void (*free)(void *p);
     void (*log)(int level, const char *fmt, ...);
+    /* the test controls (util/testctl.h; ids are lector__tc values), read once by the core */
+    int (*testctl_flag)(int id, int dflt);
+    long (*testctl_long)(int id, long dflt);
+    const char *(*testctl_str)(int id);
     int64_t (*attr_int)(const rt_node *n, const char *name, int64_t dflt);
     float (*attr_float)(const rt_node *n, const char *name, float dflt);
     int (*attr_ints)(const rt_node *n, const char *name, const int64_t **vals);

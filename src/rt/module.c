@@ -17,6 +17,7 @@
 
 #include "gpuenv/gpuenv.h"
 #include "rt/infer_util.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 static void host_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -30,6 +31,10 @@ static void host_log(int level, const char *fmt, ...)
     lector__log((lector_log_level)level, "%s", buf);
 }
 
+static int tc_flag(int id, int dflt) { return lector__tc_flag((lector__tc)id, dflt); }
+static long tc_long(int id, long dflt) { return lector__tc_long((lector__tc)id, dflt); }
+static const char *tc_str(int id) { return lector__tc_str((lector__tc)id); }
+
 static const rt_host_api host_api = {
     .api_version = RT_BACKEND_API_VERSION,
     .ops = rt_op_table,
@@ -40,6 +45,9 @@ static const rt_host_api host_api = {
     .aligned_alloc = lector__aligned_alloc,
     .free = lector__free,
     .log = host_log,
+    .testctl_flag = tc_flag,
+    .testctl_long = tc_long,
+    .testctl_str = tc_str,
     .attr_int = rt_attr_int,
     .attr_float = rt_attr_float,
     .attr_ints = rt_attr_ints,

@@ -43,9 +43,9 @@ static void usage(FILE *f)
             "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M "
             "ms (1, 0)\n"
             "  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
-            "  -v, --verbose\n"
-            "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
-            "device error (tests the CPU fallback and the circuit breaker)\n");
+            "  --allow-test-controls   start even with test controls set (LECTOR_SERVE_FAULT=N: every Nth\n"
+            "                          read of the primary engine fails; docs/DEBUG.md lists them all)\n"
+            "  -v, --verbose\n");
 }
 
 #if defined(LECTOR_HAVE_DOCTOR) && defined(LECTOR_HAVE_SERVE)
@@ -115,6 +115,10 @@ int cmd_serve(int argc, char **argv)
         }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             c.verbose = 1;
+            continue;
+        }
+        if (!strcmp(a, "--allow-test-controls")) {
+            c.allow_test_controls = 1;
             continue;
         }
         if (!strcmp(a, "--use-angle-cls")) {
