@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli.h"
-#include "json_result.h"
 #include "lector.h"
 
 typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
@@ -111,7 +108,7 @@ static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
 
 static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
 {
-    char *s = json_result_string(file, r, error);
+    char *s = lector_result_json(r, file, error);
     if (s) fprintf(out, "%s\n", s);
     free(s);
 }
