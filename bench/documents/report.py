@@ -3,8 +3,9 @@
 accelerator machine).
 
   report.py speed WALLS.tsv PIPELINE.json|- [OUT.json]
-      WALLS.tsv: engine <TAB> wall_s <TAB> pages <TAB> JSON Lines files (space-separated) of that engine.
-      Prints engine, pages, wall s, pages/s, p50/p99 of the per-page time each engine reports
+      WALLS.tsv: engine <TAB> wall_s <TAB> files <TAB> JSON Lines files (space-separated) of that engine.
+      Prints engine, pages read (results without an error; `errors` counts the files without one),
+      wall s, pages/s (pages read / wall s), p50/p99 of the per-page time each engine reports
       (timings_ms.total: model loading excluded) and Lector's ratio to each engine; PIPELINE.json is
       `lector bench pipeline --json`'s line (warm: after its warm-up pass).
   report.py same REF.jsonl OTHER.jsonl LABEL
@@ -14,12 +15,15 @@ accelerator machine).
 """
 import collections
 import json
+import os
 import sys
 
 
 def load(paths):
     out = []
     for p in paths:
+        if not os.path.exists(p):
+            continue
         with open(p, encoding="utf-8") as f:
             for line in f:
                 line = line.strip()
@@ -47,12 +51,12 @@ def speed(walls, pipeline, out_json):
         res = load(c[3].split())
         lat = [r.get("timings_ms", {}).get("total", 0) for r in res if not r.get("error")]
         errors = sum(1 for r in res if r.get("error"))
-        rows.append(dict(engine=c[0], wall_s=float(c[1]), pages=int(c[2]), results=len(res), errors=errors,
-                         p50_ms=pct(lat, 0.5), p99_ms=pct(lat, 0.99)))
+        rows.append(dict(engine=c[0], wall_s=float(c[1]), pages=len(lat), files=int(c[2]),
+                         errors=int(c[2]) - len(lat), p50_ms=pct(lat, 0.5), p99_ms=pct(lat, 0.99)))
     if pipeline != "-":
         for p in load([pipeline]):
             rows.append(dict(engine="bench pipeline %s x%d (warm)" % (p["device"].replace(" threads", "t"), p["workers"]),
-                             wall_s=p["wall_s"], pages=p["pages"], results=p["pages"], errors=p["errors"],
+                             wall_s=p["wall_s"], pages=p["pages"], files=p["images"] * p["rounds"], errors=p["errors"],
                              p50_ms=p["p50_ms"], p99_ms=p["p99_ms"]))
     for r in rows:
         r["pages_per_s"] = r["pages"] / r["wall_s"] if r["wall_s"] > 0 else 0

@@ -16,7 +16,7 @@
 #                  three sets (PaddleOCR's images: their hand transcriptions only).
 #              Tables on stdout; OUT/speed.json, OUT/scores.tsv, OUT/summary.txt and the engines' output.
 #   score      the accuracy table again from OUT's results (RES=DIR: JSON Lines named ENGINE.SET.jsonl,
-#              e.g. what the `device` step brought back)
+#              e.g. what the `device` step brought back; then only the images that have a result count)
 #   stage      for the accelerator machine: .device/ (git-ignored) with the offline bundle and the data
 #              (the generated set, --sroie N SROIE receipts, PaddleOCR's document images); at most 64 MiB
 #   device     on the accelerator machine, from the repository root, on what `stage` made: bench pipeline
@@ -26,7 +26,8 @@
 # options: --build DIR (build) --out DIR (BUILD/documents) --set DIR (BUILD/documents/generated)
 #          --pages N (60) --seed S (19) --threads T (2) --rounds R (3) --sroie N (40; stage: 20)
 #          --sets "generated sroie paddle" --engines "pipeline lector ocr-node" --workers W (device: 16)
-# env: DATA (../shared/data), CPUS (taskset list, default 0..T-1), PYTHON (/usr/bin/python3)
+# env: DATA (../shared/data), CPUS (taskset list, default 0..T-1), PYTHON (/usr/bin/python3),
+#      BUNDLE (stage: an offline bundle .tar.xz made already, instead of running scripts/bundle)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/bench/documents
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --sets) SETS=$2; shift 2 ;;
     --engines) ENGINES=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
-    -h|--help) sed -n 2,32p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +79,8 @@ lists() {
       sroie)
         [ -d "$root/sroie_subset" ] || { echo "run.sh: $root/sroie_subset missing" >&2; exit 77; }
         awk -F'\t' -v d="$root/sroie_subset" 'NR>1 && !seen[$1]++ {print d "/" $1}' "$root/sroie_subset/gt.tsv" |
-          while read -r f; do [ -f "$f" ] && echo "$f"; done | head -n "$n" > "$OUT/sroie.list"
+          while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done > "$OUT/sroie.all"
+        head -n "$n" "$OUT/sroie.all" > "$OUT/sroie.list"
         awk -F'\t' -v d="$root/sroie_subset/" 'NR == FNR { keep[substr($0, length(d) + 1)] = 1; next }
                                                  FNR == 1 || keep[$1]' "$OUT/sroie.list" "$root/sroie_subset/gt.tsv" \
           > "$OUT/sroie.gt.tsv" ;;
@@ -113,7 +115,7 @@ score() {
       local eng; eng=$(basename "$f" ".$s.jsonl")
       for m in $modes; do
         for loose in "" --loose; do
-          "$sc" --gt "$OUT/$s.gt.tsv" --res "$f" --name "$s	$eng" --mode $m --tsv $loose \
+          "$sc" --gt "$OUT/$s.gt.tsv" --res "$f" --name "$s	$eng" --mode $m --tsv $loose ${RES:+--only-present} \
             --per-image "$OUT/per-image.$eng.$s.$m${loose:+.loose}.tsv" 2>>"$OUT/score.log" >> "$OUT/scores.tsv"
         done
       done
@@ -206,7 +208,7 @@ stage() {
   [ -f "$SET/gt.tsv" ] || generate
   local dev=$ROOT/.device d
   rm -rf "$dev"; mkdir -p "$dev/data"
-  "$ROOT/scripts/bundle" --out "$dev" > /dev/null
+  if [ -n "${BUNDLE:-}" ]; then cp "$BUNDLE" "$dev/"; else "$ROOT/scripts/bundle" --out "$dev" > /dev/null; fi
   cp -r "$SET" "$dev/data/documents"
   d=$dev/data/sroie_subset; mkdir -p "$d/img"
   cp "$DATA/sroie_subset/gt.tsv" "$d/"
@@ -230,14 +232,15 @@ device() {
   OUT=$res
   SROIE=${SROIE:-1000}
   lists "$dev/data" "$dev/data/documents"
+  set +e # a configuration that fails says so in its log; the others still run
   local n; n=$(wc -l < "$OUT/all.list")
   nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader || true
   echo "== first result after process start (one page, fresh process each)"
   local first; first=$(head -1 "$OUT/all.list")
   for dv in cuda cpu; do
-    local t0 t1
-    t0=$(now); $L --device $dv --format json -q "$first" > /dev/null 2>&1 || true; t1=$(now)
-    printf '%s: %s s (%s)\n' "$dv" "$(elapsed "$t0" "$t1")" "$(basename "$first")"
+    local t0 t1 rc
+    t0=$(now); $L --device $dv --format json -q "$first" > "$OUT/first-$dv.json" 2>&1; rc=$?; t1=$(now)
+    printf '%s: %s s (%s, exit %d)\n' "$dv" "$(elapsed "$t0" "$t1")" "$(basename "$first")" $rc
   done
   echo "== lector bench pipeline, $n files"
   : > "$OUT/pipeline.jsonl"
@@ -251,9 +254,9 @@ device() {
     2> "$OUT/pipeline-cpu.err" | tee -a "$OUT/pipeline.jsonl"
   echo "== the CLI over the same files (one process each, model loading included)"
   : > "$OUT/walls.tsv"
-  for cfg in "cuda:" "cuda:--fp16" "cpu:--threads $WORKERS"; do
-    local dv=${cfg%%:*} fl=${cfg#*:} tag t0 t1
-    tag=lector-$dv$(echo "$fl" | tr -c 'a-z0-9' '-' | sed 's/-*$//')
+  for cfg in "cuda:cuda:" "cuda-fp16:cuda:--fp16" "cpu:cpu:--threads $WORKERS"; do
+    local tag=lector-${cfg%%:*} rest=${cfg#*:} t0 t1
+    local dv=${rest%%:*} fl=${rest#*:}
     t0=$(now)
     # shellcheck disable=SC2046,SC2086
     $L --device $dv $fl --format json -q $(cat "$OUT/all.list") > "$OUT/res/$tag.jsonl" 2> "$OUT/$tag.err" || true
@@ -273,8 +276,8 @@ for tag, k in (("lector-cuda", 0), ("lector-cuda-fp16", 1)):
         print("%s CLI / bench pipeline = %.2f (bar: >= 0.8)" % (tag, cli[tag]["pages_per_s"] / pipe[k]["pages_per_s"]))
 PY
   echo "== GPU texts against the CPU's"
-  python3 "$HERE/report.py" same "$OUT/res/lector-cpu-threads-$WORKERS.jsonl" "$OUT/res/lector-cuda.jsonl" "cuda fp32 vs cpu"
-  python3 "$HERE/report.py" same "$OUT/res/lector-cpu-threads-$WORKERS.jsonl" "$OUT/res/lector-cuda-fp16.jsonl" "cuda fp16 vs cpu"
+  python3 "$HERE/report.py" same "$OUT/res/lector-cpu.jsonl" "$OUT/res/lector-cuda.jsonl" "cuda fp32 vs cpu"
+  python3 "$HERE/report.py" same "$OUT/res/lector-cpu.jsonl" "$OUT/res/lector-cuda-fp16.jsonl" "cuda fp16 vs cpu"
   for f in "$OUT"/res/lector-*.jsonl; do
     for s in $SETS; do
       python3 -c 'import sys, json
@@ -297,5 +300,5 @@ case $cmd in
     score "${RES:-$OUT/res}" | tee "$OUT/accuracy.txt" ;;
   stage) stage ;;
   device) device ;;
-  *) sed -n 2,32p "$0" >&2; exit 2 ;;
+  *) sed -n 2,30p "$0" >&2; exit 2 ;;
 esac
