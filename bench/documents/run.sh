@@ -90,8 +90,9 @@ lists() {
         local d=$root/paddleocr_doc_imgs
         [ -d "$d" ] || { echo "run.sh: $d missing" >&2; exit 77; }
         { find "$d/imgs" -maxdepth 1 -name '*.jpg' | sort; ls "$d/imgs_en/254.jpg" "$d/imgs_en/img623.jpg"; } > "$OUT/paddle.list"
-        awk -F'\t' 'NR == 1 || ($5 ~ /^hand transcription/ && ($2 == "line" || $2 == "word" || $2 == "cell"))' \
-          "$d/gt.tsv" > "$OUT/paddle.gt.tsv" ;;
+        awk -F'\t' -v d="$d/" 'NR == FNR { keep[substr($0, length(d) + 1)] = 1; next }
+          FNR == 1 || (keep[$1] && $5 ~ /^hand transcription/ && ($2 == "line" || $2 == "word" || $2 == "cell"))' \
+          "$OUT/paddle.list" "$d/gt.tsv" > "$OUT/paddle.gt.tsv" ;;
       *) echo "run.sh: unknown set $s" >&2; exit 2 ;;
     esac
   done
@@ -217,6 +218,9 @@ stage() {
   cp "$DATA/paddleocr_doc_imgs/gt.tsv" "$d/"
   cp "$DATA"/paddleocr_doc_imgs/imgs/*.jpg "$d/imgs/"
   cp "$DATA/paddleocr_doc_imgs/imgs_en/254.jpg" "$DATA/paddleocr_doc_imgs/imgs_en/img623.jpg" "$d/imgs_en/"
+  mkdir -p "$dev/data/letterbox"   # RapidOCR's letterbox cases, read on the GPU too
+  cp "$DATA/rapidocr_tests/images/test_without_det.jpg" "$DATA/rapidocr_tests/images/test_letterbox_like.jpg" \
+    "$dev/data/letterbox/"
   local kib; kib=$(du -sk "$dev" | cut -f1)
   echo "run.sh stage: $dev holds $((kib / 1024)) MiB (the device tool carries 64 MiB at most)"
   [ "$kib" -le $((64 * 1024)) ] || { echo "run.sh stage: too large: fewer --sroie or --pages" >&2; exit 1; }
@@ -241,6 +245,10 @@ device() {
     local t0 t1 rc
     t0=$(now); $L --device $dv --format json -q "$first" > "$OUT/first-$dv.json" 2>&1; rc=$?; t1=$(now)
     printf '%s: %s s (%s, exit %d)\n' "$dv" "$(elapsed "$t0" "$t1")" "$(basename "$first")" $rc
+  done
+  echo "== RapidOCR's letterbox cases on the GPU (test_without_det.jpg: one line, 在中国作家协会第三届儿童文学)"
+  for f in "$dev"/data/letterbox/*; do
+    for fl in "" --fp16; do echo "$(basename "$f") cuda $fl: $($L --device cuda $fl -q "$f" 2>&1 | tr '\n' '|')"; done
   done
   echo "== lector bench pipeline, $n files"
   : > "$OUT/pipeline.jsonl"
