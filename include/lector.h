@@ -145,8 +145,9 @@ typedef struct lector_params {
      * filling a small or very wide image is detected whole (without them
      * RapidOCR's 445x39 test_without_det.jpg read as two fragments with
      * the middle characters lost). Boxes are given in the image's own
-     * pixels. Other images are not padded. 30 and 8 (default, RapidOCR's
-     * min_height and width_height_ratio); 0 turns a rule off. */
+     * pixels. Other images are not padded, nor one whose padded copy would
+     * exceed max_pixels. 30 and 8 (default, RapidOCR's min_height and
+     * width_height_ratio); 0 turns a rule off. */
     int det_letterbox_min_height;
     float det_letterbox_ratio;
 } lector_params;

@@ -7,7 +7,7 @@
 #include "ocr/letterbox.h"
 #include "util/util.h"
 
-int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio)
+int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio, int64_t max_pixels)
 {
     if (width <= 0 || height <= 0) return 0;
     int by_height = min_height > 0 && height <= min_height;
@@ -16,8 +16,9 @@ int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio)
     /* RapidOCR's get_padding_h; with the ratio rule off only min_height counts */
     double target = max_ratio > 0 ? (double)(int)(width / max_ratio) : 0;
     if (target < min_height) target = min_height;
-    double rows = fabs(target * 2 - height) / 2;
-    return rows > (1 << 20) ? 1 << 20 : (int)rows;
+    int rows = (int)(fabs(target * 2 - height) / 2);
+    if ((double)width * ((double)height + 2.0 * rows) > (double)max_pixels) return 0;
+    return rows;
 }
 
 lector_status ocr_letterbox_pad(const lector_image *img, int rows, lector_image *out, lector_error *err)

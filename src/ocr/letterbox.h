@@ -23,8 +23,11 @@
 
 /* Rows of black added at the top and at the bottom of a width x height image
  * (0: none). min_height <= 0 turns the height rule off, max_ratio <= 0 the
- * ratio rule (both off: never padded). */
-int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio);
+ * ratio rule (both off: never padded). An image whose padded copy would have
+ * more than max_pixels pixels is not padded: the bands of a very wide image
+ * grow with its width (RapidOCR pads after scaling the image to 2000 px at
+ * most), and the engine's page limit bounds what one read may allocate. */
+int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio, int64_t max_pixels);
 
 /* A copy of img with `rows` black rows above and below (rows > 0).
  * LECTOR_ERR_OUT_OF_MEMORY or LECTOR_ERR_INVALID_ARGUMENT (too large) with a

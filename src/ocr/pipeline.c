@@ -926,8 +926,8 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
         lector_error e2;
         det_pre *d = &pre[k];
         const lector_image *src = imgs[k];
-        d->pad_rows =
-            ocr_letterbox_rows(src->width, src->height, e->p.det_letterbox_min_height, e->p.det_letterbox_ratio);
+        d->pad_rows = ocr_letterbox_rows(src->width, src->height, e->p.det_letterbox_min_height,
+                                         e->p.det_letterbox_ratio, e->p.max_pixels);
         if (d->pad_rows && (d->st = ocr_letterbox_pad(src, d->pad_rows, &d->letterbox, &d->err))) continue;
         if (d->pad_rows) src = &d->letterbox;
         /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
