@@ -142,13 +142,21 @@ typedef struct lector_params {
 /* PaddleOCR's defaults (tools/infer/utility.py). */
 lector_params lector_default_params(void);
 
-/* Per-read overrides: NULL means the engine's parameters. */
+/* Per-read overrides: NULL means the engine's parameters. Always start from
+ * lector_default_read_options(): new fields are appended. */
 typedef struct lector_read_options {
     int det_limit_side_len; /* 0 = engine's */
     float drop_score;       /* < 0 = engine's */
     int use_angle_cls;      /* -1 = engine's, 0 off, 1 on */
+    /* Asked between the stages of a read (after decoding, after each page's
+     * detection, between recognition batches), from the reading thread:
+     * nonzero stops the read there with LECTOR_ERR_CANCELLED and frees its
+     * work. NULL = never. A server uses it to drop the work of a client
+     * that has gone. */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } lector_read_options;
-/* {0, -1, -1}: everything from the engine. */
+/* {0, -1, -1, NULL, NULL}: everything from the engine, never cancelled. */
 lector_read_options lector_default_read_options(void);
 
 typedef struct lector_engine lector_engine;

@@ -59,7 +59,8 @@ typedef enum lector_status {
     LECTOR_ERR_IMAGE = 11,           /* an image cannot be decoded */
     LECTOR_ERR_UNAVAILABLE = 12,     /* a requested device or feature is not available here */
     LECTOR_ERR_TIMEOUT = 13,         /* a deadline passed */
-    LECTOR_ERR_INTERNAL = 14         /* a bug in Lector: please report it */
+    LECTOR_ERR_INTERNAL = 14,        /* a bug in Lector: please report it */
+    LECTOR_ERR_CANCELLED = 15        /* the caller stopped the call (lector_read_options.cancel) */
 } lector_status;
 
 /* A short constant name for a status, e.g. "LECTOR_ERR_PARSE". Never NULL. */

@@ -6,12 +6,28 @@
 #include <cjson/cJSON.h>
 
 #include "json_result.h"
+#include "util/utf8.h"
+#include "util/util.h"
+
+/* JSON text is UTF-8 (RFC 8259): names and messages that are not (a file
+ * name's bytes, a client's filename) are written repaired, U+FFFD for each
+ * bad sequence (util/utf8.h). */
+static void add_string(cJSON *o, const char *key, const char *s)
+{
+    if (lector__utf8_valid(s)) {
+        cJSON_AddStringToObject(o, key, s);
+        return;
+    }
+    char *r = lector__utf8_repair(s, NULL);
+    cJSON_AddStringToObject(o, key, r ? r : "\xEF\xBF\xBD");
+    lector__free(r);
+}
 
 char *json_result_string(const char *file, const lector_result *r, const char *error)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    cJSON_AddStringToObject(o, "file", file);
+    add_string(o, "file", file);
     cJSON *pages = cJSON_AddArrayToObject(o, "pages");
     for (size_t p = 0; r && p < r->n_pages; p++) {
         const lector_page *pg = &r->pages[p];
@@ -22,7 +38,7 @@ char *json_result_string(const char *file, const lector_result *r, const char *e
         for (size_t i = 0; i < pg->n_lines; i++) {
             const lector_line *l = &pg->lines[i];
             cJSON *jl = cJSON_CreateObject();
-            cJSON_AddStringToObject(jl, "text", l->text);
+            add_string(jl, "text", l->text);
             char num[32];
             snprintf(num, sizeof num, "%.6f", l->score);
             cJSON_AddRawToObject(jl, "score", num);
@@ -47,7 +63,7 @@ char *json_result_string(const char *file, const lector_result *r, const char *e
         cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
     }
     if (error)
-        cJSON_AddStringToObject(o, "error", error);
+        add_string(o, "error", error);
     else
         cJSON_AddNullToObject(o, "error");
     char *s = cJSON_PrintUnformatted(o);
