@@ -137,6 +137,14 @@ typedef struct lector_params {
      * three recognised twice (0.8: 99.37%, one in five); 0: half precision
      * only (docs/GPU.md). */
     float gpu_fp16_recheck;
+
+    /* Bytes the engine's execution plans may hold (activation arenas and
+     * converted weights, one plan per input shape), shared by the models:
+     * 45% detection, 45% recognition, 10% the classifier. The least recently
+     * used plans are evicted to stay under it, so memory does not grow with
+     * the number of distinct image sizes. 0 (default): 32 plans per model,
+     * whatever their size. */
+    size_t plan_cache_bytes;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py). */
@@ -174,6 +182,8 @@ const char *lector_engine_fallback_reason(const lector_engine *engine);
 int lector_engine_on_gpu(const lector_engine *engine);
 /* GPU memory held through Lector on the engine's GPU and the cap (0, 0 on the CPU). */
 void lector_engine_gpu_memory(const lector_engine *engine, size_t *used, size_t *limit);
+/* Bytes the engine's plan caches hold now (see plan_cache_bytes). */
+size_t lector_engine_cache_bytes(const lector_engine *engine);
 /* Returns cached buffers (activation arenas, GPU workspaces) to the system. */
 void lector_engine_trim(lector_engine *engine);
 

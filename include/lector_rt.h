@@ -145,6 +145,12 @@ typedef struct lector_model_options {
      * not declared stays as it is); the new outputs are named
      * "<output>_argmax" and "<output>_max". */
     int output_argmax;
+    /* Bytes the plan cache may hold (its plans' activation arenas, pooled or
+     * running, and their converted weights, in the backend's memory); the
+     * least recently used plans are evicted to stay under it. A plan being
+     * run is never freed under its run: it is freed when the run ends. 0 =
+     * bounded by plan_cache_size only. */
+    size_t plan_cache_bytes;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -167,6 +173,10 @@ const lector_value_info *lector_model_input(const lector_model *model, size_t i)
 const lector_value_info *lector_model_output(const lector_model *model, size_t i);
 /* Name of the backend that runs the model ("ref", "onednn", "cuda", ...). */
 const char *lector_model_backend(const lector_model *model);
+
+/* Bytes the model's plan cache holds now (see plan_cache_bytes), plans
+ * evicted while they ran included until their runs end. Thread-safe. */
+size_t lector_model_cache_bytes(const lector_model *model);
 
 /* Releases memory the model keeps for reuse: cached activation arenas and,
  * on a GPU, idle workspaces and staging buffers. Plans stay compiled. */

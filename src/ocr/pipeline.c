@@ -86,6 +86,12 @@ lector_read_options lector_default_read_options(void)
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
                               int argmax, int is_det, int fp32, lector_model **out, lector_error *err)
 {
+    /* plan_cache_bytes: 45% det, 45% rec (halved between the two
+     * recognisers of gpu_fp16_recheck), 10% cls */
+    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    size_t share = is_det   ? p->plan_cache_bytes / 20 * 9
+                   : argmax ? p->plan_cache_bytes / 20 * 9 / (recheck ? 2 : 1)
+                            : p->plan_cache_bytes / 10;
     char path[4096];
     if (override)
         snprintf(path, sizeof path, "%s", override);
@@ -94,6 +100,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     lector_model_options mo = {.backend = backend,
                                .threads = p->threads,
                                .plan_cache_size = 32,
+                               .plan_cache_bytes = share,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
                                .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
@@ -287,6 +294,13 @@ void lector_engine_gpu_memory(const lector_engine *e, size_t *used, size_t *limi
 {
     *used = *limit = 0;
     if (e && e->on_gpu) lector_model_gpu_memory(e->rec, used, limit); /* one count per GPU */
+}
+
+size_t lector_engine_cache_bytes(const lector_engine *e)
+{
+    if (!e) return 0;
+    return lector_model_cache_bytes(e->det) + lector_model_cache_bytes(e->cls) + lector_model_cache_bytes(e->rec) +
+           lector_model_cache_bytes(e->rec32);
 }
 
 void lector_engine_trim(lector_engine *e)
