@@ -253,6 +253,24 @@ lector_status lector_read_batch(lector_engine *engine, const lector_batch_input 
                                 const lector_read_options *opt, lector_result **results, lector_status *statuses,
                                 lector_error *errs);
 
+/* What an encoded image's headers say (lector_probe_image). */
+typedef struct lector_image_info {
+    const char *format;      /* "JPEG", "PNG", "TIFF", "WebP", "BMP" */
+    int pages;               /* 1, or a TIFF's directories */
+    int width, height;       /* the first page */
+    int64_t max_page_pixels; /* the largest page */
+    int64_t total_pixels;    /* all pages */
+    int64_t decode_bytes;    /* host memory decoding takes at its peak (all pages in BGR and one page's scratch) */
+} lector_image_info;
+
+/* Reads an encoded image's headers (a TIFF's directories) without decoding
+ * a pixel: its format, pages and sizes, so that the work can be refused or
+ * scheduled before it costs anything. No limit is checked. LECTOR_ERR_IMAGE
+ * when the bytes are not one of the formats or a header is unreadable (the
+ * message starts with `name`, NULL = "image"). Thread-safe. */
+lector_status lector_probe_image(const void *data, size_t size, const char *name, lector_image_info *info,
+                                 lector_error *err);
+
 typedef enum lector_pixel_format {
     LECTOR_PIXEL_RGB = 0,
     LECTOR_PIXEL_BGR = 1,

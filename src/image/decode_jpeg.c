@@ -47,11 +47,7 @@ static int exif_orientation(const uint8_t *t, size_t n)
     return 1;
 }
 
-/* The frame size of the first SOFn marker, read before libjpeg sees the
- * header: libjpeg refuses sides over 65500 with an error of its own, and the
- * limits must decide first. 0 when there is none before the scan (libjpeg
- * then says what is wrong). */
-static int jpeg_frame_size(const uint8_t *d, size_t n, unsigned *w, unsigned *h)
+int lector__jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, unsigned *components)
 {
     size_t pos = 2;
     while (pos + 4 <= n) {
@@ -70,9 +66,10 @@ static int jpeg_frame_size(const uint8_t *d, size_t n, unsigned *w, unsigned *h)
         if (len < 2 || len > n - pos - 2) return 0;
         /* SOF0..SOF15 but DHT (C4), JPG (C8), DAC (CC) */
         if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
-            if (len < 7) return 0;
+            if (len < 8) return 0;
             *h = rd16(d + pos + 5, 0);
             *w = rd16(d + pos + 7, 0);
+            *components = d[pos + 9];
             return 1;
         }
         pos += 2 + len;
@@ -113,9 +110,11 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
     if (size > (size_t)0xFFFFFFFFu) return lector__error(err, LECTOR_ERR_LIMIT, "%s: JPEG over 4 GiB", name);
     tjhandle tj = tjInitDecompress();
     if (!tj) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a JPEG decoder", name);
-    unsigned fw = 0, fh = 0;
-    /* a height of 0 is defined later by a DNL marker: libjpeg decides then */
-    if (jpeg_frame_size(data, size, &fw, &fh) && fw && fh) {
+    unsigned fw = 0, fh = 0, nc = 0;
+    /* libjpeg refuses sides over 65500 with an error of its own: the limits
+     * decide first. A height of 0 is defined later by a DNL marker: libjpeg
+     * decides then. */
+    if (lector__jpeg_frame(data, size, &fw, &fh, &nc) && fw && fh) {
         st = lector__image_check_dims(fw, fh, name, "JPEG", limits, NULL, err);
         if (st != LECTOR_OK) goto done;
         if (fw > JPEG_MAX_SIDE || fh > JPEG_MAX_SIDE) {

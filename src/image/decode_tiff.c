@@ -202,3 +202,45 @@ done:
     if (st != LECTOR_OK) lector__image_pages_free(out);
     return st;
 }
+
+lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *name, int *pages, uint64_t *width,
+                                 uint64_t *height, uint64_t *max_page, uint64_t *total, lector_error *err)
+{
+    mem_src src = {data, size, 0};
+    tiff_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    diag.name = name;
+    *pages = 0;
+    *width = *height = *max_page = *total = 0;
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+    if (!opts) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a TIFF decoder", name);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)64 << 20);
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &diag);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &diag);
+    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close, mem_size,
+                                  mem_map, mem_unmap, opts);
+    TIFFOpenOptionsFree(opts);
+    if (!tif)
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
+                             diag.has_error ? diag.msg : "cannot open");
+    lector_status st = LECTOR_OK;
+    tdir_t ndirs = TIFFNumberOfDirectories(tif);
+    if (ndirs == 0) ndirs = 1;
+    for (tdir_t dir = 0; dir < ndirs; dir++) {
+        diag.has_error = 0;
+        if (!TIFFSetDirectory(tif, dir)) {
+            st = tiff_fail(err, LECTOR_ERR_IMAGE, name, (int)dir, "cannot read the directory", &diag);
+            break;
+        }
+        uint32_t w = 0, h = 0;
+        TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+        TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+        uint64_t px = (uint64_t)w * h;
+        if (dir == 0) *width = w, *height = h;
+        if (px > *max_page) *max_page = px;
+        *total += px;
+        *pages = (int)dir + 1;
+    }
+    TIFFClose(tif);
+    return st;
+}

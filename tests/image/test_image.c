@@ -733,6 +733,74 @@ static void test_tiff_total_before_decoding(void **state)
     th_buf_free(&b);
 }
 
+/* lector_probe_image: the sizes the encoders were given, without decoding
+ * (every allocation of the library fails meanwhile), and the decoding peak
+ * by the kind of page (3 bytes a pixel, 4 more where a page goes through an
+ * RGBA buffer). */
+static void test_probe(void **state)
+{
+    lector_image_info info;
+    lector_error err;
+    uint8_t rgb[7 * 5 * 4] = {0};
+    th_buf b = {0};
+    assert_int_equal(th_png_encode(&b, 7, 5, 2, 8, rgb, NULL, 0, NULL, 0), 0);
+    lector__fail_alloc_after(1);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.png", &info, &err), LECTOR_OK);
+    lector__fail_alloc_after(0);
+    assert_string_equal(info.format, "PNG");
+    assert_int_equal(info.width, 7);
+    assert_int_equal(info.height, 5);
+    assert_int_equal(info.pages, 1);
+    assert_int_equal(info.decode_bytes, 3 * 35);
+    th_buf_free(&b);
+    assert_int_equal(th_png_encode(&b, 7, 5, 6, 8, rgb, NULL, 0, NULL, 0), 0);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.png", &info, &err), LECTOR_OK);
+    assert_int_equal(info.decode_bytes, 7 * 35);
+    th_buf_free(&b);
+    th_buf j = make_oriented_jpeg(1); /* 64x32 */
+    assert_int_equal(lector_probe_image(j.data, j.size, "a.jpg", &info, &err), LECTOR_OK);
+    assert_string_equal(info.format, "JPEG");
+    assert_int_equal(info.width, 64);
+    assert_int_equal(info.height, 32);
+    assert_int_equal(info.decode_bytes, 3 * 64 * 32);
+    th_buf_free(&j);
+    j = make_oriented_jpeg(6); /* EXIF: turned a quarter: 32x64 upright, through a turned copy */
+    assert_int_equal(lector_probe_image(j.data, j.size, "a.jpg", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 32);
+    assert_int_equal(info.height, 64);
+    assert_int_equal(info.decode_bytes, 7 * 64 * 32);
+    th_buf_free(&j);
+    const int ws[3] = {5, 17, 3}, hs[3] = {4, 2, 9};
+    const uint8_t col[3][3] = {{10, 20, 30}, {200, 100, 0}, {1, 2, 3}};
+    assert_int_equal(th_tiff_pages(&b, 3, ws, hs, col, COMPRESSION_LZW), 0);
+    lector__fail_alloc_after(1);
+    assert_int_equal(lector_probe_image(b.data, b.size, "p.tif", &info, &err), LECTOR_OK);
+    lector__fail_alloc_after(0);
+    assert_string_equal(info.format, "TIFF");
+    assert_int_equal(info.pages, 3);
+    assert_int_equal(info.width, 5);
+    assert_int_equal(info.height, 4);
+    assert_int_equal(info.max_page_pixels, 34);
+    assert_int_equal(info.total_pixels, 20 + 34 + 27);
+    assert_int_equal(info.decode_bytes, 3 * 81 + 4 * 34);
+    th_buf_free(&b);
+    uint8_t bmp_rows[8 * 4] = {0};
+    th_bmp_encode(&b, 3, -4, 24, 0, 40, NULL, NULL, 0, bmp_rows, sizeof bmp_rows);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.bmp", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 3);
+    assert_int_equal(info.height, 4);
+    th_buf_free(&b);
+    uint8_t *webp = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, 7, 5, 7 * 3, &webp);
+    assert_true(n > 0);
+    assert_int_equal(lector_probe_image(webp, n, "a.webp", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 7);
+    assert_int_equal(info.height, 5);
+    WebPFree(webp);
+    assert_int_equal(lector_probe_image("GIF89a....", 10, "a.gif", &info, &err), LECTOR_ERR_IMAGE);
+    assert_non_null(strstr(err.message, "a.gif: unrecognised image format"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_png_chunk_limits),
         cmocka_unit_test(test_jpeg_limit_before_libjpeg),
         cmocka_unit_test(test_tiff_total_before_decoding),
+        cmocka_unit_test(test_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
