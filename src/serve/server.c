@@ -438,9 +438,16 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&srv.mu);
         double t0 = now_ms();
         run_jobs(batch, nb);
+        /* the service rate: a batch whose clients all left (or timed out)
+         * stopped early, its time only a lower bound: counted when it says
+         * the jobs take longer than measured so far */
         int cancelled = 1;
         for (int b = 0; b < nb; b++) cancelled &= atomic_load(&batch[b]->abandoned);
-        if (!cancelled) serve_budget_job_done(&srv.budget, (now_ms() - t0) / 1e3 / nb);
+        double per_job = (now_ms() - t0) / 1e3 / nb;
+        pthread_mutex_lock(&srv.budget.mu);
+        double known = srv.budget.service_s;
+        pthread_mutex_unlock(&srv.budget.mu);
+        if (!cancelled || per_job > known) serve_budget_job_done(&srv.budget, per_job);
         pthread_mutex_lock(&srv.mu);
         for (int b = 0; b < nb; b++) {
             srv.running--;

@@ -5,7 +5,7 @@ clients that leave or crawl, and images of chosen sizes (stdlib only).
   client.py raw PORT HEXFILE|-            send bytes, print the status line (or "silence" after 5 s)
   client.py abandon PORT FILE N           N POSTs of FILE, each closed 50 ms after it is sent
   client.py slowloris PORT SRC_ADDR N S   N connections from SRC_ADDR sending one header byte every S s,
-                                          for 4*S s; prints how many the server closed
+                                          for 6*S s; prints how many the server closed or refused
   client.py bmp W H OUT                   a W x H 24-bit BMP with dark bars (text-like strokes)
   client.py png_gray W H OUT              a W x H 8-bit gray PNG, all white (compresses to little)
 """
@@ -50,7 +50,7 @@ def slowloris(port, src, n, period):
         except OSError:
             closed[0] += 1  # refused: the per-address or total cap
     line = b"POST /v1/ocr HTTP/1.1\r\nHost: x\r\n"
-    end = time.time() + 4 * period
+    end = time.time() + 6 * period
     i = 0
     while time.time() < end and socks:
         for s in list(socks):
