@@ -8,6 +8,7 @@ clients that leave or crawl, and images of chosen sizes (stdlib only).
                                           for 6*S s; prints how many the server closed or refused
   client.py bmp W H OUT                   a W x H 24-bit BMP with dark bars (text-like strokes)
   client.py png_gray W H OUT              a W x H 8-bit gray PNG, all white (compresses to little)
+  client.py png_header W H OUT            a PNG that is only its W x H header (what admission reads)
 """
 import socket
 import struct
@@ -90,6 +91,13 @@ def png_gray(w, h, out):
     open(out, "wb").write(png)
 
 
+def png_header(w, h, out):
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+    open(out, "wb").write(b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
 cmd = sys.argv[1]
 if cmd == "raw":
     data = sys.stdin.buffer.read() if sys.argv[3] == "-" else open(sys.argv[3], "rb").read()
@@ -100,5 +108,7 @@ elif cmd == "slowloris":
     slowloris(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
 elif cmd == "bmp":
     bmp(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+elif cmd == "png_header":
+    png_header(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
 elif cmd == "png_gray":
     png_gray(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
