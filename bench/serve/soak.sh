@@ -22,8 +22,15 @@ pid=$!
 for _ in $(seq 1 600); do grep -q 'ready in' "$tmp/log" && break; sleep 0.1; done
 port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/log" | grep -o '[0-9]*$')
 grep 'memory limit' "$tmp/log"
+# the engine's GPU memory (with --device cuda) sampled every 5 s
+( while kill -0 $pid 2>/dev/null; do
+      curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "lector_serve_engine_gpu_memory_bytes" {print $2}'
+      sleep 5
+  done >"$tmp/gpu" ) &
 SOAK_DIR=$tmp/img wrk -t 2 -c 64 -d "$duration" --timeout 120s -s bench/serve/soak.lua "http://127.0.0.1:$port" >"$tmp/wrk"
 curl -s "http://127.0.0.1:$port/metrics" >"$tmp/metrics"
+gpu_peak=$(sort -g "$tmp/gpu" | tail -1)
+[ -n "$gpu_peak" ] && echo "GPU memory through the engine: peak $(awk -v b="$gpu_peak" 'BEGIN {printf "%.0f", b / 1048576}') MiB (lector_serve_engine_gpu_memory_bytes, every 5 s; cap $(awk '$1 == "lector_serve_engine_gpu_memory_limit_bytes" {printf "%.0f", $2 / 1048576}' "$tmp/metrics") MiB)"
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
 kill -TERM $pid; wait $pid || true
 python3 - "$tmp/log" "$tmp/metrics" "$hwm" <<'PY'

@@ -16,7 +16,8 @@
  * Time. The service rate is measured (seconds per job, an exponential
  * average over finished jobs); a request whose expected completion, the
  * jobs ahead of it shared by the workers plus its own, is past its deadline
- * gets 503 + Retry-After at once instead of a 504 later.
+ * gets 503 + Retry-After at once instead of a 504 later (an idle server
+ * takes every request: that keeps the measurement going).
  * All functions are thread-safe.
  */
 #ifndef LECTOR_SERVE_BUDGET_H

@@ -838,8 +838,12 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
         serve_metrics_add(&srv.metrics, &srv.metrics.rejected_full, 1);
         return send_error(c, rq, 503, "queue full, retry later");
     }
-    double expect = serve_budget_expected_s(&srv.budget, srv.q_len + srv.running, srv.n_workers);
-    if (expect * 1e3 > timeout_ms) {
+    /* an idle server always tries: rejecting then would help no one, and only
+     * jobs that run keep the measured rate true (it would stay at a bad
+     * moment's value otherwise) */
+    int ahead = srv.q_len + srv.running;
+    double expect = serve_budget_expected_s(&srv.budget, ahead, srv.n_workers);
+    if (ahead > 0 && expect * 1e3 > timeout_ms) {
         srv.rejected_wait++;
         pthread_mutex_unlock(&srv.mu);
         job_free(j);
