@@ -127,13 +127,14 @@ void serve_budget_job_done(serve_budget *b, double s)
 {
     pthread_mutex_lock(&b->mu);
     b->service_s = b->service_s > 0 ? 0.8 * b->service_s + 0.2 * s : s;
+    b->service_hi = s > 0.95 * b->service_hi ? s : 0.95 * b->service_hi;
     pthread_mutex_unlock(&b->mu);
 }
 
 double serve_budget_expected_s(serve_budget *b, int ahead, int workers)
 {
     pthread_mutex_lock(&b->mu);
-    double s = b->service_s;
+    double s = b->service_s > b->service_hi ? b->service_s : b->service_hi;
     pthread_mutex_unlock(&b->mu);
     if (workers < 1) workers = 1;
     /* the jobs ahead shared by the workers, then its own */

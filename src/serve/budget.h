@@ -13,9 +13,11 @@
  * A request that does not fit now gets 503 + Retry-After; one that could
  * never fit, 413.
  *
- * Time. The service rate is measured (seconds per job, an exponential
- * average over finished jobs); a request whose expected completion, the
- * jobs ahead of it shared by the workers plus its own, is past its deadline
+ * Time. The service rate is measured (seconds per job: an exponential
+ * average over finished jobs, or the recent slow jobs' time when that is
+ * larger, since jobs vary, a plan to compile, a page to decode); a request
+ * whose expected completion, the jobs ahead of it shared by the workers
+ * plus its own, is past its deadline
  * gets 503 + Retry-After at once instead of a 504 later (an idle server
  * takes every request: that keeps the measurement going).
  * All functions are thread-safe.
@@ -35,12 +37,13 @@ size_t serve_resident_bytes(void);
 
 typedef struct serve_budget {
     pthread_mutex_t mu;
-    size_t limit;     /* the limit */
-    size_t base;      /* resident at ready */
-    size_t plans;     /* the plan caches' share */
-    size_t requests;  /* the requests' share */
-    size_t reserved;  /* of requests, reserved now */
-    double service_s; /* seconds per job, 0 until a job finished */
+    size_t limit;      /* the limit */
+    size_t base;       /* resident at ready */
+    size_t plans;      /* the plan caches' share */
+    size_t requests;   /* the requests' share */
+    size_t reserved;   /* of requests, reserved now */
+    double service_s;  /* seconds per job, 0 until a job finished */
+    double service_hi; /* the slow jobs: the largest, decaying by 5% a job */
 } serve_budget;
 
 void serve_budget_init(serve_budget *b, size_t limit);
