@@ -144,6 +144,13 @@ typedef struct lector_params {
      * width_height_ratio); 0 turns a rule off. */
     int det_letterbox_min_height;
     float det_letterbox_ratio;
+    /* Bytes the engine's execution plans may hold (activation arenas and
+     * converted weights, one plan per input shape), shared by the models:
+     * 45% detection, 45% recognition, 10% the classifier. The least recently
+     * used plans are evicted to stay under it, so memory does not grow with
+     * the number of distinct image sizes. 0 (default): 32 plans per model,
+     * whatever their size. */
+    size_t plan_cache_bytes;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */
@@ -170,12 +177,21 @@ lector_params lector_default_params(void);
 lector_status lector_find_models(const char *dir, char *out, size_t out_len, lector_error *err);
 
 /* Per-read overrides: NULL means the engine's parameters. */
+/* Per-read overrides: NULL means the engine's parameters. Always start from
+ * lector_default_read_options(): new fields are appended. */
 typedef struct lector_read_options {
     int det_limit_side_len; /* 0 = engine's */
     float drop_score;       /* < 0 = engine's */
     int use_angle_cls;      /* -1 = engine's, 0 off, 1 on */
+    /* Asked between the stages of a read (after decoding, after each page's
+     * detection, between recognition batches), from the reading thread:
+     * nonzero stops the read there with LECTOR_ERR_CANCELLED and frees its
+     * work. NULL = never. A server uses it to drop the work of a client
+     * that has gone. */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } lector_read_options;
-/* {0, -1, -1}: everything from the engine. */
+/* {0, -1, -1, NULL, NULL}: everything from the engine, never cancelled. */
 lector_read_options lector_default_read_options(void);
 
 typedef struct lector_engine lector_engine;
@@ -193,6 +209,8 @@ const char *lector_engine_fallback_reason(const lector_engine *engine);
 int lector_engine_on_gpu(const lector_engine *engine);
 /* GPU memory held through Lector on the engine's GPU and the cap (0, 0 on the CPU). */
 void lector_engine_gpu_memory(const lector_engine *engine, size_t *used, size_t *limit);
+/* Bytes the engine's plan caches hold now (see plan_cache_bytes). */
+size_t lector_engine_cache_bytes(const lector_engine *engine);
 /* Returns cached buffers (activation arenas, GPU workspaces) to the system. */
 void lector_engine_trim(lector_engine *engine);
 
@@ -261,6 +279,24 @@ typedef struct lector_batch_input {
 lector_status lector_read_batch(lector_engine *engine, const lector_batch_input *inputs, size_t n,
                                 const lector_read_options *opt, lector_result **results, lector_status *statuses,
                                 lector_error *errs);
+
+/* What an encoded image's headers say (lector_probe_image). */
+typedef struct lector_image_info {
+    const char *format;      /* "JPEG", "PNG", "TIFF", "WebP", "BMP" */
+    int pages;               /* 1, or a TIFF's directories */
+    int width, height;       /* the first page */
+    int64_t max_page_pixels; /* the largest page */
+    int64_t total_pixels;    /* all pages */
+    int64_t decode_bytes;    /* host memory decoding takes at its peak (all pages in BGR and one page's scratch) */
+} lector_image_info;
+
+/* Reads an encoded image's headers (a TIFF's directories) without decoding
+ * a pixel: its format, pages and sizes, so that the work can be refused or
+ * scheduled before it costs anything. No limit is checked. LECTOR_ERR_IMAGE
+ * when the bytes are not one of the formats or a header is unreadable (the
+ * message starts with `name`, NULL = "image"). Thread-safe. */
+lector_status lector_probe_image(const void *data, size_t size, const char *name, lector_image_info *info,
+                                 lector_error *err);
 
 typedef enum lector_pixel_format {
     LECTOR_PIXEL_RGB = 0,

@@ -60,7 +60,8 @@ typedef enum lector_status {
     LECTOR_ERR_IMAGE = 11,           /* an image cannot be decoded */
     LECTOR_ERR_UNAVAILABLE = 12,     /* a requested device or feature is not available here */
     LECTOR_ERR_TIMEOUT = 13,         /* a deadline passed */
-    LECTOR_ERR_INTERNAL = 14         /* a bug in Lector: please report it */
+    LECTOR_ERR_INTERNAL = 14,        /* a bug in Lector: please report it */
+    LECTOR_ERR_CANCELLED = 15        /* the caller stopped the call (lector_read_options.cancel) */
 } lector_status;
 
 /* A short constant name for a status, e.g. "LECTOR_ERR_PARSE". Never NULL. */
@@ -182,6 +183,12 @@ typedef struct lector_model_options {
      * precision where the backend supports it. */
     size_t gpu_mem_limit;
     int fp16;
+    /* Bytes the plan cache may hold (its plans' activation arenas, pooled or
+     * running, and their converted weights, in the backend's memory); the
+     * least recently used plans are evicted to stay under it. A plan being
+     * run is never freed under its run: it is freed when the run ends. 0 =
+     * bounded by plan_cache_size only. */
+    size_t plan_cache_bytes;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -204,6 +211,10 @@ const lector_value_info *lector_model_input(const lector_model *model, size_t i)
 const lector_value_info *lector_model_output(const lector_model *model, size_t i);
 /* Name of the backend that runs the model ("ref", "onednn", "cuda", ...). */
 const char *lector_model_backend(const lector_model *model);
+
+/* Bytes the model's plan cache holds now (see plan_cache_bytes), plans
+ * evicted while they ran included until their runs end. Thread-safe. */
+size_t lector_model_cache_bytes(const lector_model *model);
 
 /* Releases memory the model keeps for reuse: cached activation arenas and,
  * on a GPU, idle workspaces and staging buffers. Plans stay compiled. */

@@ -35,31 +35,39 @@ extern "C" {
 #endif
 
 typedef struct lector_serve_config {
-    const char *listen;      /* "127.0.0.1:8080"; port 0 = any free port */
-    lector_params params;    /* engine parameters (models, device, threads, limits) */
-    int workers;             /* worker threads; 0 = online CPUs */
-    int max_batch;           /* requests per engine dispatch at most (micro-batching); 1 = none */
-    int max_wait_ms;         /* after the first request, wait this long for more (0 = take what is queued) */
-    int queue;               /* queued jobs at most; more get 503 + Retry-After */
-    int timeout_ms;          /* per-request deadline from the full body: 504 after it */
-    size_t max_body;         /* bytes per request body: 413 above */
-    const char *token;       /* bearer token for everything but /healthz; NULL = none */
-    int use_angle_cls;       /* per-request default of use_angle_cls (0 = PaddleOCR's) */
-    int grace_ms;            /* SIGTERM: time to finish accepted work */
-    int conn_timeout_s;      /* idle connection timeout (slow clients) */
-    int max_connections;     /* concurrent connections (threads) at most */
-    int breaker_threshold;   /* consecutive primary device errors that open the breaker */
-    int breaker_cooldown_ms; /* open -> half-open after this long */
-    int fault_every;         /* fault hook: every Nth primary read fails; 0 = off */
-    int allow_test_controls; /* 1: start even with test controls set (lector_test_controls()) */
-    int verbose;             /* access log on stderr */
+    const char *listen;         /* "127.0.0.1:8080"; port 0 = any free port */
+    lector_params params;       /* engine parameters (models, device, threads, limits) */
+    int workers;                /* worker threads; 0 = online CPUs */
+    int max_batch;              /* requests per engine dispatch at most (micro-batching); 1 = none */
+    int max_wait_ms;            /* after the first request, wait this long for more (0 = take what is queued) */
+    int queue;                  /* queued jobs at most; more get 503 + Retry-After */
+    int timeout_ms;             /* per-request deadline from the full body: 504 after it */
+    size_t max_body;            /* bytes per request body: 413 above */
+    const char *token;          /* bearer token for everything but /healthz; NULL = none */
+    int use_angle_cls;          /* per-request default of use_angle_cls (0 = PaddleOCR's) */
+    int grace_ms;               /* SIGTERM: time to finish accepted work */
+    int conn_timeout_s;         /* idle connection timeout (slow clients) */
+    int max_connections;        /* concurrent connections (threads) at most */
+    int breaker_threshold;      /* consecutive primary device errors that open the breaker */
+    int breaker_cooldown_ms;    /* open -> half-open after this long */
+    int fault_every;            /* fault hook: every Nth primary read fails; 0 = off */
+    int allow_test_controls;    /* 1: start even with test controls set (lector_test_controls()) */
+    int verbose;                /* access log on stderr, one line per request */
+    size_t memory_limit;        /* bytes the process may take; 0 = the cgroup's limit, else RAM (docs/SERVICE.md) */
+    int max_det_side;           /* det_limit_side_len a client may ask at most (larger is clamped) */
+    int header_timeout_s;       /* a request's headers complete within this */
+    int body_timeout_s;         /* its body within this of its headers */
+    int max_connections_per_ip; /* concurrent connections from one address at most */
+    const char *probe_listen;   /* a second address serving only /healthz, /readyz, /metrics; NULL = none */
     /* The doctor's JSON for /v1/doctor (malloc'd); NULL = 404. */
     char *(*doctor_json)(void);
 } lector_serve_config;
 
 /* Defaults: 127.0.0.1:8080, CPU, workers 0, queue 64, timeout 30 s,
- * body 16 MiB, grace 30 s, connection timeout 30 s, 256 connections,
- * breaker 1 error / 5 s, fault from the test control LECTOR_SERVE_FAULT. */
+ * body 16 MiB, grace 30 s, connection timeout 30 s, 256 connections (64
+ * per address), header timeout 10 s, body timeout 60 s, det side 2048 at
+ * most, memory limit from the cgroup, breaker 1 error / 5 s, fault from the
+ * test control LECTOR_SERVE_FAULT. */
 void lector_serve_default_config(lector_serve_config *c);
 
 /* Runs until SIGTERM/SIGINT; returns the process exit code (0 after a clean

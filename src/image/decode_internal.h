@@ -35,6 +35,14 @@ lector_status lector__decode_bmp(const uint8_t *data, size_t size, const char *n
 lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
                                   lector_image_pages *out, lector_error *err);
 
+/* The frame header of a JPEG (its first SOFn marker): size and number of
+ * components; 0 when there is none before the first scan. */
+int lector__jpeg_frame(const uint8_t *data, size_t size, unsigned *width, unsigned *height, unsigned *components);
+/* A TIFF's directories read without decoding any: the count, the first
+ * page's size, the largest page and the sum of all pages' pixels. */
+lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *name, int *pages, uint64_t *width,
+                                 uint64_t *height, uint64_t *max_page, uint64_t *total, lector_error *err);
+
 /* EXIF orientation (1..8) found in a JPEG's APP1 segment; 1 if none. */
 int lector__jpeg_exif_orientation(const uint8_t *data, size_t size);
 /* Applies an EXIF orientation to `img` in place (may swap width/height). */

@@ -13,6 +13,8 @@
 #include "image/decode_internal.h"
 #include "util/util.h"
 
+#define JPEG_MAX_SIDE 65500 /* libjpeg's JPEG_MAX_DIMENSION */
+
 static unsigned rd16(const uint8_t *p, int le) { return le ? p[0] | p[1] << 8 : p[0] << 8 | p[1]; }
 static uint32_t rd32(const uint8_t *p, int le)
 {
@@ -43,6 +45,36 @@ static int exif_orientation(const uint8_t *t, size_t n)
         }
     }
     return 1;
+}
+
+int lector__jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, unsigned *components)
+{
+    size_t pos = 2;
+    while (pos + 4 <= n) {
+        if (d[pos] != 0xFF) return 0;
+        unsigned marker = d[pos + 1];
+        if (marker == 0xFF) {
+            pos++;
+            continue;
+        }
+        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
+            pos += 2;
+            continue;
+        }
+        if (marker == 0xDA || marker == 0xD9) return 0;
+        size_t len = rd16(d + pos + 2, 0);
+        if (len < 2 || len > n - pos - 2) return 0;
+        /* SOF0..SOF15 but DHT (C4), JPG (C8), DAC (CC) */
+        if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+            if (len < 8) return 0;
+            *h = rd16(d + pos + 5, 0);
+            *w = rd16(d + pos + 7, 0);
+            *components = d[pos + 9];
+            return 1;
+        }
+        pos += 2 + len;
+    }
+    return 0;
 }
 
 int lector__jpeg_exif_orientation(const uint8_t *d, size_t n)
@@ -78,6 +110,20 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
     if (size > (size_t)0xFFFFFFFFu) return lector__error(err, LECTOR_ERR_LIMIT, "%s: JPEG over 4 GiB", name);
     tjhandle tj = tjInitDecompress();
     if (!tj) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a JPEG decoder", name);
+    unsigned fw = 0, fh = 0, nc = 0;
+    /* libjpeg refuses sides over 65500 with an error of its own: the limits
+     * decide first. A height of 0 is defined later by a DNL marker: libjpeg
+     * decides then. */
+    if (lector__jpeg_frame(data, size, &fw, &fh, &nc) && fw && fh) {
+        st = lector__image_check_dims(fw, fh, name, "JPEG", limits, NULL, err);
+        if (st != LECTOR_OK) goto done;
+        if (fw > JPEG_MAX_SIDE || fh > JPEG_MAX_SIDE) {
+            st = lector__error(err, LECTOR_ERR_LIMIT,
+                               "%s: JPEG: %ux%u pixels, over libjpeg's limit of %d pixels for one side", name, fw, fh,
+                               JPEG_MAX_SIDE);
+            goto done;
+        }
+    }
     int w = 0, h = 0, subsamp = 0, cs = 0;
     if (tjDecompressHeader3(tj, data, (unsigned long)size, &w, &h, &subsamp, &cs) != 0) {
         st = lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid JPEG header: %s", name, tjGetErrorStr2(tj));

@@ -108,11 +108,31 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
 
     tdir_t ndirs = TIFFNumberOfDirectories(tif);
     if (ndirs > (tdir_t)limits->max_pages) {
-        st = lector__error(err, LECTOR_ERR_LIMIT, "%s: TIFF has %u pages, over the limit of %d", name, (unsigned)ndirs,
-                           limits->max_pages);
+        st = lector__error(err, LECTOR_ERR_LIMIT, "%s: TIFF has %u pages, over the limit of %d pages (max_pages)", name,
+                           (unsigned)ndirs, limits->max_pages);
         goto done;
     }
     if (ndirs == 0) ndirs = 1;
+    /* every page's size against the limits before any page is decoded: the
+     * directories are only headers, a page's raster is what costs */
+    uint64_t total = 0;
+    for (tdir_t dir = 0; dir < ndirs; dir++) {
+        diag.has_error = 0;
+        if (!TIFFSetDirectory(tif, dir)) {
+            st = tiff_fail(err, LECTOR_ERR_IMAGE, name, (int)dir, "cannot read the directory", &diag);
+            goto done;
+        }
+        uint32_t w = 0, h = 0;
+        TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+        TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+        char what[48];
+        if (ndirs > 1)
+            snprintf(what, sizeof what, "TIFF page %u of %u", (unsigned)dir + 1, (unsigned)ndirs);
+        else
+            snprintf(what, sizeof what, "TIFF");
+        if ((st = lector__image_check_dims(w, h, name, what, limits, &total, err)) != LECTOR_OK) goto done;
+    }
+    diag.has_error = 0;
     if (!TIFFSetDirectory(tif, 0)) {
         st = tiff_fail(err, LECTOR_ERR_IMAGE, name, 0, "cannot read the directory", &diag);
         goto done;
@@ -122,7 +142,6 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
         st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
         goto done;
     }
-    uint64_t total = 0;
     for (int page = 0;; page++) {
         if (page >= (int)ndirs) { /* more directories than counted: a loop libtiff missed */
             st = lector__error(err, LECTOR_ERR_IMAGE, "%s: TIFF directory chain is inconsistent", name);
@@ -131,8 +150,10 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
         uint32_t w = 0, h = 0;
         TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
         TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
-        st = lector__image_check_dims(w, h, name, "TIFF", limits, &total, err);
-        if (st != LECTOR_OK) goto done;
+        if ((uint64_t)w * h == 0 || (uint64_t)w * h > limits->max_pixels) { /* checked above; the chain must agree */
+            st = lector__error(err, LECTOR_ERR_IMAGE, "%s: TIFF directory chain is inconsistent", name);
+            goto done;
+        }
         char emsg[1024];
         if (!TIFFRGBAImageOK(tif, emsg)) {
             st = lector__error(err, LECTOR_ERR_IMAGE, "%s: TIFF page %d: %s", name, page + 1, emsg);
@@ -179,5 +200,47 @@ done:
     lector__free(raster);
     TIFFClose(tif);
     if (st != LECTOR_OK) lector__image_pages_free(out);
+    return st;
+}
+
+lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *name, int *pages, uint64_t *width,
+                                 uint64_t *height, uint64_t *max_page, uint64_t *total, lector_error *err)
+{
+    mem_src src = {data, size, 0};
+    tiff_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    diag.name = name;
+    *pages = 0;
+    *width = *height = *max_page = *total = 0;
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+    if (!opts) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a TIFF decoder", name);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)64 << 20);
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &diag);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &diag);
+    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close, mem_size,
+                                  mem_map, mem_unmap, opts);
+    TIFFOpenOptionsFree(opts);
+    if (!tif)
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
+                             diag.has_error ? diag.msg : "cannot open");
+    lector_status st = LECTOR_OK;
+    tdir_t ndirs = TIFFNumberOfDirectories(tif);
+    if (ndirs == 0) ndirs = 1;
+    for (tdir_t dir = 0; dir < ndirs; dir++) {
+        diag.has_error = 0;
+        if (!TIFFSetDirectory(tif, dir)) {
+            st = tiff_fail(err, LECTOR_ERR_IMAGE, name, (int)dir, "cannot read the directory", &diag);
+            break;
+        }
+        uint32_t w = 0, h = 0;
+        TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+        TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+        uint64_t px = (uint64_t)w * h;
+        if (dir == 0) *width = w, *height = h;
+        if (px > *max_page) *max_page = px;
+        *total += px;
+        *pages = (int)dir + 1;
+    }
+    TIFFClose(tif);
     return st;
 }

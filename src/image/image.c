@@ -83,13 +83,16 @@ lector_status lector__image_check_dims(uint64_t width, uint64_t height, const ch
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image has an empty size %llux%llu", name, format,
                              (unsigned long long)width, (unsigned long long)height);
     if (width > INT32_MAX / 4 || height > INT32_MAX / 4 || width * height > limits->max_pixels)
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %s image of %llux%llu pixels exceeds the limit of %llu pixels",
-                             name, format, (unsigned long long)width, (unsigned long long)height,
+        return lector__error(err, LECTOR_ERR_LIMIT,
+                             "%s: %s: %llux%llu pixels, over the limit of %llu pixels per page (max_pixels)", name,
+                             format, (unsigned long long)width, (unsigned long long)height,
                              (unsigned long long)limits->max_pixels);
     uint64_t sum = (total ? *total : 0) + width * height;
     if (sum > limits->max_total_pixels)
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %s pages total more than the limit of %llu pixels", name,
-                             format, (unsigned long long)limits->max_total_pixels);
+        return lector__error(err, LECTOR_ERR_LIMIT,
+                             "%s: %s: the pages so far total %llu pixels, over the limit of %llu pixels for all "
+                             "the pages of one file",
+                             name, format, (unsigned long long)sum, (unsigned long long)limits->max_total_pixels);
     if (total) *total = sum;
     return LECTOR_OK;
 }
@@ -177,8 +180,9 @@ lector_status lector__image_decode(const uint8_t *data, size_t size, const char 
     }
     if (!data || size == 0) return lector__error(err, LECTOR_ERR_IMAGE, "%s: empty file (0 bytes)", name);
     if (size > limits->max_file_size)
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: %zu bytes exceeds the file size limit of %zu bytes", name,
-                             size, limits->max_file_size);
+        return lector__error(err, LECTOR_ERR_LIMIT,
+                             "%s: %zu bytes, over the file size limit of %zu bytes (max_file_size)", name, size,
+                             limits->max_file_size);
     lector_image img;
     memset(&img, 0, sizeof(img));
     lector_status st;

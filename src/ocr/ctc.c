@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 lector_status ocr_dict_load(const char *path, int use_space, ocr_dict *d, lector_error *err)
@@ -36,11 +37,34 @@ lector_status ocr_dict_load(const char *path, int use_space, ocr_dict *d, lector
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the dictionary is empty", path);
     }
     if (use_space) d->chars[d->n++] = space;
+    int first_bad = 0, n_bad = 0;
+    for (int i = 1; i < d->n; i++)
+        if (!lector__utf8_valid(d->chars[i])) {
+            n_bad++;
+            if (!first_bad) first_bad = i; /* entry i is on line i */
+        }
+    if (!n_bad) return LECTOR_OK;
+    d->repaired = lector__calloc((size_t)n_bad, sizeof *d->repaired);
+    for (int i = 1; d->repaired && i < d->n; i++) {
+        if (lector__utf8_valid(d->chars[i])) continue;
+        char *r = lector__utf8_repair(d->chars[i], NULL);
+        if (!r) break;
+        d->repaired[d->n_repaired++] = d->chars[i] = r;
+    }
+    if (d->n_repaired < n_bad) {
+        ocr_dict_free(d);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    lector__log(LECTOR_LOG_WARN,
+                "%s: %d entr%s not valid UTF-8 (the first on line %d): read with U+FFFD for the bad bytes", path, n_bad,
+                n_bad > 1 ? "ies are" : "y is", first_bad);
     return LECTOR_OK;
 }
 
 void ocr_dict_free(ocr_dict *d)
 {
+    for (int i = 0; i < d->n_repaired; i++) lector__free(d->repaired[i]);
+    lector__free(d->repaired);
     lector__free(d->chars);
     lector__free(d->storage);
     memset(d, 0, sizeof *d);

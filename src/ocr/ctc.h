@@ -15,10 +15,14 @@ typedef struct ocr_dict {
     char **chars; /* chars[0] = blank (""), then the dictionary, then " " */
     int n;        /* number of classes */
     char *storage;
+    char **repaired; /* entries that were not valid UTF-8, repaired (owned) */
+    int n_repaired;
 } ocr_dict;
 
 /* Loads a dictionary file (one UTF-8 character per line); `use_space`
- * appends " ". */
+ * appends " ". An entry that is not valid UTF-8 is read with U+FFFD in
+ * place of its bad bytes (util/utf8.h), so that every text is valid UTF-8;
+ * one warning per file says so. */
 lector_status ocr_dict_load(const char *path, int use_space, ocr_dict *d, lector_error *err);
 void ocr_dict_free(ocr_dict *d);
 

@@ -28,6 +28,7 @@ struct lector_engine {
     lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
     int rec_argmax;      /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
     ocr_dict dict;
+    char rec_path[4096], dict_path[4096]; /* named when the two do not match */
     char device[128];
     char fallback[560];    /* device auto on the CPU: why */
     char models_dir[4096]; /* p.models_dir points here once found (lector_find_models) */
@@ -81,7 +82,7 @@ lector_params lector_default_params(void)
 
 lector_read_options lector_default_read_options(void)
 {
-    lector_read_options o = {0, -1.f, -1};
+    lector_read_options o = {0, -1.f, -1, NULL, NULL};
     return o;
 }
 
@@ -97,6 +98,12 @@ static int gpu_backend(const char *backend)
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
                               int argmax, int is_det, int fp32, lector_model **out, lector_error *err)
 {
+    /* plan_cache_bytes: 45% det, 45% rec (halved between the two
+     * recognisers of gpu_fp16_recheck), 10% cls */
+    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    size_t share = is_det   ? p->plan_cache_bytes / 20 * 9
+                   : argmax ? p->plan_cache_bytes / 20 * 9 / (recheck ? 2 : 1)
+                            : p->plan_cache_bytes / 10;
     char path[4096];
     if (override)
         snprintf(path, sizeof path, "%s", override);
@@ -105,6 +112,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     lector_model_options mo = {.backend = backend,
                                .threads = p->threads,
                                .plan_cache_size = 32,
+                               .plan_cache_bytes = share,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
                                .fp16 = gpu_backend(backend) && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
@@ -258,11 +266,15 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         lector_engine_free(e);
         return st;
     }
-    char dict_path[4096];
+    char *dict_path = e->dict_path;
     if (params->rec_dict)
-        snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
+        snprintf(dict_path, sizeof e->dict_path, "%s", params->rec_dict);
     else
-        snprintf(dict_path, sizeof dict_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_DICT);
+        snprintf(dict_path, sizeof e->dict_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_DICT);
+    if (params->rec_model)
+        snprintf(e->rec_path, sizeof e->rec_path, "%s", params->rec_model);
+    else
+        snprintf(e->rec_path, sizeof e->rec_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_MODEL);
     if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
         lector_engine_free(e);
         return st;
@@ -305,6 +317,13 @@ void lector_engine_gpu_memory(const lector_engine *e, size_t *used, size_t *limi
     if (e && e->on_gpu) lector_model_gpu_memory(e->rec, used, limit); /* one count per GPU */
 }
 
+size_t lector_engine_cache_bytes(const lector_engine *e)
+{
+    if (!e) return 0;
+    return lector_model_cache_bytes(e->det) + lector_model_cache_bytes(e->cls) + lector_model_cache_bytes(e->rec) +
+           lector_model_cache_bytes(e->rec32);
+}
+
 void lector_engine_trim(lector_engine *e)
 {
     if (!e) return;
@@ -332,6 +351,41 @@ typedef struct crop {
     int bw;  /* lector_read_batch: the rec batch width this crop gets when its page is read alone */
     int seq; /* lector_read_batch: position over all crops of the batch (stable sort) */
 } crop;
+
+/* ---- errors that are not the image's, and cancellation ---------------------- */
+
+/* Prefixes an error of a read with the image's name, unless the image is not
+ * to blame: a model that gives NaN or does not fit its dictionary
+ * (LECTOR_ERR_INVALID_MODEL, its message names the model) or a read the
+ * caller cancelled. */
+static void blame_image(lector_status st, lector_error *err, const char *name)
+{
+    if (st == LECTOR_ERR_INVALID_MODEL || st == LECTOR_ERR_CANCELLED) return;
+    lector__error_prefix(err, "%s", name ? name : "image");
+}
+
+static int cancelled(const lector_read_options *o) { return o && o->cancel && o->cancel(o->cancel_user); }
+
+static lector_status cancel_error(lector_error *err)
+{
+    return lector__error(err, LECTOR_ERR_CANCELLED, "the read was cancelled by its caller");
+}
+
+/* 1 when any of n floats is NaN: a model with broken weights (or a broken
+ * backend) gives NaN everywhere, and NaN would silently read as no text. */
+static int has_nan(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != v[i]) return 1;
+    return 0;
+}
+
+static lector_status nan_error(lector_error *err, const char *what, const lector_engine *e)
+{
+    return lector__error(err, LECTOR_ERR_INVALID_MODEL,
+                         "the %s model produced NaN (not a number): its weights are broken, or the backend (%s) is",
+                         what, e->device);
+}
 
 static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h, int64_t w,
                                 lector_tensor **out, size_t *n_out, lector_error *err)
@@ -561,6 +615,11 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int
         return lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
     }
     int T = (int)out[0].dims[1], C = e->rec_argmax ? 0 : (int)out[0].dims[2];
+    const lector_tensor *probs = e->rec_argmax ? &out[1] : &out[0];
+    if (has_nan(probs->data, (size_t)lector_tensor_numel(probs))) {
+        lector_tensors_free(out, n_out);
+        return nan_error(err, "recognition", e);
+    }
     for (int k = 0; k < nb && !st; k++) {
         lector__free(cr[k]->text);
         cr[k]->text = NULL;
@@ -573,6 +632,11 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int
                                 &cr[k]->score, err);
     }
     lector_tensors_free(out, n_out);
+    if (st == LECTOR_ERR_SHAPE) { /* the classes do not fit the dictionary: not the image's fault */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err ? err->message : "");
+        st = lector__error(err, LECTOR_ERR_INVALID_MODEL, "%s and %s do not match: %s", e->rec_path, e->dict_path, why);
+    }
     return st;
 }
 
@@ -800,9 +864,11 @@ static lector_status ocr_page(lector_engine *e, const lector_image *img, const l
     }
     for (int i = 0; i < w.nb; i++) order[i] = &w.c[i];
     double t2 = lector__now_ms();
+    if (w.nb && cancelled(o)) st = cancel_error(err);
     if (!st && w.use_cls && w.nb) st = classify(e, order, w.nb, NULL, err);
     double t3 = lector__now_ms();
     tm->cls_ms += t3 - t2;
+    if (!st && w.nb && w.use_cls && cancelled(o)) st = cancel_error(err);
     if (!st && w.nb) st = recognise(e, order, w.nb, 0, err);
     tm->rec_ms += lector__now_ms() - t3;
     lector__free(order);
@@ -845,11 +911,11 @@ static lector_status run_pages(lector_engine *e, lector_image *pages, int n, dou
     r->timings.decode_ms = decode_ms;
     lector_status st = LECTOR_OK;
     for (int i = 0; i < n && !st; i++) {
-        st = ocr_page(e, &pages[i], o, &r->pages[i], &r->timings, err);
+        st = cancelled(o) ? cancel_error(err) : ocr_page(e, &pages[i], o, &r->pages[i], &r->timings, err);
         r->n_pages = (size_t)i + 1;
     }
     if (st) {
-        lector__error_prefix(err, "%s", name ? name : "image");
+        blame_image(st, err, name);
         lector_result_free(r);
         return st;
     }
@@ -984,6 +1050,7 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
             if (g > 1) lector__free(data);
         }
         runs++;
+        if (!st && has_nan(out[0].data, (size_t)lector_tensor_numel(&out[0]))) st = nan_error(&err, "detection", e);
         double ms = (lector__now_ms() - t0) / g;
         for (int q = 0; q < g; q++) {
             det_pre *d = &pre[grp[q]];
@@ -1039,6 +1106,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         const char *name = in->name ? in->name : "image";
         double ti = lector__now_ms();
         lector_status st = !in->data && in->size ? lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument")
+                           : cancelled(o)        ? cancel_error(err)
                                                  : lector__image_decode(in->data, in->size, name, &lim, &pages[i], err);
         if (st) {
             statuses[i] = st;
@@ -1092,6 +1160,10 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         int np = pages[i].count;
         lector_status st = LECTOR_OK;
         for (int p = 0; p < np && !st; p++) {
+            if (cancelled(o)) {
+                st = cancel_error(err);
+                break;
+            }
             st = page_prep(e, &pages[i].pages[p], o, pre ? &pre[pre_at[i] + (size_t)p] : NULL, &works[i][p],
                            &r->timings, err);
             r->n_pages = (size_t)p + 1;
@@ -1102,7 +1174,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
                 total -= (size_t)works[i][p].nb;
                 page_work_free(&works[i][p]);
             }
-            lector__error_prefix(err, "%s", name);
+            blame_image(st, err, name);
             statuses[i] = st;
         }
     }
@@ -1134,8 +1206,10 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         }
     }
     double t2 = lector__now_ms();
+    if (!shared && k && cancelled(o)) shared = cancel_error(&shared_err);
     if (!shared && use_cls && k) shared = classify(e, order, (int)k, cmp_ratio_seq, &shared_err);
     double t3 = lector__now_ms();
+    if (!shared && k && use_cls && cancelled(o)) shared = cancel_error(&shared_err);
     if (!shared && k) shared = recognise(e, order, (int)k, 1, &shared_err);
     double t4 = lector__now_ms();
     lector__free(order);
@@ -1158,7 +1232,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
                 }
                 lector_status st = page_finish(&works[i][p], &pages[i].pages[p], &r->pages[p], err);
                 if (st && !statuses[i]) {
-                    lector__error_prefix(err, "%s", name);
+                    blame_image(st, err, name);
                     statuses[i] = st;
                 }
             }
@@ -1166,7 +1240,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
                 statuses[i] = shared;
                 if (err) {
                     *err = shared_err;
-                    lector__error_prefix(err, "%s", name);
+                    blame_image(shared, err, name);
                 }
             }
             r->timings.total_ms = lector__now_ms() - t0;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lector.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 typedef struct out {
@@ -81,12 +82,20 @@ static void number(out *o, double d)
     }
 }
 
-/* cJSON's print_string_ptr */
+/* cJSON's print_string_ptr, of a string that is valid UTF-8 (JSON text is
+ * UTF-8, RFC 8259): names and messages that are not (a file name's bytes, a
+ * client's filename) are written repaired, U+FFFD for each bad sequence
+ * (util/utf8.h). */
 static void string(out *o, const char *s)
 {
     if (!s) {
         puts_(o, "null");
         return;
+    }
+    char *repaired = NULL;
+    if (!lector__utf8_valid(s)) {
+        repaired = lector__utf8_repair(s, NULL);
+        s = repaired ? repaired : "\xEF\xBF\xBD";
     }
     put(o, "\"", 1);
     const char *run = s;
@@ -108,6 +117,7 @@ static void string(out *o, const char *s)
     }
     put(o, run, (size_t)(s - run));
     put(o, "\"", 1);
+    lector__free(repaired);
 }
 
 static void key(out *o, const char *k)

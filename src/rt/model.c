@@ -2,11 +2,16 @@
  * model.c - the public runtime API (lector_rt.h): a loaded model is the
  * immutable base graph plus a bounded LRU cache of execution plans, one per
  * input shape. Plans are reference counted so that eviction never frees a
- * plan another thread is running. The calls of lector_rt_image.h are in
+ * plan another thread is running. The cache is bounded by a count and,
+ * with plan_cache_bytes, by bytes (plan_bytes: the activation arenas a plan
+ * holds plus its converted weights), so that memory does not grow with
+ * the number of distinct input shapes. The calls of lector_rt_image.h are in
  * model_image.c.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rt/backend.h"
@@ -37,6 +42,7 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
         for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
     }
     m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : 16;
+    m->cap_bytes = opt ? opt->plan_cache_bytes : 0;
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
@@ -101,6 +107,7 @@ void lector_model_free(lector_model *m)
     for (int i = 0; i < m->n_cache; i++) rt_plan_free(m->cache[i].plan);
     pthread_mutex_destroy(&m->lock);
     lector__free(m->cache);
+    lector__free(m->retired);
     lector__free(m->inputs);
     lector__free(m->outputs);
     rt_backend_free(m->be);
@@ -165,14 +172,107 @@ static rt_plan *cache_get(lector_model *m, const lector_tensor *inputs, int *slo
     return NULL;
 }
 
+/* Bytes a plan holds (m->lock held): its converted weights and backend
+ * state (fixed, estimated when it was compiled) and its activation arenas,
+ * pooled or running (each run holds a reference and an arena). */
+static size_t plan_bytes(rt_plan *p, size_t fixed, int in_cache)
+{
+    pthread_mutex_lock(&p->pool_lock);
+    int arenas = p->n_pool + (p->refs - in_cache);
+    pthread_mutex_unlock(&p->pool_lock);
+    return fixed + p->arena_size * (size_t)(arenas > 0 ? arenas : 0);
+}
+
+/* Host memory in use by malloc now, all arenas (0 where unknown). */
+static size_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+/* What a new plan holds besides its arenas: its folded weights, the
+ * backend's converted copies (oneDNN reorders weights into blocked layouts,
+ * per thread-count variant) and primitives. On a host backend that is the
+ * heap's growth while it compiled (`grew`), taken between 3 and 8 times the
+ * constants of its graph, since other threads allocate meanwhile; on a
+ * device, 3 times the constants. */
+static size_t plan_fixed_bytes(const rt_plan *p, size_t grew)
+{
+    size_t n = 0;
+    for (int v = 0; v < p->g->n_values; v++) {
+        const rt_value *x = &p->g->values[v];
+        if (!x->data || x->ndim < 0) continue;
+        size_t k = lector_dtype_size(x->dtype);
+        for (int d = 0; d < x->ndim; d++) k *= x->dims[d] > 0 ? (size_t)x->dims[d] : 0;
+        n += k;
+    }
+    return grew < 3 * n ? 3 * n : grew > 8 * n ? 8 * n : grew;
+}
+
 /* Drops a reference taken by cache_get/cache_put; the plan is freed when
  * it was evicted meanwhile and this was the last reference. */
 static void cache_release(lector_model *m, rt_plan *p)
 {
     pthread_mutex_lock(&m->lock);
     int last = --p->refs == 0;
+    if (last)
+        for (int i = 0; i < m->n_retired; i++)
+            if (m->retired[i].plan == p) {
+                m->retired[i] = m->retired[--m->n_retired];
+                break;
+            }
     pthread_mutex_unlock(&m->lock);
     if (last) rt_plan_free(p); /* evicted while it ran */
+}
+
+/* Takes entry i out of the cache (m->lock held); returns the plan when it
+ * is to be freed now, NULL when a run still holds it (it is freed by the
+ * last cache_release, and counted as retired until then). */
+static rt_plan *cache_evict(lector_model *m, int i)
+{
+    rt_plan *p = m->cache[i].plan;
+    size_t fixed = m->cache[i].fixed_bytes;
+    m->cache[i] = m->cache[--m->n_cache];
+    if (--p->refs == 0) return p;
+    if (m->n_retired == m->cap_retired) {
+        int cap = m->cap_retired ? 2 * m->cap_retired : 8;
+        retired_plan *r = lector__realloc(m->retired, sizeof *r * (size_t)cap);
+        if (!r) return NULL; /* uncounted until freed: only the figure suffers */
+        m->retired = r;
+        m->cap_retired = cap;
+    }
+    m->retired[m->n_retired++] = (retired_plan){p, plan_bytes(p, fixed, 0)};
+    return NULL;
+}
+
+/* Bytes of the cached plans (m->lock held). */
+static size_t cached_bytes(lector_model *m)
+{
+    size_t n = 0;
+    for (int i = 0; i < m->n_cache; i++) n += plan_bytes(m->cache[i].plan, m->cache[i].fixed_bytes, 1);
+    return n;
+}
+
+/* ... and of the plans evicted while they ran, until their runs end. */
+static size_t total_bytes(lector_model *m)
+{
+    size_t n = cached_bytes(m);
+    for (int i = 0; i < m->n_retired; i++) n += m->retired[i].bytes;
+    return n;
+}
+
+size_t lector_model_cache_bytes(const lector_model *cm)
+{
+    lector_model *m = (lector_model *)cm;
+    if (!m) return 0;
+    pthread_mutex_lock(&m->lock);
+    size_t n = total_bytes(m);
+    pthread_mutex_unlock(&m->lock);
+    return n;
 }
 
 static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
@@ -201,8 +301,11 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     }
     /* compile outside the lock: other shapes keep running meanwhile */
     rt_plan *fresh;
+    int host = (m->be->iface->features & RT_FEATURE_HOST_MEMORY) != 0;
+    size_t heap0 = host ? heap_in_use() : 0;
     lector_status st = compile_plan(m, inputs, &fresh, err);
     if (st) return st;
+    size_t heap1 = host ? heap_in_use() : 0;
     pthread_mutex_lock(&m->lock);
     p = cache_get(m, inputs, &slot);
     if (p) { /* another thread compiled the same shape first */
@@ -211,23 +314,35 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
         *out = p;
         return LECTOR_OK;
     }
-    rt_plan *evict = NULL;
-    int evict_free = 0;
-    if (m->n_cache == m->cap_cache) {
-        int lru = 0;
-        for (int i = 1; i < m->n_cache; i++)
-            if (m->cache[i].last_used < m->cache[lru].last_used) lru = i;
-        evict = m->cache[lru].plan;
-        evict_free = --evict->refs == 0; /* the cache's reference */
-        m->cache[lru] = m->cache[--m->n_cache];
+    /* least recently used plans out: one for the count; for the bytes, as
+     * many idle ones as it takes (evicting a running plan frees nothing
+     * until its run ends). Those no run holds are freed after the lock. */
+    rt_plan **freed = lector__malloc(sizeof *freed * (size_t)(m->n_cache + 1));
+    int n_freed = 0;
+    size_t fixed = plan_fixed_bytes(fresh, heap1 > heap0 ? heap1 - heap0 : 0), want = fixed + fresh->arena_size;
+    for (;;) {
+        int lru = -1, for_count = m->n_cache == m->cap_cache;
+        if (!for_count && !(m->cap_bytes && total_bytes(m) + want > m->cap_bytes)) break;
+        for (int i = 0; i < m->n_cache; i++)
+            if ((for_count || m->cache[i].plan->refs == 1) &&
+                (lru < 0 || m->cache[i].last_used < m->cache[lru].last_used))
+                lru = i;
+        if (lru < 0) break; /* every cached plan is running: over the bytes until they end */
+        rt_plan *old = cache_evict(m, lru);
+        if (old && freed)
+            freed[n_freed++] = old;
+        else if (old)
+            rt_plan_free(old); /* no memory for the list: freed under the lock */
     }
     m->cache[m->n_cache].plan = fresh;
     fresh->refs = 2; /* cache + caller */
     m->cache[m->n_cache].last_used = ++m->tick;
+    m->cache[m->n_cache].fixed_bytes = fixed;
     m->n_cache++;
     pthread_mutex_unlock(&m->lock);
-    /* an evicted plan still running elsewhere is freed by its last cache_release */
-    if (evict && evict_free) rt_plan_free(evict);
+    /* plans still running elsewhere are freed by their last cache_release */
+    for (int i = 0; i < n_freed; i++) rt_plan_free(freed[i]);
+    lector__free(freed);
     *out = fresh;
     return LECTOR_OK;
 }

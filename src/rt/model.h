@@ -17,7 +17,14 @@
 typedef struct cache_entry {
     rt_plan *plan; /* plan->refs counts the cache's reference + running calls */
     uint64_t last_used;
+    size_t fixed_bytes; /* what the plan holds besides its arenas (plan_bytes) */
 } cache_entry;
+
+/* A plan evicted while it ran: its bytes count until its last run ends. */
+typedef struct retired_plan {
+    rt_plan *plan;
+    size_t bytes;
+} retired_plan;
 
 struct lector_model {
     rt_graph *g;
@@ -27,6 +34,9 @@ struct lector_model {
     cache_entry *cache;
     int n_cache, cap_cache;
     uint64_t tick;
+    size_t cap_bytes; /* plan_cache_bytes; 0 = count only */
+    retired_plan *retired;
+    int n_retired, cap_retired;
 };
 
 /* lector_model_load_memory/_file; argmax = 1: with the outputs reduced as

@@ -31,6 +31,30 @@ static lector_status oom(load_ctx *c)
     return lector__error(c->err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory while loading", c->file);
 }
 
+/* A float constant holding NaN: weights a broken export or a damaged file
+ * gave. It would run, silently: ReLU and Clip turn NaN into 0, so a
+ * detector answers "no text" on every page. Inf stays allowed (masks and
+ * Clip bounds use it). */
+static lector_status check_no_nan(load_ctx *c, const lector_tensor *t, const char *what, const char *name)
+{
+    int64_t n = lector_tensor_numel(t), bad = 0;
+    if (!t->data) return LECTOR_OK;
+    if (t->dtype == LECTOR_DTYPE_FLOAT32) {
+        const float *v = t->data;
+        for (int64_t i = 0; i < n; i++) bad += v[i] != v[i];
+    } else if (t->dtype == LECTOR_DTYPE_FLOAT16) {
+        const uint16_t *v = t->data;
+        for (int64_t i = 0; i < n; i++) bad += (v[i] & 0x7C00) == 0x7C00 && (v[i] & 0x03FF);
+    } else if (t->dtype == LECTOR_DTYPE_FLOAT64) {
+        const double *v = t->data;
+        for (int64_t i = 0; i < n; i++) bad += v[i] != v[i];
+    }
+    if (!bad) return LECTOR_OK;
+    return lector__error(c->err, LECTOR_ERR_INVALID_MODEL,
+                         "%s: %s '%s' holds NaN (%lld of %lld values): the model's weights are broken", c->file, what,
+                         name ? name : "", (long long)bad, (long long)n);
+}
+
 static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributeProto *ap)
 {
     rt_attr_type type;
@@ -77,6 +101,7 @@ static lector_status copy_attr(load_ctx *c, rt_node *n, const Onnx__AttributePro
             lector__error_prefix(c->err, "%s: node '%s'", c->file, n->name);
             return st;
         }
+        if ((st = check_no_nan(c, &a->t, "the constant of node", n->name))) return st;
     }
     return LECTOR_OK;
 }
@@ -231,6 +256,10 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
         lector_tensor t;
         if ((st = rt_tensor_from_proto(tp, &t, "initializer", c->err))) {
             lector__error_prefix(c->err, "%s", c->file);
+            return st;
+        }
+        if ((st = check_no_nan(c, &t, "initializer", tp->name))) {
+            lector__free(t.data);
             return st;
         }
         int v = rt_graph_add_const(g, tp->name ? tp->name : "", t.dtype, t.ndim, t.dims, t.data);

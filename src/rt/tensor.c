@@ -27,6 +27,7 @@ const char *lector_status_str(lector_status s)
         "LECTOR_ERR_UNAVAILABLE",
         "LECTOR_ERR_TIMEOUT",
         "LECTOR_ERR_INTERNAL",
+        "LECTOR_ERR_CANCELLED",
     };
     if ((unsigned)s < LECTOR_ARRAY_LEN(names)) return names[s];
     return "LECTOR_ERR_UNKNOWN";

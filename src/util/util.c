@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,34 +158,60 @@ int lector__physical_cores(void)
     return n;
 }
 
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
 lector_status lector__read_file(const char *path, size_t max_size, uint8_t **data, size_t *size, lector_error *err)
 {
     *data = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return lector__error(err, LECTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* O_NONBLOCK: opening a FIFO without a writer (or a device) must not
+     * block; only regular files are read, and those never block anyway */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return lector__error(err, LECTOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return lector__error(err, LECTOR_ERR_IO, "%s: not a regular file", path);
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return lector__error(err, LECTOR_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return lector__error(err, LECTOR_ERR_IO, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
     }
     if (max_size && (uint64_t)st.st_size > max_size) {
-        fclose(f);
-        return lector__error(err, LECTOR_ERR_LIMIT, "%s: file is %lld bytes, over the limit of %zu", path,
-                             (long long)st.st_size, max_size);
+        close(fd);
+        return lector__error(err, LECTOR_ERR_LIMIT, "%s: file is %lld bytes, over the file size limit of %zu bytes",
+                             path, (long long)st.st_size, max_size);
     }
     size_t n = (size_t)st.st_size;
     uint8_t *buf = lector__malloc(n + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory reading %zu bytes", path, n);
     }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
+    /* a file that grows while it is read is read up to its size at fstat */
+    size_t got = 0;
+    int e = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) e = errno;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != n) {
         lector__free(buf);
-        return lector__error(err, LECTOR_ERR_IO, "%s: read error", path);
+        return lector__error(err, LECTOR_ERR_IO, "%s: read error: %s", path,
+                             e ? strerror(e) : "the file shrank while it was read");
     }
     buf[n] = 0;
     *data = buf;

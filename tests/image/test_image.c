@@ -16,10 +16,12 @@
 #include <tiffio.h>
 #include <turbojpeg.h>
 #include <webp/encode.h>
+#include <zlib.h>
 
 #include "helpers.h"
 #include "image/decode_internal.h"
 #include "image/image.h"
+#include "util/util.h"
 
 static char *data_path(const char *rel)
 {
@@ -576,6 +578,229 @@ static void test_threads(void **state)
     for (int i = 0; i < N_THREAD_FILES; i++) th_buf_free(&thread_bufs[i]);
 }
 
+/* ---- issue 21: limits before work, chunk limits ---------------------------- */
+
+/* CRC-32 of the PNG specification (ISO 15948 annex D), written out here so
+ * that the chunks below do not depend on the decoder under test. */
+static uint32_t png_crc(const uint8_t *type, const uint8_t *d, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < 4 + n; i++) {
+        c ^= i < 4 ? type[i] : d[i - 4];
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* Appends one chunk to buf at *pos. */
+static void put_chunk(uint8_t *buf, size_t *pos, const char *type, const uint8_t *d, uint32_t n)
+{
+    uint8_t *p = buf + *pos;
+    p[0] = (uint8_t)(n >> 24), p[1] = (uint8_t)(n >> 16), p[2] = (uint8_t)(n >> 8), p[3] = (uint8_t)n;
+    memcpy(p + 4, type, 4);
+    if (n) memcpy(p + 8, d, n);
+    uint32_t c = png_crc((const uint8_t *)type, d, n);
+    p[8 + n] = (uint8_t)(c >> 24), p[9 + n] = (uint8_t)(c >> 16), p[10 + n] = (uint8_t)(c >> 8), p[11 + n] = (uint8_t)c;
+    *pos += 12 + (size_t)n;
+}
+
+/* A 4x3 RGB PNG (known pixels) with n chunks of `type` (each `len` bytes of
+ * "Comment\0..." text) between IHDR and IDAT. */
+static th_buf png_with_chunks(const char *type, int n, uint32_t len)
+{
+    uint8_t rgb[4 * 3 * 3];
+    for (int i = 0; i < 36; i++) rgb[i] = (uint8_t)(i * 7);
+    th_buf base = {0};
+    assert_int_equal(th_png_encode(&base, 4, 3, 2, 8, rgb, NULL, 0, NULL, 0), 0);
+    uint8_t *text = calloc(1, len + 1);
+    memcpy(text, "Comment", 8); /* keyword, NUL, then the text (zeros are fine for the chunk walk) */
+    for (uint32_t i = 8; i < len; i++) text[i] = 'a' + i % 26;
+    th_buf b;
+    b.size = base.size + (size_t)n * (12 + len);
+    b.data = malloc(b.size);
+    memcpy(b.data, base.data, 33); /* signature + IHDR */
+    size_t pos = 33;
+    for (int i = 0; i < n; i++) put_chunk(b.data, &pos, type, text, len);
+    memcpy(b.data + pos, base.data + 33, base.size - 33);
+    free(text);
+    th_buf_free(&base);
+    return b;
+}
+
+static void check_known_png(const lector_image_pages *p)
+{
+    assert_int_equal(p->count, 1);
+    assert_int_equal(p->pages[0].width, 4);
+    assert_int_equal(p->pages[0].height, 3);
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 4; x++)
+            for (int c = 0; c < 3; c++)
+                assert_int_equal(px(&p->pages[0], x, y)[2 - c], (uint8_t)(((y * 4 + x) * 3 + c) * 7));
+}
+
+/* A valid PNG with many text chunks decodes (libspng alone stops at 1000);
+ * an ancillary chunk over 16 MiB, stored or decompressed, is a limit. */
+static void test_png_chunk_limits(void **state)
+{
+    const int counts[] = {0, 600, 2000};
+    for (int i = 0; i < 3; i++) {
+        th_buf b = png_with_chunks("tEXt", counts[i], 20);
+        lector_image_pages p;
+        lector_error err;
+        lector_status st = decode(&b, "text.png", &p, &err);
+        if (st != LECTOR_OK) fail_msg("%d tEXt chunks: %s", counts[i], err.message);
+        check_known_png(&p);
+        lector__image_pages_free(&p);
+        th_buf_free(&b);
+    }
+    th_buf big = png_with_chunks("tEXt", 1, (17u << 20));
+    lector_image_pages p;
+    lector_error err;
+    assert_int_equal(decode(&big, "bigtext.png", &p, &err), LECTOR_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "bigtext.png"));
+    assert_non_null(strstr(err.message, "limit"));
+    th_buf_free(&big);
+    /* zTXt whose text inflates to 32 MiB: a bomb in 32 KiB */
+    size_t zn = compressBound(32u << 20);
+    uint8_t *zeros = calloc(1, 32u << 20), *z = malloc(9 + zn);
+    memcpy(z, "Comment\0", 9); /* keyword, NUL, compression method 0 */
+    uLongf zl = zn;
+    assert_int_equal(compress2(z + 9, &zl, zeros, 32u << 20, 9), Z_OK);
+    free(zeros);
+    th_buf zb = png_with_chunks("tEXt", 0, 20);
+    th_buf bomb;
+    bomb.size = zb.size + 12 + 9 + zl;
+    bomb.data = malloc(bomb.size);
+    memcpy(bomb.data, zb.data, 33);
+    size_t pos = 33;
+    put_chunk(bomb.data, &pos, "zTXt", z, (uint32_t)(9 + zl));
+    memcpy(bomb.data + pos, zb.data + 33, zb.size - 33);
+    free(z);
+    th_buf_free(&zb);
+    assert_int_equal(decode(&bomb, "ztxt.png", &p, &err), LECTOR_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "ztxt.png"));
+    th_buf_free(&bomb);
+}
+
+/* JPEG frames over the limits are limits, also where libjpeg itself refuses
+ * the header first (a side over 65500). */
+static void test_jpeg_limit_before_libjpeg(void **state)
+{
+    const unsigned sizes[][2] = {{65535, 65535}, {65535, 8}, {20000, 20000}};
+    for (int i = 0; i < 3; i++) {
+        th_buf j = make_oriented_jpeg(1);
+        for (size_t k = 2; k + 9 < j.size; k++)
+            if (j.data[k] == 0xFF && j.data[k + 1] == 0xC0) {
+                j.data[k + 5] = (uint8_t)(sizes[i][1] >> 8), j.data[k + 6] = (uint8_t)sizes[i][1];
+                j.data[k + 7] = (uint8_t)(sizes[i][0] >> 8), j.data[k + 8] = (uint8_t)sizes[i][0];
+                break;
+            }
+        lector_image_pages p;
+        lector_error err;
+        assert_int_equal(decode(&j, "wide.jpg", &p, &err), LECTOR_ERR_LIMIT);
+        assert_non_null(strstr(err.message, "wide.jpg"));
+        assert_non_null(strstr(err.message, "limit"));
+        th_buf_free(&j);
+    }
+}
+
+/* The pixels of all the pages of a TIFF are checked before any page is
+ * decoded: with every allocation failing, the answer is the limit, not
+ * "out of memory" (which is what decoding the first page would say). */
+static void test_tiff_total_before_decoding(void **state)
+{
+    const int ws[3] = {300, 300, 300}, hs[3] = {200, 200, 200};
+    const uint8_t rgb[3][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+    th_buf b = {0};
+    assert_int_equal(th_tiff_pages(&b, 3, ws, hs, rgb, COMPRESSION_ADOBE_DEFLATE), 0);
+    lector_image_limits lim;
+    lector__image_limits_default(&lim);
+    lim.max_total_pixels = 150000; /* pages 1 and 2 fit, page 3 does not */
+    lector_image_pages p;
+    lector_error err;
+    lector__fail_alloc_after(1);
+    lector_status st = lector__image_decode(b.data, b.size, "pages.tif", &lim, &p, &err);
+    lector__fail_alloc_after(0);
+    if (st != LECTOR_ERR_LIMIT) fail_msg("want LECTOR_ERR_LIMIT, got %d: %s", st, err.message);
+    assert_non_null(strstr(err.message, "pages.tif"));
+    assert_non_null(strstr(err.message, "page 3 of 3"));
+    assert_null(p.pages);
+    /* and without the allocation failures the pages under the limit decode */
+    lim.max_total_pixels = 180000;
+    assert_int_equal(lector__image_decode(b.data, b.size, "pages.tif", &lim, &p, &err), LECTOR_OK);
+    assert_int_equal(p.count, 3);
+    lector__image_pages_free(&p);
+    th_buf_free(&b);
+}
+
+/* lector_probe_image: the sizes the encoders were given, without decoding
+ * (every allocation of the library fails meanwhile), and the decoding peak
+ * by the kind of page (3 bytes a pixel, 4 more where a page goes through an
+ * RGBA buffer). */
+static void test_probe(void **state)
+{
+    lector_image_info info;
+    lector_error err;
+    uint8_t rgb[7 * 5 * 4] = {0};
+    th_buf b = {0};
+    assert_int_equal(th_png_encode(&b, 7, 5, 2, 8, rgb, NULL, 0, NULL, 0), 0);
+    lector__fail_alloc_after(1);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.png", &info, &err), LECTOR_OK);
+    lector__fail_alloc_after(0);
+    assert_string_equal(info.format, "PNG");
+    assert_int_equal(info.width, 7);
+    assert_int_equal(info.height, 5);
+    assert_int_equal(info.pages, 1);
+    assert_int_equal(info.decode_bytes, 3 * 35);
+    th_buf_free(&b);
+    assert_int_equal(th_png_encode(&b, 7, 5, 6, 8, rgb, NULL, 0, NULL, 0), 0);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.png", &info, &err), LECTOR_OK);
+    assert_int_equal(info.decode_bytes, 7 * 35);
+    th_buf_free(&b);
+    th_buf j = make_oriented_jpeg(1); /* 64x32 */
+    assert_int_equal(lector_probe_image(j.data, j.size, "a.jpg", &info, &err), LECTOR_OK);
+    assert_string_equal(info.format, "JPEG");
+    assert_int_equal(info.width, 64);
+    assert_int_equal(info.height, 32);
+    assert_int_equal(info.decode_bytes, 3 * 64 * 32);
+    th_buf_free(&j);
+    j = make_oriented_jpeg(6); /* EXIF: turned a quarter: 32x64 upright, through a turned copy */
+    assert_int_equal(lector_probe_image(j.data, j.size, "a.jpg", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 32);
+    assert_int_equal(info.height, 64);
+    assert_int_equal(info.decode_bytes, 7 * 64 * 32);
+    th_buf_free(&j);
+    const int ws[3] = {5, 17, 3}, hs[3] = {4, 2, 9};
+    const uint8_t col[3][3] = {{10, 20, 30}, {200, 100, 0}, {1, 2, 3}};
+    assert_int_equal(th_tiff_pages(&b, 3, ws, hs, col, COMPRESSION_LZW), 0);
+    lector__fail_alloc_after(1);
+    assert_int_equal(lector_probe_image(b.data, b.size, "p.tif", &info, &err), LECTOR_OK);
+    lector__fail_alloc_after(0);
+    assert_string_equal(info.format, "TIFF");
+    assert_int_equal(info.pages, 3);
+    assert_int_equal(info.width, 5);
+    assert_int_equal(info.height, 4);
+    assert_int_equal(info.max_page_pixels, 34);
+    assert_int_equal(info.total_pixels, 20 + 34 + 27);
+    assert_int_equal(info.decode_bytes, 3 * 81 + 4 * 34);
+    th_buf_free(&b);
+    uint8_t bmp_rows[8 * 4] = {0};
+    th_bmp_encode(&b, 3, -4, 24, 0, 40, NULL, NULL, 0, bmp_rows, sizeof bmp_rows);
+    assert_int_equal(lector_probe_image(b.data, b.size, "a.bmp", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 3);
+    assert_int_equal(info.height, 4);
+    th_buf_free(&b);
+    uint8_t *webp = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, 7, 5, 7 * 3, &webp);
+    assert_true(n > 0);
+    assert_int_equal(lector_probe_image(webp, n, "a.webp", &info, &err), LECTOR_OK);
+    assert_int_equal(info.width, 7);
+    assert_int_equal(info.height, 5);
+    WebPFree(webp);
+    assert_int_equal(lector_probe_image("GIF89a....", 10, "a.gif", &info, &err), LECTOR_ERR_IMAGE);
+    assert_non_null(strstr(err.message, "a.gif: unrecognised image format"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +817,10 @@ int main(void)
         cmocka_unit_test(test_from_pixels),
         cmocka_unit_test(test_huge_headers),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_png_chunk_limits),
+        cmocka_unit_test(test_jpeg_limit_before_libjpeg),
+        cmocka_unit_test(test_tiff_total_before_decoding),
+        cmocka_unit_test(test_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

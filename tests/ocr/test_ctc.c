@@ -23,7 +23,7 @@ int main(void)
 {
     enum { C = 7, T = 40 };
     static char *chars[C + 1] = {"", "a", "b", "\xe4\xb8\xad", "d", "e", " "};
-    ocr_dict d = {chars, C, NULL};
+    ocr_dict d = {chars, C, NULL, NULL, 0};
     float probs[T * C], maxp[T];
     int64_t idx[T];
     lector_error err;

@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "lector.h"
+#include "util/utf8.h"
+#include "util/util.h"
 
 typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
 
@@ -116,9 +118,21 @@ static void write_json(FILE *out, const char *file, const lector_result *r, cons
     free(s);
 }
 
+/* s as valid UTF-8: itself, or a repaired copy in *tmp (lector__free it);
+ * the outputs are UTF-8 whatever bytes a name holds (util/utf8.h) */
+static const char *as_utf8(const char *s, char **tmp)
+{
+    *tmp = NULL;
+    if (lector__utf8_valid(s)) return s;
+    *tmp = lector__utf8_repair(s, NULL);
+    return *tmp ? *tmp : "\xEF\xBF\xBD";
+}
+
 static void tsv_text(FILE *out, const char *s)
 {
-    for (; *s; s++) fputc(*s == '\t' || *s == '\n' ? ' ' : *s, out);
+    char *tmp;
+    for (s = as_utf8(s, &tmp); *s; s++) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, out);
+    lector__free(tmp);
 }
 
 /* Tesseract's TSV columns; level 1 = page, level 4 = line (with its text). */
@@ -141,9 +155,16 @@ static void write_tsv(FILE *out, const lector_result *r, int page_base, int head
     }
 }
 
+/* XML 1.0 text: valid UTF-8, markup escaped, and no C0 control other than
+ * tab, newline and carriage return (those are not XML characters at all) */
 static void xml_text(FILE *out, const char *s)
 {
-    for (; *s; s++) {
+    char *tmp;
+    for (s = as_utf8(s, &tmp); *s; s++) {
+        if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') {
+            fputs("\xEF\xBF\xBD", out);
+            continue;
+        }
         switch (*s) {
         case '<': fputs("&lt;", out); break;
         case '>': fputs("&gt;", out); break;
@@ -153,6 +174,7 @@ static void xml_text(FILE *out, const char *s)
         default: fputc(*s, out);
         }
     }
+    lector__free(tmp);
 }
 
 static void hocr_begin(FILE *out)
@@ -194,24 +216,35 @@ static void write_hocr_pages(FILE *out, const char *file, const lector_result *r
     }
 }
 
-static unsigned char *read_stdin(size_t *n)
+/* Standard input up to `max` bytes (the file-size limit): NULL with
+ * *over = 1 when there is more, NULL with *over = 0 on a read error or when
+ * out of memory. */
+static unsigned char *read_stdin(size_t max, size_t *n, int *over)
 {
     size_t cap = 1 << 20, len = 0;
+    *over = 0;
     unsigned char *buf = malloc(cap);
     if (!buf) return NULL;
     for (;;) {
         if (len == cap) {
-            unsigned char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(buf, cap * 2);
+            if (len > max) break;
+            size_t want = cap * 2 > max + 1 ? max + 1 : cap * 2; /* one byte past the limit tells */
+            unsigned char *nb = realloc(buf, want);
             if (!nb) {
                 free(buf);
                 return NULL;
             }
             buf = nb;
-            cap *= 2;
+            cap = want;
         }
         size_t got = fread(buf + len, 1, cap - len, stdin);
         len += got;
         if (got == 0) break;
+    }
+    if (len > max || ferror(stdin)) {
+        *over = len > max;
+        free(buf);
+        return NULL;
     }
     *n = len;
     return buf;
@@ -372,6 +405,11 @@ int cmd_ocr(int argc, char **argv)
         goto bad;
     }
     if (mem_arg && cli_parse_gpu_mem(mem_arg, p.device_id, &p.gpu_mem_limit)) goto bad;
+    int bad_names = 0;
+    for (int f = 0; f < n_files; f++) bad_names += !lector__utf8_valid(files[f]);
+    if (bad_names) /* once: the outputs carry U+FFFD, the files are opened by their bytes */
+        fprintf(stderr, "lector: %d file name%s not valid UTF-8: U+FFFD stands for the bad bytes in the output\n",
+                bad_names, bad_names > 1 ? "s are" : " is");
     lector_error err = {0};
     lector_engine *eng = NULL;
     if (lector_engine_create(&p, &eng, &err)) {
@@ -398,10 +436,17 @@ int cmd_ocr(int argc, char **argv)
         lector_status st;
         if (!strcmp(name, "-")) {
             size_t n = 0;
-            unsigned char *buf = read_stdin(&n);
-            if (!buf) {
+            int over = 0;
+            unsigned char *buf = read_stdin((size_t)p.max_file_size, &n, &over);
+            if (!buf && over) {
+                st = err.code = LECTOR_ERR_LIMIT;
+                snprintf(err.message, sizeof err.message,
+                         "<stdin>: more than the file size limit of %lld bytes (--max-file-size)",
+                         (long long)p.max_file_size);
+            } else if (!buf) {
                 st = err.code = LECTOR_ERR_IO;
-                snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input");
+                snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input: %s",
+                         ferror(stdin) ? strerror(errno) : "out of memory");
             } else
                 st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
             free(buf);
@@ -412,6 +457,7 @@ int cmd_ocr(int argc, char **argv)
             failed++;
             fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(st));
             if (fmt == FMT_JSON) write_json(out, name, NULL, err.message);
+            if (st == LECTOR_ERR_INVALID_MODEL) break; /* the models, not this input: every other would fail alike */
             continue;
         }
         switch (fmt) {

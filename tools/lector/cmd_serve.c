@@ -37,6 +37,14 @@ static void usage(FILE *f)
             "  --grace-ms G            SIGTERM/SIGINT: time to finish accepted requests (default 30000)\n"
             "  --conn-timeout S        idle connection timeout in seconds (default 30)\n"
             "  --max-connections N     concurrent connections at most (default 256)\n"
+            "  --max-connections-per-ip N   from one address at most (default 64; raise it behind a proxy)\n"
+            "  --header-timeout S      a request's headers complete within S s of the connection or the\n"
+            "                          previous response (default 10); then the connection is closed\n"
+            "  --body-timeout S        its body within S s of its headers (default 60)\n"
+            "  --probe-listen HOST:PORT  a second address for /healthz, /readyz and /metrics only\n"
+            "  --memory-limit SIZE     memory the process may take (4G, 512M, bytes); default: the cgroup's\n"
+            "                          limit, else RAM; requests that do not fit get 503 (docs/SERVICE.md)\n"
+            "  --max-det-side N        det_limit_side_len a request may ask at most; larger is lowered (2048)\n"
             "  --breaker-threshold N   consecutive device errors that open the breaker (default 1)\n"
             "  --breaker-cooldown-ms M open -> half-open probe after M ms (default 5000)\n"
             "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M "
@@ -44,7 +52,7 @@ static void usage(FILE *f)
             "  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
             "  --allow-test-controls   start even with test controls set (LECTOR_SERVE_FAULT=N: every Nth\n"
             "                          read of the primary engine fails; docs/DEBUG.md lists them all)\n"
-            "  -v, --verbose\n");
+            "  -v, --verbose           access log on stderr: one line per request\n");
 }
 
 #if defined(LECTOR_HAVE_DOCTOR) && defined(LECTOR_HAVE_SERVE)
@@ -57,6 +65,32 @@ static char *doctor_json(void)
 #endif
 
 #ifdef LECTOR_HAVE_SERVE
+/* "4G", "512M", "64K", "1073741824": bytes (binary units); -1 when not a size. */
+static int parse_size(const char *v, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || !(x > 0)) return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k':
+    case 'K': mul = 1024.0, end++; break;
+    case 'm':
+    case 'M': mul = 1024.0 * 1024, end++; break;
+    case 'g':
+    case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
+    case 't':
+    case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
+    default: break;
+    }
+    if ((*end == 'i' || *end == 'I') && mul > 1) end++; /* 4Gi as Kubernetes writes it */
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || x * mul >= 1.8e19) return -1;
+    *out = (size_t)(x * mul);
+    return 0;
+}
+
 static int to_int(const char *opt, const char *v, long lo, long hi, int *out)
 {
     char *end;
@@ -167,6 +201,21 @@ int cmd_serve(int argc, char **argv)
             if (to_int(a, v, 1, 86400, &c.conn_timeout_s)) goto bad;
         } else if (!strcmp(a, "--max-connections")) {
             if (to_int(a, v, 1, 100000, &c.max_connections)) goto bad;
+        } else if (!strcmp(a, "--max-connections-per-ip")) {
+            if (to_int(a, v, 1, 100000, &c.max_connections_per_ip)) goto bad;
+        } else if (!strcmp(a, "--header-timeout")) {
+            if (to_int(a, v, 1, 86400, &c.header_timeout_s)) goto bad;
+        } else if (!strcmp(a, "--body-timeout")) {
+            if (to_int(a, v, 1, 86400, &c.body_timeout_s)) goto bad;
+        } else if (!strcmp(a, "--max-det-side")) {
+            if (to_int(a, v, 32, 16384, &c.max_det_side)) goto bad;
+        } else if (!strcmp(a, "--probe-listen")) {
+            c.probe_listen = v;
+        } else if (!strcmp(a, "--memory-limit")) {
+            if (parse_size(v, &c.memory_limit)) {
+                fprintf(stderr, "lector serve: --memory-limit expects a size (4G, 512M, bytes), got '%s'\n", v);
+                goto bad;
+            }
         } else if (!strcmp(a, "--breaker-threshold")) {
             if (to_int(a, v, 1, 1000000, &c.breaker_threshold)) goto bad;
         } else if (!strcmp(a, "--breaker-cooldown-ms")) {
