@@ -9,6 +9,11 @@
 
 char *json_result_string(const char *file, const lector_result *r, const char *error)
 {
+    return json_result_string_timed(file, r, error, 1);
+}
+
+char *json_result_string_timed(const char *file, const lector_result *r, const char *error, int with_timings)
+{
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "file", file);
@@ -38,7 +43,7 @@ char *json_result_string(const char *file, const lector_result *r, const char *e
         }
         cJSON_AddItemToArray(pages, jp);
     }
-    if (r) {
+    if (r && with_timings) {
         cJSON *t = cJSON_AddObjectToObject(o, "timings_ms");
         cJSON_AddNumberToObject(t, "decode", (int)(r->timings.decode_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "det", (int)(r->timings.det_ms * 100) / 100.0);

@@ -11,5 +11,8 @@
  * Returns a NUL-terminated string without a trailing newline; free() it.
  * NULL on allocation failure. */
 char *json_result_string(const char *file, const lector_result *r, const char *error);
+/* The same document; with_timings 0 leaves "timings_ms" out, so that the
+ * document depends on the input alone (per-input files of --output-dir). */
+char *json_result_string_timed(const char *file, const lector_result *r, const char *error, int with_timings);
 
 #endif

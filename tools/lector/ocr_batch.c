@@ -1,0 +1,218 @@
+/* ocr_batch.c - see ocr_batch.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch/atomic_file.h"
+#include "batch/progress.h"
+#include "batch/summary.h"
+#include "cli.h"
+#include "ocr_batch.h"
+#include "ocr_reader.h"
+
+enum { INPUT_READ, INPUT_LISTING_ERROR, INPUT_ALREADY_DONE };
+
+typedef struct run {
+    const ocr_batch_options *o;
+    batch_inputs *inputs;
+    batch_summary summary;
+    batch_progress progress;
+    render_stream stream;
+    int oom;
+} run;
+
+/* Every requested output of the input exists (written atomically: complete). */
+static int outputs_complete(const run *b, const batch_input *it)
+{
+    for (size_t f = 0; f < b->o->n_formats; f++) {
+        char *path = atomic_file_output_path(b->o->out_dir, it->rel, render_format_name(b->o->formats[f]));
+        struct stat st;
+        int ok = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+        free(path);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* A killed run's temporary files of this input, if any. */
+static void remove_temps(const run *b, const batch_input *it)
+{
+    for (size_t f = 0; b->o->out_dir && f < b->o->n_formats; f++) {
+        char *path = atomic_file_output_path(b->o->out_dir, it->rel, render_format_name(b->o->formats[f]));
+        char *temp = path ? atomic_file_temp_path(path) : NULL;
+        if (temp) unlink(temp);
+        free(temp);
+        free(path);
+    }
+}
+
+static void fail(run *b, const batch_input *it, const char *message, const char *code)
+{
+    b->summary.counts.failed++;
+    if (batch_summary_add_failure(&b->summary, it->path, it->rel, message, code)) b->oom = 1;
+    char line[1200];
+    snprintf(line, sizeof line, "lector: %s (%s)", message, code);
+    batch_progress_message(&b->progress, line);
+    if (b->o->stream) render_stream_error(&b->stream, it->path, message);
+    remove_temps(b, it);
+}
+
+static int write_outputs(const run *b, const batch_input *it, const lector_result *r, char *msg, size_t len)
+{
+    for (size_t f = 0; f < b->o->n_formats; f++) {
+        char *path = atomic_file_output_path(b->o->out_dir, it->rel, render_format_name(b->o->formats[f]));
+        if (!path) {
+            snprintf(msg, len, "%s: out of memory", it->path);
+            return -1;
+        }
+        atomic_file af;
+        int rc = atomic_file_open(&af, path, msg, len);
+        free(path);
+        if (rc) return -1;
+        render_single(af.f, b->o->formats[f], it->path, r);
+        if (atomic_file_commit(&af, msg, len)) return -1;
+    }
+    return 0;
+}
+
+/* --draw: OUT.png for the first input, OUT-2.png, ... for the others. */
+static int draw(const run *b, size_t index, const batch_input *it, const lector_result *r, char *msg, size_t len)
+{
+    const char *d = b->o->draw_path;
+    char path[4096];
+    const char *dot = strrchr(d, '.');
+    if (index == 0 || !dot)
+        snprintf(path, sizeof path, "%s", d);
+    else
+        snprintf(path, sizeof path, "%.*s-%zu%s", (int)(dot - d), d, index + 1, dot);
+    lector_error err = {0};
+    if (lector_draw_result(it->path, r, 0, path, &err)) {
+        snprintf(msg, len, "--draw: %s", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void read_one(run *b, ocr_reader *reader, size_t i, const batch_input *it)
+{
+    size_t tag = 0;
+    lector_result *r = NULL;
+    lector_status st = LECTOR_OK;
+    lector_error err;
+    if (!ocr_reader_next(reader, &tag, &r, &st, &err) || tag != i) {
+        /* The reader returns the queue in order; anything else is a bug. */
+        fail(b, it, "internal error: the reader lost its order", lector_status_str(LECTOR_ERR_INTERNAL));
+        lector_result_free(r);
+        return;
+    }
+    if (st) {
+        fail(b, it, err.message, lector_status_str(st));
+        return;
+    }
+    char msg[1024];
+    if (b->o->stream) {
+        render_stream_result(&b->stream, it->path, r);
+        fflush(b->o->stream);
+    }
+    if (b->o->out_dir && write_outputs(b, it, r, msg, sizeof msg)) {
+        fail(b, it, msg, lector_status_str(LECTOR_ERR_IO));
+    } else if (b->o->draw_path && strcmp(it->path, "-") && draw(b, i, it, r, msg, sizeof msg)) {
+        fail(b, it, msg, lector_status_str(LECTOR_ERR_IO));
+    } else {
+        b->summary.counts.done++;
+        b->summary.counts.pages += r->n_pages;
+    }
+    lector_result_free(r);
+}
+
+static int write_summary(run *b, lector_engine *engine, double seconds)
+{
+    const char *names[RENDER_N_FORMATS];
+    for (size_t f = 0; f < b->o->n_formats; f++) names[f] = render_format_name(b->o->formats[f]);
+    batch_summary_meta m = {lector_version(), lector_engine_device(engine), names, b->o->n_formats, &b->o->shard,
+                            seconds};
+    char *json = batch_summary_json(&b->summary, &m);
+    char *name = batch_summary_name(&b->o->shard);
+    char *path = NULL, msg[1024] = "out of memory";
+    int rc = -1;
+    if (json && name && asprintf(&path, "%s/%s", b->o->out_dir, name) >= 0) {
+        atomic_file af;
+        if (atomic_file_open(&af, path, msg, sizeof msg) == 0) {
+            fputs(json, af.f);
+            fputc('\n', af.f);
+            rc = atomic_file_commit(&af, msg, sizeof msg);
+        }
+    } else {
+        path = NULL;
+    }
+    if (rc) fprintf(stderr, "lector: cannot write the summary: %s\n", msg);
+    free(path);
+    free(name);
+    free(json);
+    return rc;
+}
+
+int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_options *o)
+{
+    run b = {.o = o, .inputs = inputs};
+    b.summary.counts.total = inputs->n;
+    double start = cli_now_ms();
+    batch_progress_init(&b.progress, stderr, batch_progress_is_tty(stderr), o->quiet, o->progress_interval_s,
+                        cli_now_ms);
+    unsigned char *state = calloc(inputs->n ? inputs->n : 1, 1);
+    ocr_reader *reader = ocr_reader_create(engine);
+    if (!state || !reader) {
+        fprintf(stderr, "lector: out of memory\n");
+        free(state);
+        ocr_reader_free(reader);
+        return 1;
+    }
+    /* Decided before the first read, so the reader may run ahead. */
+    for (size_t i = 0; i < inputs->n && !b.oom; i++) {
+        const batch_input *it = &inputs->items[i];
+        if (it->error)
+            state[i] = INPUT_LISTING_ERROR;
+        else if (o->resume && o->out_dir && outputs_complete(&b, it))
+            state[i] = INPUT_ALREADY_DONE;
+        else if (ocr_reader_add(reader, it->path, i))
+            b.oom = 1;
+    }
+    if (o->stream) render_stream_begin(&b.stream, o->stream, o->stream_format, 1);
+    for (size_t i = 0; i < inputs->n && !b.oom; i++) {
+        const batch_input *it = &inputs->items[i];
+        if (state[i] == INPUT_LISTING_ERROR) {
+            fail(&b, it, it->error, lector_status_str(it->duplicate ? LECTOR_ERR_INVALID_ARGUMENT : LECTOR_ERR_IO));
+        } else if (state[i] == INPUT_ALREADY_DONE) {
+            b.summary.counts.skipped++;
+            remove_temps(&b, it);
+        } else {
+            read_one(&b, reader, i, it);
+        }
+        batch_progress_update(&b.progress, &b.summary.counts);
+        if (o->max_failures > 0 && (long)b.summary.counts.failed >= o->max_failures && i + 1 < inputs->n) {
+            b.summary.stopped_early = 1;
+            char line[128];
+            snprintf(line, sizeof line, "lector: stopping after %ld failure(s) (--max-failures)", o->max_failures);
+            batch_progress_message(&b.progress, line);
+            break;
+        }
+    }
+    ocr_reader_free(reader);
+    free(state);
+    if (o->stream) {
+        render_stream_end(&b.stream);
+        fflush(o->stream);
+    }
+    int rc = b.summary.counts.failed || b.summary.stopped_early ? 1 : 0;
+    if (b.oom) {
+        fprintf(stderr, "lector: out of memory\n");
+        rc = 1;
+    }
+    if (o->out_dir && write_summary(&b, engine, (cli_now_ms() - start) / 1000.0)) rc = 1;
+    if (inputs->n > 1 || o->out_dir) batch_progress_finish(&b.progress, &b.summary.counts);
+    batch_summary_free(&b.summary);
+    return rc;
+}
