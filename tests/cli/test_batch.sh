@@ -258,6 +258,31 @@ PY
   JOB_COMPLETION_INDEX=0 "$lector" --models /nonexistent "$tmp/in" >/dev/null 2>"$tmp/u.err"; rc=$?
   [ $rc -eq 2 ] && grep -q LECTOR_SHARD_COUNT "$tmp/u.err" && ok || ko "JOB_COMPLETION_INDEX alone: exit $rc"
   ;;
+slurm_script)
+  # deploy/slurm/lector-array.sbatch as Slurm would run task 1 of --array=0-1,
+  # with a stand-in srun that runs its command
+  "$py" "$here/make_batch_tree.py" "$tmp/in" 6 2 >/dev/null || { ko "make_batch_tree"; finish; }
+  mkdir -p "$tmp/bin"; printf '#!/bin/sh\nexec "$@"\n' >"$tmp/bin/srun"; chmod +x "$tmp/bin/srun"
+  (cd "$tmp" && PATH="$tmp/bin:$PATH" SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_COUNT=2 \
+    SLURM_CPUS_PER_TASK=1 LECTOR="$lector" LECTOR_MODELS="$models" IN="$tmp/in" OUT="$tmp/out" \
+    bash "$here/../../deploy/slurm/lector-array.sbatch" >"$tmp/slurm.log" 2>&1); rc=$?
+  [ $rc -eq 0 ] && ok || ko "the sbatch script: exit $rc: $(tail -3 "$tmp/slurm.log")"
+  "$py" - "$tmp" <<'PY' && ok || ko "the sbatch script's shard (above)"
+import json, os, sys
+tmp = sys.argv[1]
+sys.path.insert(0, tmp)
+from shard import shard_of
+s = json.load(open(tmp + "/out/summary.shard-1-of-2.json"))
+assert s["shard"] == {"index": 1, "count": 2, "from": "SLURM_ARRAY_TASK_ID"}, s
+mine = [os.path.relpath(os.path.join(d, f), tmp + "/in") for d, _, fs in os.walk(tmp + "/in") for f in fs
+        if not f.endswith(".txt")]
+mine = [r for r in mine if shard_of(r, 2) == 1]
+assert s["inputs"] == len(mine) and s["done"] + s["failed"] == len(mine), (s, mine)
+for r in mine:
+    if not any(f["name"] == r for f in s["failures"]):
+        assert os.path.exists(tmp + "/out/" + r + ".txt") and os.path.exists(tmp + "/out/" + r + ".json"), r
+PY
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 finish

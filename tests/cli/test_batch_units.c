@@ -247,6 +247,15 @@ static void test_shard(void)
     /* Slurm: --array=1-4 runs IDs 1..4 with MIN 1 and COUNT 4 */
     set_env("SLURM_ARRAY_TASK_ID", "4", "SLURM_ARRAY_TASK_COUNT", "4", "SLURM_ARRAY_TASK_MIN", "1");
     CHECK(batch_shard_from_env(fake_env, &s, msg, sizeof msg) == 0 && s.index == 3 && s.count == 4);
+    memset(env_vals, 0, sizeof env_vals); /* --array=0-14:2 */
+    const char *stepped[][2] = {{"SLURM_ARRAY_TASK_ID", "14"},
+                                {"SLURM_ARRAY_TASK_COUNT", "8"},
+                                {"SLURM_ARRAY_TASK_MIN", "0"},
+                                {"SLURM_ARRAY_TASK_STEP", "2"}};
+    memcpy(env_vals, stepped, sizeof stepped);
+    CHECK(batch_shard_from_env(fake_env, &s, msg, sizeof msg) == 0 && s.index == 7 && s.count == 8);
+    env_vals[0][1] = "3";
+    CHECK(batch_shard_from_env(fake_env, &s, msg, sizeof msg) == -1);
     set_env("SLURM_ARRAY_TASK_ID", "0", "SLURM_ARRAY_TASK_COUNT", "2", NULL, NULL);
     CHECK(batch_shard_from_env(fake_env, &s, msg, sizeof msg) == 0 && s.index == 0 && s.count == 2);
     set_env("SLURM_ARRAY_TASK_ID", "x", "SLURM_ARRAY_TASK_COUNT", "2", NULL, NULL);

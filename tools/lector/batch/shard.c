@@ -49,7 +49,7 @@ static int env_long(const char *(*get)(const char *), const char *name, long *ou
 int batch_shard_from_env(const char *(*get)(const char *), batch_shard *out, char *msg, size_t msg_len)
 {
     *out = (batch_shard){0, 1, NULL};
-    long i, n, min = 0;
+    long i, n, min = 0, step = 1;
     if (get("JOB_COMPLETION_INDEX")) {
         if (!get("LECTOR_SHARD_COUNT")) {
             snprintf(msg, msg_len,
@@ -64,13 +64,15 @@ int batch_shard_from_env(const char *(*get)(const char *), batch_shard *out, cha
     } else if (get("SLURM_ARRAY_TASK_ID") && get("SLURM_ARRAY_TASK_COUNT")) {
         if (env_long(get, "SLURM_ARRAY_TASK_ID", &i, msg, msg_len) ||
             env_long(get, "SLURM_ARRAY_TASK_COUNT", &n, msg, msg_len) ||
-            (get("SLURM_ARRAY_TASK_MIN") && env_long(get, "SLURM_ARRAY_TASK_MIN", &min, msg, msg_len)))
+            (get("SLURM_ARRAY_TASK_MIN") && env_long(get, "SLURM_ARRAY_TASK_MIN", &min, msg, msg_len)) ||
+            (get("SLURM_ARRAY_TASK_STEP") && env_long(get, "SLURM_ARRAY_TASK_STEP", &step, msg, msg_len)))
             return -1;
-        if (i < min) {
-            snprintf(msg, msg_len, "SLURM_ARRAY_TASK_ID=%ld is below SLURM_ARRAY_TASK_MIN=%ld", i, min);
+        if (i < min || step < 1 || (i - min) % step) {
+            snprintf(msg, msg_len, "SLURM_ARRAY_TASK_ID=%ld is not SLURM_ARRAY_TASK_MIN=%ld plus a multiple of %ld", i,
+                     min, step);
             return -1;
         }
-        i -= min;
+        i = (i - min) / step;
         out->source = "SLURM_ARRAY_TASK_ID";
     } else {
         return 0;

@@ -11,7 +11,9 @@
  *   JOB_COMPLETION_INDEX (Kubernetes Indexed Job) with LECTOR_SHARD_COUNT
  *     (Kubernetes does not pass the completion count: the manifest sets it);
  *   SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT, the index counted from
- *     SLURM_ARRAY_TASK_MIN (0 when unset), so `--array=1-8` gives 0..7 of 8.
+ *     SLURM_ARRAY_TASK_MIN (0 when unset) in steps of SLURM_ARRAY_TASK_STEP
+ *     (1 when unset), so `--array=1-8` and `--array=0-14:2` give 0..7 of 8;
+ *     an array with gaps (`--array=0,5`) is refused.
  */
 #ifndef LECTOR_BATCH_SHARD_H
 #define LECTOR_BATCH_SHARD_H
