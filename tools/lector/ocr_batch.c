@@ -1,5 +1,6 @@
 /* ocr_batch.c - see ocr_batch.h. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,20 @@
 
 enum { INPUT_READ, INPUT_LISTING_ERROR, INPUT_ALREADY_DONE };
 
+/* The run's state. Inputs are handled in order: one that is not read (a
+ * listing error, already done) waits until every input before it is handled,
+ * so the stream, the messages and the summary keep the input order. Touched
+ * by the reader's callback (which may run on another thread, never twice at
+ * once) and by the main thread only before the first add and after finish. */
 typedef struct run {
     const ocr_batch_options *o;
     batch_inputs *inputs;
+    unsigned char *state;
+    size_t next; /* inputs before this one are handled */
     batch_summary summary;
     batch_progress progress;
     render_stream stream;
+    atomic_int stop; /* --max-failures reached: the rest is left */
     int oom;
 } run;
 
@@ -96,20 +105,11 @@ static int draw(const run *b, size_t index, const batch_input *it, const lector_
     return 0;
 }
 
-static void read_one(run *b, ocr_reader *reader, size_t i, const batch_input *it)
+static void handle_result(run *b, size_t i, lector_result *r, lector_status st, const lector_error *err)
 {
-    size_t tag = 0;
-    lector_result *r = NULL;
-    lector_status st = LECTOR_OK;
-    lector_error err;
-    if (!ocr_reader_next(reader, &tag, &r, &st, &err) || tag != i) {
-        /* The reader returns the queue in order; anything else is a bug. */
-        fail(b, it, "internal error: the reader lost its order", lector_status_str(LECTOR_ERR_INTERNAL));
-        lector_result_free(r);
-        return;
-    }
+    const batch_input *it = &b->inputs->items[i];
     if (st) {
-        fail(b, it, err.message, lector_status_str(st));
+        fail(b, it, err->message, lector_status_str(st));
         return;
     }
     char msg[1024];
@@ -124,6 +124,50 @@ static void read_one(run *b, ocr_reader *reader, size_t i, const batch_input *it
     } else {
         b->summary.counts.done++;
         b->summary.counts.pages += r->n_pages;
+    }
+}
+
+/* After each input: progress, and --max-failures. */
+static void after_input(run *b, size_t i)
+{
+    batch_progress_update(&b->progress, &b->summary.counts);
+    const ocr_batch_options *o = b->o;
+    if (o->max_failures > 0 && (long)b->summary.counts.failed >= o->max_failures && i + 1 < b->inputs->n &&
+        !atomic_load(&b->stop)) {
+        atomic_store(&b->stop, 1);
+        b->summary.stopped_early = 1;
+        char line[128];
+        snprintf(line, sizeof line, "lector: stopping after %ld failure(s) (--max-failures)", o->max_failures);
+        batch_progress_message(&b->progress, line);
+    }
+}
+
+/* Handles the inputs that are not read, up to (not including) `limit`. */
+static void handle_unread_until(run *b, size_t limit)
+{
+    for (; b->next < limit && !atomic_load(&b->stop); b->next++) {
+        size_t i = b->next;
+        const batch_input *it = &b->inputs->items[i];
+        if (b->state[i] == INPUT_LISTING_ERROR)
+            fail(b, it, it->error, lector_status_str(it->duplicate ? LECTOR_ERR_INVALID_ARGUMENT : LECTOR_ERR_IO));
+        else if (b->state[i] == INPUT_ALREADY_DONE) {
+            b->summary.counts.skipped++;
+            remove_temps(b, it);
+        } else {
+            continue; /* read: its callback handled it */
+        }
+        after_input(b, i);
+    }
+}
+
+static void on_read(size_t tag, lector_result *r, lector_status st, const lector_error *err, void *user)
+{
+    run *b = user;
+    handle_unread_until(b, tag);
+    if (!atomic_load(&b->stop)) {
+        handle_result(b, tag, r, st, err);
+        b->next = tag + 1;
+        after_input(b, tag);
     }
     lector_result_free(r);
 }
@@ -158,50 +202,36 @@ static int write_summary(run *b, lector_engine *engine, double seconds)
 int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_options *o)
 {
     run b = {.o = o, .inputs = inputs};
+    atomic_init(&b.stop, 0);
     b.summary.counts.total = inputs->n;
     double start = cli_now_ms();
-    batch_progress_init(&b.progress, stderr, batch_progress_is_tty(stderr), o->quiet, o->progress_interval_s,
+    /* One image, as before batches existed: no progress lines. */
+    int show = inputs->n > 1 || o->out_dir;
+    batch_progress_init(&b.progress, stderr, batch_progress_is_tty(stderr), o->quiet || !show, o->progress_interval_s,
                         cli_now_ms);
-    unsigned char *state = calloc(inputs->n ? inputs->n : 1, 1);
-    ocr_reader *reader = ocr_reader_create(engine);
-    if (!state || !reader) {
+    b.state = calloc(inputs->n ? inputs->n : 1, 1);
+    ocr_reader *reader = ocr_reader_create(engine, on_read, &b);
+    if (!b.state || !reader) {
         fprintf(stderr, "lector: out of memory\n");
-        free(state);
+        free(b.state);
         ocr_reader_free(reader);
         return 1;
     }
-    /* Decided before the first read, so the reader may run ahead. */
-    for (size_t i = 0; i < inputs->n && !b.oom; i++) {
+    if (o->stream) render_stream_begin(&b.stream, o->stream, o->stream_format, 1);
+    for (size_t i = 0; i < inputs->n && !atomic_load(&b.stop); i++) {
         const batch_input *it = &inputs->items[i];
         if (it->error)
-            state[i] = INPUT_LISTING_ERROR;
+            b.state[i] = INPUT_LISTING_ERROR;
         else if (o->resume && o->out_dir && outputs_complete(&b, it))
-            state[i] = INPUT_ALREADY_DONE;
-        else if (ocr_reader_add(reader, it->path, i))
+            b.state[i] = INPUT_ALREADY_DONE;
+        else if (ocr_reader_add(reader, it->path, i)) {
             b.oom = 1;
-    }
-    if (o->stream) render_stream_begin(&b.stream, o->stream, o->stream_format, 1);
-    for (size_t i = 0; i < inputs->n && !b.oom; i++) {
-        const batch_input *it = &inputs->items[i];
-        if (state[i] == INPUT_LISTING_ERROR) {
-            fail(&b, it, it->error, lector_status_str(it->duplicate ? LECTOR_ERR_INVALID_ARGUMENT : LECTOR_ERR_IO));
-        } else if (state[i] == INPUT_ALREADY_DONE) {
-            b.summary.counts.skipped++;
-            remove_temps(&b, it);
-        } else {
-            read_one(&b, reader, i, it);
-        }
-        batch_progress_update(&b.progress, &b.summary.counts);
-        if (o->max_failures > 0 && (long)b.summary.counts.failed >= o->max_failures && i + 1 < inputs->n) {
-            b.summary.stopped_early = 1;
-            char line[128];
-            snprintf(line, sizeof line, "lector: stopping after %ld failure(s) (--max-failures)", o->max_failures);
-            batch_progress_message(&b.progress, line);
             break;
         }
     }
-    ocr_reader_free(reader);
-    free(state);
+    ocr_reader_free(reader); /* every callback has run */
+    if (!b.oom) handle_unread_until(&b, inputs->n);
+    free(b.state);
     if (o->stream) {
         render_stream_end(&b.stream);
         fflush(o->stream);
@@ -212,7 +242,7 @@ int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_o
         rc = 1;
     }
     if (o->out_dir && write_summary(&b, engine, (cli_now_ms() - start) / 1000.0)) rc = 1;
-    if (inputs->n > 1 || o->out_dir) batch_progress_finish(&b.progress, &b.summary.counts);
+    if (show) batch_progress_finish(&b.progress, &b.summary.counts);
     batch_summary_free(&b.summary);
     return rc;
 }

@@ -5,15 +5,10 @@
 
 #include "ocr_reader.h"
 
-typedef struct queued {
-    const char *path;
-    size_t tag;
-} queued;
-
 struct ocr_reader {
     lector_engine *engine;
-    queued *q;
-    size_t n, cap, next;
+    ocr_reader_cb cb;
+    void *user;
 };
 
 static unsigned char *read_stdin(size_t *n)
@@ -39,52 +34,47 @@ static unsigned char *read_stdin(size_t *n)
     return buf;
 }
 
-ocr_reader *ocr_reader_create(lector_engine *engine)
+ocr_reader *ocr_reader_create(lector_engine *engine, ocr_reader_cb cb, void *user)
 {
     ocr_reader *r = calloc(1, sizeof *r);
-    if (r) r->engine = engine;
+    if (!r) return NULL;
+    r->engine = engine;
+    r->cb = cb;
+    r->user = user;
     return r;
 }
 
 int ocr_reader_add(ocr_reader *r, const char *path, size_t tag)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        queued *q = realloc(r->q, cap * sizeof *q);
-        if (!q) return -1;
-        r->q = q;
-        r->cap = cap;
-    }
-    r->q[r->n++] = (queued){path, tag};
-    return 0;
-}
-
-int ocr_reader_next(ocr_reader *r, size_t *tag, lector_result **result, lector_status *status, lector_error *err)
-{
-    if (r->next == r->n) return 0;
-    const queued *in = &r->q[r->next++];
-    *tag = in->tag;
-    *result = NULL;
-    memset(err, 0, sizeof *err);
-    if (!strcmp(in->path, "-")) {
+    lector_result *result = NULL;
+    lector_error err = {0};
+    lector_status st;
+    if (!strcmp(path, "-")) {
         size_t n = 0;
         unsigned char *buf = read_stdin(&n);
         if (!buf) {
-            *status = err->code = LECTOR_ERR_IO;
-            snprintf(err->message, sizeof err->message, "<stdin>: cannot read standard input");
+            st = err.code = LECTOR_ERR_IO;
+            snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input");
         } else {
-            *status = lector_read_memory(r->engine, buf, n, "<stdin>", NULL, result, err);
+            st = lector_read_memory(r->engine, buf, n, "<stdin>", NULL, &result, &err);
         }
         free(buf);
     } else {
-        *status = lector_read_file(r->engine, in->path, NULL, result, err);
+        st = lector_read_file(r->engine, path, NULL, &result, &err);
     }
-    return 1;
+    if (st) {
+        lector_result_free(result);
+        result = NULL;
+    }
+    r->cb(tag, result, st, &err, r->user);
+    return 0;
 }
+
+void ocr_reader_finish(ocr_reader *r) { (void)r; }
 
 void ocr_reader_free(ocr_reader *r)
 {
     if (!r) return;
-    free(r->q);
+    ocr_reader_finish(r);
     free(r);
 }

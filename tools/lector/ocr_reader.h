@@ -1,12 +1,14 @@
 /*
- * ocr_reader.h - where a batch meets the engine: inputs are queued by path,
- * results come back one at a time in the order queued.
+ * ocr_reader.h - where a batch meets the engine: inputs are added by path,
+ * and each one's outcome comes back through a callback, in the order added.
  *
- * This is the one place to change when the engine gets a pipelined driver:
- * today each input is one lector_read_file() (or lector_read_memory() of
- * standard input for "-") at the time its result is asked for; a streaming
- * driver takes the whole queue and keeps several inputs in flight, and
- * nothing else in the batch changes.
+ * This is the one place to change when the engine's pipelined driver
+ * (a stream of inputs with worker threads) is used: today each input is one
+ * lector_read_file() (lector_read_memory() of standard input for "-") inside
+ * ocr_reader_add, and the callback runs there; a stream pushes the input and
+ * runs the callback on its own thread when the input and every one before it
+ * are done. Either way the callback never runs twice at once, and every input
+ * added has had its callback when ocr_reader_finish returns.
  */
 #ifndef LECTOR_OCR_READER_H
 #define LECTOR_OCR_READER_H
@@ -17,15 +19,20 @@
 
 typedef struct ocr_reader ocr_reader;
 
-ocr_reader *ocr_reader_create(lector_engine *engine);
-/* Queues an input ("-": standard input) under a caller's tag. -1 on
- * allocation failure. The path must outlive the reader. */
+/* One input's outcome: `result` on success (the callback frees it with
+ * lector_result_free), else `status` and `err` naming the input and the problem. */
+typedef void (*ocr_reader_cb)(size_t tag, lector_result *result, lector_status status, const lector_error *err,
+                              void *user);
+
+/* NULL on allocation failure. */
+ocr_reader *ocr_reader_create(lector_engine *engine, ocr_reader_cb cb, void *user);
+/* Adds an input ("-": standard input) under a caller's tag; the path must
+ * stay valid until ocr_reader_finish. May run callbacks of inputs added
+ * before. -1 on allocation failure. */
 int ocr_reader_add(ocr_reader *r, const char *path, size_t tag);
-/* The next input's outcome in queue order: 1 with `tag`, `status` and either
- * `result` (free with lector_result_free) or `err` filled; 0 when the queue is
- * done. */
-int ocr_reader_next(ocr_reader *r, size_t *tag, lector_result **result, lector_status *status, lector_error *err);
-/* Frees the reader; inputs not yet returned are dropped. NULL is a no-op. */
+/* Returns when every input added has had its callback. */
+void ocr_reader_finish(ocr_reader *r);
+/* Finishes and frees; NULL is a no-op. */
 void ocr_reader_free(ocr_reader *r);
 
 #endif
