@@ -45,12 +45,6 @@
 extern "C" {
 #endif
 
-typedef enum lector_device {
-    LECTOR_DEVICE_CPU = 0,  /* oneDNN (or the reference backend) on the CPU */
-    LECTOR_DEVICE_AUTO = 1, /* the GPU when usable, else the CPU with a one-line reason */
-    LECTOR_DEVICE_CUDA = 2  /* the GPU or an error saying why not */
-} lector_device;
-
 typedef enum lector_limit_type {
     LECTOR_LIMIT_MAX = 0, /* scale down so that the longest side is <= det_limit_side_len */
     LECTOR_LIMIT_MIN = 1  /* scale up so that the shortest side is >= det_limit_side_len */

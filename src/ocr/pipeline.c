@@ -14,16 +14,18 @@
 
 #include "image/image.h"
 #include "lector.h"
+#include "lector_rt_image.h"
 #include "ocr/ctc.h"
 #include "ocr/db_post.h"
 #include "ocr/preprocess.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
-    int rec_argmax;      /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
+    int rec_argmax;      /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
     char fallback[560];    /* device auto on the CPU: why */
@@ -80,6 +82,13 @@ lector_read_options lector_default_read_options(void)
     return o;
 }
 
+/* 1 when `backend` names a GPU (half precision is a GPU setting). */
+static int gpu_backend(const char *backend)
+{
+    lector_device_spec spec;
+    return backend && !lector_device_parse(backend, &spec, NULL) && spec.device == LECTOR_DEVICE_CUDA;
+}
+
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
@@ -95,11 +104,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .plan_cache_size = 32,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
-                                       (!is_det || p->gpu_fp16_det),
-                               /* the recogniser's argmax and max per step, not its probabilities */
-                               .output_argmax = argmax};
-    return lector_model_load_file(path, &mo, out, err);
+                               .fp16 = gpu_backend(backend) && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
+    /* the recogniser's argmax and max per step, not its probabilities */
+    return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
 }
 
 /* Loads the models on `backend`; on failure nothing stays loaded. */
@@ -107,7 +114,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     if ((p->use_det && (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, &e->det, err))) ||
         (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, &e->rec, err)) ||
         (recheck && (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, &e->rec32, err))) ||
@@ -345,17 +352,7 @@ static lector_status det_post(lector_engine *e, const lector_image *img, const f
  * resize and normalisation (lector_model_run_image), and the crops' warp,
  * turns, resize and normalisation for cls and rec (lector_model_run_images).
  * LECTOR_GPU_PREPROCESS=0 makes them on the CPU, as before. */
-static int gpu_preprocess(void)
-{
-    static atomic_int on = -1;
-    int v = atomic_load(&on);
-    if (v < 0) {
-        const char *s = getenv("LECTOR_GPU_PREPROCESS");
-        v = !s || strcmp(s, "0") != 0;
-        atomic_store(&on, v);
-    }
-    return v;
-}
+static int gpu_preprocess(void) { return lector__tc_flag(LECTOR__TC_GPU_PREPROCESS, 1); }
 
 /* get_rotate_crop_image's size and corners of box b */
 static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
@@ -549,7 +546,7 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, crop **cr, int
     size_t n_out = 0;
     lector_status st = run_lines(m, cr, nb, rows, e->p.rec_image_height, bw, &out, &n_out, err);
     if (st) return st;
-    /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
+    /* lector_model_load_file_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
      * of the [N,T,C] probabilities; else the probabilities themselves */
     int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
     if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {

@@ -8,6 +8,9 @@
  * libmicrohttpd, one thread per connection, each waiting for its job with
  * a deadline. See docs/SERVICE.md for the HTTP API.
  *
+ * Test controls (docs/DEBUG.md) change results: lector_serve_run() refuses
+ * to start with any set unless allow_test_controls says so.
+ *
  * Threading: lector_serve_run() blocks SIGTERM/SIGINT in every thread it
  * starts, waits for one of them, drains, and returns.
  */
@@ -35,6 +38,7 @@ typedef struct lector_serve_config {
     int breaker_threshold;   /* consecutive primary device errors that open the breaker */
     int breaker_cooldown_ms; /* open -> half-open after this long */
     int fault_every;         /* fault hook: every Nth primary read fails; 0 = off */
+    int allow_test_controls; /* 1: start even with test controls set (lector_test_controls()) */
     int verbose;             /* access log on stderr */
     /* Renders one image's result as the CLI's JSON (malloc'd, no newline). */
     char *(*render)(const char *file, const lector_result *r, const char *error);
@@ -44,7 +48,7 @@ typedef struct lector_serve_config {
 
 /* Defaults: 127.0.0.1:8080, CPU, workers 0, queue 64, timeout 30 s,
  * body 16 MiB, grace 30 s, connection timeout 30 s, 256 connections,
- * breaker 1 error / 5 s, fault from LECTOR_SERVE_FAULT. */
+ * breaker 1 error / 5 s, fault from the test control LECTOR_SERVE_FAULT. */
 void lector_serve_default_config(lector_serve_config *c);
 
 /* Runs until SIGTERM/SIGINT; returns the process exit code (0 after a clean

@@ -26,6 +26,8 @@
 #include "breaker.h"
 #include "metrics.h"
 #include "serve.h"
+#include "util/testctl.h"
+#include "util/util.h"
 
 /* ---- jobs and the queue ------------------------------------------------------- */
 
@@ -83,13 +85,13 @@ static double now_ms(void)
 static void job_free(job *j)
 {
     for (size_t i = 0; i < j->n_imgs; i++) {
-        free(j->imgs[i].data);
-        free(j->imgs[i].name);
+        lector__free(j->imgs[i].data);
+        lector__free(j->imgs[i].name);
     }
-    free(j->imgs);
-    free(j->out);
+    lector__free(j->imgs);
+    lector__free(j->out);
     pthread_cond_destroy(&j->done);
-    free(j);
+    lector__free(j);
 }
 
 /* srv.mu held */
@@ -134,12 +136,12 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
             }
         return;
     }
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
-    lector_batch_input *sub = calloc(n ? n : 1, sizeof *sub);
-    lector_result **sr = calloc(n ? n : 1, sizeof *sr);
-    lector_status *ss = calloc(n ? n : 1, sizeof *ss);
-    lector_error *se = calloc(n ? n : 1, sizeof *se);
-    int *on_cpu = calloc(n ? n : 1, sizeof *on_cpu);
+    size_t *idx = lector__calloc(n ? n : 1, sizeof *idx);
+    lector_batch_input *sub = lector__calloc(n ? n : 1, sizeof *sub);
+    lector_result **sr = lector__calloc(n ? n : 1, sizeof *sr);
+    lector_status *ss = lector__calloc(n ? n : 1, sizeof *ss);
+    lector_error *se = lector__calloc(n ? n : 1, sizeof *se);
+    int *on_cpu = lector__calloc(n ? n : 1, sizeof *on_cpu);
     if (!idx || !sub || !sr || !ss || !se || !on_cpu) {
         for (size_t i = 0; i < n; i++) {
             r[i] = NULL;
@@ -206,12 +208,12 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
         err[i] = se[k];
     }
 done:
-    free(idx);
-    free(sub);
-    free(sr);
-    free(ss);
-    free(se);
-    free(on_cpu);
+    lector__free(idx);
+    lector__free(sub);
+    lector__free(sr);
+    lector__free(ss);
+    lector__free(se);
+    lector__free(on_cpu);
 }
 
 static unsigned http_status_of(lector_status st)
@@ -250,9 +252,9 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
             break;
         }
         size_t n = strlen(s);
-        char *grown = realloc(out, len + n + 3); /* separator, ']' and NUL */
+        char *grown = lector__realloc(out, len + n + 3); /* separator, ']' and NUL */
         if (!grown) {
-            free(s);
+            lector__free(s);
             status = 500;
             break;
         }
@@ -263,7 +265,7 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
         }
         memcpy(out + len, s, n);
         len += n;
-        free(s);
+        lector__free(s);
     }
     if (out && j->multipart) out[len++] = ']';
     if (out) out[len] = '\0';
@@ -279,7 +281,7 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
 static void run_jobs(job **jobs, int nj)
 {
     size_t n = 0;
-    int *live = calloc((size_t)nj, sizeof *live);
+    int *live = lector__calloc((size_t)nj, sizeof *live);
     if (!live) {
         for (int b = 0; b < nj; b++) jobs[b]->status = 500;
         return;
@@ -290,10 +292,10 @@ static void run_jobs(job **jobs, int nj)
         if (live[b]) n += jobs[b]->n_imgs;
     }
     pthread_mutex_unlock(&srv.mu);
-    lector_batch_input *in = calloc(n ? n : 1, sizeof *in);
-    lector_result **res = calloc(n ? n : 1, sizeof *res);
-    lector_status *sts = calloc(n ? n : 1, sizeof *sts);
-    lector_error *errs = calloc(n ? n : 1, sizeof *errs);
+    lector_batch_input *in = lector__calloc(n ? n : 1, sizeof *in);
+    lector_result **res = lector__calloc(n ? n : 1, sizeof *res);
+    lector_status *sts = lector__calloc(n ? n : 1, sizeof *sts);
+    lector_error *errs = lector__calloc(n ? n : 1, sizeof *errs);
     if (!in || !res || !sts || !errs) {
         for (int b = 0; b < nj; b++) jobs[b]->status = 500;
         goto done;
@@ -315,11 +317,11 @@ static void run_jobs(job **jobs, int nj)
     }
     for (size_t i = 0; i < n; i++) lector_result_free(res[i]);
 done:
-    free(live);
-    free(in);
-    free(res);
-    free(sts);
-    free(errs);
+    lector__free(live);
+    lector__free(in);
+    lector__free(res);
+    lector__free(sts);
+    lector__free(errs);
 }
 
 static int same_options(const lector_read_options *a, const lector_read_options *b)
@@ -349,7 +351,7 @@ static void *worker_main(void *arg)
 {
     (void)arg;
     int maxb = srv.cfg->max_batch > 1 ? srv.cfg->max_batch : 1;
-    job **batch = calloc((size_t)maxb, sizeof *batch);
+    job **batch = lector__calloc((size_t)maxb, sizeof *batch);
     if (!batch) return NULL;
     pthread_mutex_lock(&srv.mu);
     for (;;) {
@@ -397,7 +399,7 @@ static void *worker_main(void *arg)
         }
     }
     pthread_mutex_unlock(&srv.mu);
-    free(batch);
+    lector__free(batch);
     return NULL;
 }
 
@@ -420,8 +422,8 @@ typedef struct request {
 
 static void image_clear(serve_image *im)
 {
-    free(im->data);
-    free(im->name);
+    lector__free(im->data);
+    lector__free(im->name);
     memset(im, 0, sizeof *im);
 }
 
@@ -430,8 +432,8 @@ static void request_free(request *rq)
     if (rq->pp) MHD_destroy_post_processor(rq->pp);
     image_clear(&rq->raw);
     for (size_t i = 0; i < rq->n_files; i++) image_clear(&rq->files[i]);
-    free(rq->files);
-    free(rq);
+    lector__free(rq->files);
+    lector__free(rq);
 }
 
 static int append(serve_image *im, const char *data, size_t n)
@@ -439,7 +441,7 @@ static int append(serve_image *im, const char *data, size_t n)
     if (im->size + n > im->cap) {
         size_t cap = im->cap ? im->cap : 65536;
         while (cap < im->size + n) cap *= 2;
-        unsigned char *p = realloc(im->data, cap);
+        unsigned char *p = lector__realloc(im->data, cap);
         if (!p) return -1;
         im->data = p;
         im->cap = cap;
@@ -453,10 +455,11 @@ static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned
                                  int retry_after)
 {
     size_t n = body ? strlen(body) : 0;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body ? body : (char *)"",
-                                                                body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    /* the body is the allocator's (util.h): MHD hands it back to lector__free */
+    struct MHD_Response *resp = body ? MHD_create_response_from_buffer_with_free_callback(n, body, lector__free)
+                                     : MHD_create_response_from_buffer(0, (char *)"", MHD_RESPMEM_PERSISTENT);
     if (!resp) {
-        free(body);
+        lector__free(body);
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -477,7 +480,7 @@ static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned
 static char *json_escape_dup(const char *s)
 {
     size_t n = strlen(s);
-    char *o = malloc(n * 6 + 1), *p = o;
+    char *o = lector__malloc(n * 6 + 1), *p = o;
     if (!o) return NULL;
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -498,7 +501,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, request *rq, unsigne
     char *e = json_escape_dup(msg);
     char *body = NULL;
     if (e && asprintf(&body, "{\"error\":\"%s\",\"status\":%u}\n", e, code) < 0) body = NULL;
-    free(e);
+    lector__free(e);
     return send_body(c, rq, code, "application/json", body, code == 503);
 }
 
@@ -530,11 +533,11 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
             rq->fail_msg = "more than 64 files in one request";
             return MHD_NO;
         }
-        serve_image *f = realloc(rq->files, (rq->n_files + 1) * sizeof *f);
+        serve_image *f = lector__realloc(rq->files, (rq->n_files + 1) * sizeof *f);
         if (!f) return MHD_NO;
         rq->files = f;
         memset(&f[rq->n_files], 0, sizeof *f);
-        f[rq->n_files].name = strdup(filename && *filename ? filename : "image");
+        f[rq->n_files].name = lector__strdup(filename && *filename ? filename : "image");
         if (!f[rq->n_files].name) return MHD_NO;
         rq->n_files++;
     }
@@ -597,7 +600,7 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     const char *bad = read_options(c, &opt);
     if (bad) return send_error(c, rq, 400, bad);
 
-    job *j = calloc(1, sizeof *j);
+    job *j = lector__calloc(1, sizeof *j);
     if (!j) return send_error(c, rq, 503, "out of memory");
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -607,14 +610,14 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     j->opt = opt;
     j->refs = 2;
     if (rq->kind == REQ_RAW) {
-        j->imgs = calloc(1, sizeof *j->imgs);
+        j->imgs = lector__calloc(1, sizeof *j->imgs);
         if (!j->imgs) {
             job_free(j);
             return send_error(c, rq, 503, "out of memory");
         }
         j->imgs[0] = rq->raw; /* moves the body */
         memset(&rq->raw, 0, sizeof rq->raw);
-        j->imgs[0].name = strdup("-"); /* as `lector --format json -` names standard input */
+        j->imgs[0].name = lector__strdup("-"); /* as `lector --format json -` names standard input */
         j->n_imgs = 1;
         if (!j->imgs[0].name) {
             job_free(j);
@@ -695,7 +698,7 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     pthread_mutex_unlock(&srv.mu);
     if (!out) return send_error(c, rq, 500, "out of memory");
     size_t n = strlen(out); /* newline-terminated like the CLI's output */
-    char *nl = realloc(out, n + 2);
+    char *nl = lector__realloc(out, n + 2);
     if (nl) {
         out = nl;
         out[n] = '\n';
@@ -719,8 +722,8 @@ static enum MHD_Result send_readyz(struct MHD_Connection *c, request *rq)
                  ready ? "true" : "false", loaded ? "true" : "false", draining ? "true" : "false", d1, d2,
                  serve_breaker_name(bs)) < 0)
         body = NULL;
-    free(d1);
-    free(d2);
+    lector__free(d1);
+    lector__free(d2);
     return send_body(c, rq, ready ? 200 : 503, "application/json", body, 0);
 }
 
@@ -786,7 +789,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)cls, (void)version;
     request *rq = *con_cls;
     if (!rq) {
-        rq = calloc(1, sizeof *rq);
+        rq = lector__calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
         rq->t0 = now_ms();
         *con_cls = rq;
@@ -798,7 +801,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
         if (!strcmp(url, "/healthz")) {
             if (!get) return send_error(c, rq, 405, "use GET");
-            return send_body(c, rq, 200, "text/plain", strdup("ok\n"), 0);
+            return send_body(c, rq, 200, "text/plain", lector__strdup("ok\n"), 0);
         }
         if (!token_ok(c)) return send_error(c, rq, 401, "missing or wrong bearer token");
         if (!strcmp(url, "/readyz")) return get ? send_readyz(c, rq) : send_error(c, rq, 405, "use GET");
@@ -955,8 +958,7 @@ void lector_serve_default_config(lector_serve_config *c)
     c->max_connections = 256;
     c->breaker_threshold = 1;
     c->breaker_cooldown_ms = 5000;
-    const char *f = getenv("LECTOR_SERVE_FAULT");
-    c->fault_every = f ? atoi(f) : 0;
+    c->fault_every = (int)lector__tc_long(LECTOR__TC_SERVE_FAULT, 0);
 }
 
 /* Waits until no request is in flight or the clock reaches `end` (ms). */
@@ -973,6 +975,16 @@ static void wait_idle(double end)
 
 int lector_serve_run(const lector_serve_config *cfg)
 {
+    /* test controls inject faults and change results: never silently in a service */
+    const char *tc = lector_test_controls();
+    if (*tc && !cfg->allow_test_controls) {
+        fprintf(stderr,
+                "lector serve: test controls are set (%s): they inject faults or change results "
+                "(docs/DEBUG.md); unset them, or start with --allow-test-controls to run with them\n",
+                tc);
+        return 1;
+    }
+    if (*tc) fprintf(stderr, "lector serve: running with test controls %s (--allow-test-controls)\n", tc);
     memset(&srv, 0, sizeof srv);
     srv.cfg = cfg;
     pthread_mutex_init(&srv.mu, NULL);
@@ -1042,7 +1054,7 @@ int lector_serve_run(const lector_serve_config *cfg)
 
     srv.n_workers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (srv.n_workers < 1) srv.n_workers = 1;
-    srv.workers = calloc((size_t)srv.n_workers, sizeof *srv.workers);
+    srv.workers = lector__calloc((size_t)srv.n_workers, sizeof *srv.workers);
     if (!srv.workers) goto out;
     for (int i = 0; i < srv.n_workers; i++) {
         if (pthread_create(&srv.workers[i], NULL, worker_main, NULL)) {
@@ -1092,7 +1104,7 @@ out:
     pthread_cond_broadcast(&srv.q_cond);
     pthread_mutex_unlock(&srv.mu);
     for (int i = 0; i < srv.n_workers; i++) pthread_join(srv.workers[i], NULL);
-    free(srv.workers);
+    lector__free(srv.workers);
     if (d || rc == 0)
         fprintf(stderr, "lector serve: stopped: %llu requests accepted, %llu answered, %llu aborted\n",
                 (unsigned long long)srv.accepted, (unsigned long long)srv.answered, (unsigned long long)srv.aborted);

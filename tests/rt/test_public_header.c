@@ -2,6 +2,8 @@
  * built with -std=c11 -pedantic-errors -Wall -Wextra -Werror. */
 #include "lector_rt.h"
 #include "lector_rt.h" /* include guards */
+#include "lector_rt_image.h"
+#include "lector_rt_image.h"
 
 int main(void)
 {

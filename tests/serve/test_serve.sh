@@ -4,7 +4,7 @@
 # its log), called with curl; JSON compared with python3.
 #   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE [NVML]
 # CASE: parity concurrent batch bad_requests timeout queue_full breaker sigterm grace
-#       gpu_metrics gpu_metrics_absent (NVML: the NVML shim, tests/gpuenv/shims/nvml_shim.c)
+#       test_controls gpu_metrics gpu_metrics_absent (NVML: the NVML shim, tests/gpuenv/shims/nvml_shim.c)
 set -u
 case_=$1 lector=$2 models=$3 sample=$4 nvml=${5:-}
 tmp=$(mktemp -d)
@@ -279,7 +279,7 @@ breaker)
     reference
     check() { post "$sample"; [ "$code" = 200 ] && same_json "$tmp/body" "$tmp/ref.json" && ok || ko "$1: $code"; }
     # 1. a long cool-down: primary reads #2, #4, ... fail as device errors
-    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 600000
+    start_server LECTOR_SERVE_FAULT=2 -- --allow-test-controls --workers 1 --breaker-cooldown-ms 600000
     grep -q 'fault injection' "$tmp/server.log" && ok || ko "fault hook not announced"
     check "read 1 (primary ok)"
     [ "$(metric lector_serve_breaker_state)" = 0 ] && ok || ko "state after a good read"
@@ -293,7 +293,7 @@ breaker)
     [ "$(metric lector_serve_primary_errors_total)" = 1 ] && ok || ko "primary_errors_total"
     stop_server
     # 2. a 1 ms cool-down: the next read is the half-open probe
-    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 1
+    start_server LECTOR_SERVE_FAULT=2 -- --allow-test-controls --workers 1 --breaker-cooldown-ms 1
     check "read 1 (primary ok)"
     check "read 2 (primary fails, CPU serves)"
     check "read 3 (half-open probe, primary ok)"
@@ -414,6 +414,22 @@ gpu_metrics_absent)
         exposition_ok "$tmp/m" && ok || ko "not a valid exposition: $(cat "$tmp/m")"
         has "$tmp/m" 'lector_serve_ready 1'
     done
+    stop_server
+    ;;
+test_controls)
+    # test controls change results (TF32) or cut optimisations: the service
+    # refuses to start with any set, names them, and exits 1 ...
+    LECTOR_CUDA_TF32=1 LECTOR_ONEDNN_NOFUSE=1 timeout 120 "$lector" serve --listen 127.0.0.1:0 --models "$models" \
+        >"$tmp/server.log" 2>&1
+    rc=$?
+    [ $rc = 1 ] && ok || ko "exit code $rc with test controls set: $(cat "$tmp/server.log")"
+    grep -q 'test controls are set (LECTOR_CUDA_TF32,LECTOR_ONEDNN_NOFUSE)' "$tmp/server.log" && ok ||
+        ko "refusal does not name the controls: $(cat "$tmp/server.log")"
+    grep -q 'listening' "$tmp/server.log" && ko "it listened" || ok
+    # ... unless told to run with them, which it says
+    start_server LECTOR_ONEDNN_NOFUSE=1 -- --allow-test-controls
+    grep -q 'running with test controls LECTOR_ONEDNN_NOFUSE (--allow-test-controls)' "$tmp/server.log" && ok ||
+        ko "not announced: $(cat "$tmp/server.log")"
     stop_server
     ;;
 *) echo "unknown case $case_"; exit 2 ;;

@@ -11,6 +11,12 @@ double cli_median(double *v, int n);
  * on stderr. */
 int cli_parse_gpu_mem(const char *s, int device, size_t *out);
 
+struct lector_params;
+/* --device (lector_device_parse): sets p->device, p->device_id and, for a CPU
+ * backend named by itself ("ref"), p->backend. 0 on success, -1 with
+ * "<prog>: --device: <reason>" on stderr. */
+int cli_parse_device(const char *prog, const char *s, struct lector_params *p);
+
 int cmd_run_model(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* `bench gpu` and `bench pipeline` (cmd_bench_gpu.c) */

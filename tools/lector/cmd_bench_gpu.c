@@ -256,16 +256,7 @@ static int bench_pipeline(int argc, char **argv)
         else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc)
             p.gpu_fp16_recheck = (float)atof(argv[++i]);
         else if (!strcmp(a, "--device") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "cpu"))
-                p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                p.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4) && (v[4] == 0 || v[4] == ':')) {
-                p.device = LECTOR_DEVICE_CUDA;
-                p.device_id = v[4] ? atoi(v + 5) : 0;
-            } else {
-                fprintf(stderr, "lector bench pipeline: unknown device '%s'\n", v);
+            if (cli_parse_device("lector bench pipeline", argv[++i], &p)) {
                 free(images);
                 return 2;
             }

@@ -239,17 +239,7 @@ int cmd_ocr(int argc, char **argv)
         else if (!strcmp(a, "--gpu-mem-limit"))
             mem_arg = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu"))
-                p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                p.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4)) {
-                p.device = LECTOR_DEVICE_CUDA;
-                if (v[4] == ':' && parse_int(v + 5, a, &p.device_id)) goto bad;
-            } else {
-                fprintf(stderr, "lector: unknown device '%s' (cpu, auto, cuda[:N])\n", v);
-                goto bad;
-            }
+            if (cli_parse_device("lector", v, &p)) goto bad;
         } else if (!strcmp(a, "--det-limit-type")) {
             if (!strcmp(v, "max"))
                 p.det_limit_type = LECTOR_LIMIT_MAX;

@@ -43,9 +43,9 @@ static void usage(FILE *f)
             "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M "
             "ms (1, 0)\n"
             "  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
-            "  -v, --verbose\n"
-            "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
-            "device error (tests the CPU fallback and the circuit breaker)\n");
+            "  --allow-test-controls   start even with test controls set (LECTOR_SERVE_FAULT=N: every Nth\n"
+            "                          read of the primary engine fails; docs/DEBUG.md lists them all)\n"
+            "  -v, --verbose\n");
 }
 
 #if defined(LECTOR_HAVE_DOCTOR) && defined(LECTOR_HAVE_SERVE)
@@ -117,6 +117,10 @@ int cmd_serve(int argc, char **argv)
             c.verbose = 1;
             continue;
         }
+        if (!strcmp(a, "--allow-test-controls")) {
+            c.allow_test_controls = 1;
+            continue;
+        }
         if (!strcmp(a, "--use-angle-cls")) {
             c.use_angle_cls = 1;
             continue;
@@ -144,17 +148,7 @@ int cmd_serve(int argc, char **argv)
         else if (!strcmp(a, "--models"))
             c.params.models_dir = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu"))
-                c.params.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                c.params.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4)) {
-                c.params.device = LECTOR_DEVICE_CUDA;
-                if (v[4] == ':' && to_int(a, v + 5, 0, 64, &c.params.device_id)) goto bad;
-            } else {
-                fprintf(stderr, "lector serve: --device is auto, cpu or cuda[:N]\n");
-                goto bad;
-            }
+            if (cli_parse_device("lector serve", v, &c.params)) goto bad;
         } else if (!strcmp(a, "--threads")) {
             if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad;
         } else if (!strcmp(a, "--workers")) {

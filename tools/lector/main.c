@@ -13,7 +13,7 @@
 #ifdef LECTOR_HAVE_DOCTOR
 #include "gpuenv/gpuenv.h"
 #endif
-#include "lector_rt.h"
+#include "lector.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
 #endif
@@ -74,6 +74,20 @@ bad:
             "GPU (0.5, 50%%)\n",
             s);
     return -1;
+}
+
+int cli_parse_device(const char *prog, const char *s, lector_params *p)
+{
+    lector_device_spec spec;
+    lector_error err;
+    if (lector_device_parse(s, &spec, &err)) {
+        fprintf(stderr, "%s: --device: %s\n", prog, err.message);
+        return -1;
+    }
+    p->device = spec.device;
+    p->device_id = spec.index;
+    if (spec.device == LECTOR_DEVICE_CPU && strcmp(spec.backend, "cpu")) p->backend = spec.backend;
+    return 0;
 }
 
 double cli_now_ms(void)

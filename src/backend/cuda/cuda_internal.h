@@ -24,6 +24,7 @@
 
 #include "backend/cuda/kernels.h"
 #include "rt/backend.h"
+#include "util/testctl.h"
 
 extern const rt_host_api *H; /* the core's table (cuda_backend.c) */
 
@@ -220,16 +221,16 @@ static inline int64_t numel(const rt_value *v)
 
 static inline int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
 
-/* An environment switch: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
-int cu_env_flag(const char *name, int dflt);
-/* fn(): the switch `name`, read once (for the paths every run takes). */
-#define CU_ENV_SWITCH(fn, name, dflt)             \
-    static int fn(void)                           \
-    {                                             \
-        static int on = -1;                       \
-        if (on < 0) on = cu_env_flag(name, dflt); \
-        return on;                                \
-    }
+/* Host memory through the core's fault-injectable allocator (rt_host_api):
+ * every host allocation of the module. */
+static inline void *cu_malloc(size_t n) { return H->malloc(n); }
+static inline void *cu_calloc(size_t n, size_t size) { return H->calloc(n, size); }
+static inline void *cu_realloc(void *p, size_t n) { return H->realloc(p, n); }
+static inline void cu_free(void *p) { H->free(p); }
+
+/* A test control of the core (util/testctl.h, docs/DEBUG.md), read once
+ * there: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
+static inline int cu_switch(lector__tc id, int dflt) { return H->testctl_flag((int)id, dflt); }
 
 /* N, C, H, W of a 4-D value; a flat value as 1, 1, 1, its size (storage conversions). */
 static inline void cu_dims4(const rt_value *v, int64_t *d)
