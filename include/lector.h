@@ -265,6 +265,16 @@ lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, i
 /* Frees a result; NULL is a no-op. */
 void lector_result_free(lector_result *result);
 
+/* The JSON document of one read, as `lector --format json` writes it (one
+ * per line) and `lector serve` answers it:
+ *   {"file": file, "pages": [{"width", "height", "lines": [{"text", "score",
+ *    "box": [[x, y] x 4][, "rotated": true]}]}], "timings_ms": {"decode",
+ *    "det", "cls", "rec", "total"} (with a result only), "error": null | error}
+ * `result` NULL is a failed read (no pages; `error` says why). Returns a
+ * NUL-terminated string without a newline, to release with free(); NULL when
+ * out of memory. */
+char *lector_result_json(const lector_result *result, const char *file, const char *error);
+
 /* Draws page `page` of a result read from `image_path` into a PNG: the page
  * with every line's box outlined and numbered on the left, the recognised
  * text inside the same boxes on a white panel on the right (PaddleOCR's

@@ -140,6 +140,29 @@ typedef struct lector_device_spec {
  * the device is usable is known when a model is loaded on it. */
 lector_status lector_device_parse(const char *name, lector_device_spec *out, lector_error *err);
 
+/* One GPU as the driver's NVML reports it now. A value whose *_ok is 0 was
+ * not reported (not supported on this GPU, or NVML failed for it). */
+typedef struct lector_gpu_sample {
+    unsigned index; /* NVML index */
+    char name[96];  /* "NVIDIA H200"; "?" unknown */
+    int mem_ok, temp_ok, util_ok, reasons_ok;
+    unsigned long long mem_used, mem_total; /* bytes, used as nvidia-smi shows it */
+    unsigned temp_c;                        /* GPU die, degrees Celsius */
+    unsigned util_gpu, util_mem;            /* % of NVML's last sample period a kernel ran / memory was busy */
+    unsigned long long reasons;             /* clock event (throttle) reasons: lector_gpu_clock_reason() */
+} lector_gpu_sample;
+
+/* Samples up to `max` GPUs into `out` and returns how many (0 when the
+ * driver sees none), or -1 when NVML cannot be loaded or initialised (no
+ * NVIDIA driver). NVML (libnvidia-ml.so.1, or docs/DEBUG.md's
+ * LECTOR_DOCTOR_NVML) is loaded on the first call and stays loaded.
+ * Thread-safe. */
+int lector_gpu_sample_all(lector_gpu_sample *out, int max);
+
+/* Name of clock event reason i ("hw_slowdown"), its bit in
+ * lector_gpu_sample.reasons in *bit; NULL past the last. */
+const char *lector_gpu_clock_reason(size_t i, unsigned long long *bit);
+
 typedef struct lector_model lector_model;
 
 /* Options of a model; zero-initialised or NULL means defaults. */

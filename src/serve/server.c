@@ -25,7 +25,7 @@
 
 #include "breaker.h"
 #include "metrics.h"
-#include "serve.h"
+#include "lector_serve.h"
 #include "util/testctl.h"
 #include "util/util.h"
 
@@ -74,13 +74,6 @@ typedef struct server {
 } server;
 
 static server srv;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void job_free(job *j)
 {
@@ -155,7 +148,7 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
         on_cpu[i] = 1;
     }
     int probe = 0;
-    if (serve_breaker_allow(&srv.breaker, now_ms(), &probe)) {
+    if (serve_breaker_allow(&srv.breaker, lector__now_ms(), &probe)) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             if (fault_now(&err[i])) {
@@ -184,7 +177,7 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
                 fprintf(stderr, "lector serve: primary engine: %s; reading on the CPU engine\n", err[i].message);
             }
         }
-        serve_breaker_record(&srv.breaker, now_ms(), probe, dev > 0);
+        serve_breaker_record(&srv.breaker, lector__now_ms(), probe, dev > 0);
         if (dev) serve_metrics_add(&srv.metrics, &srv.metrics.primary_errors, (uint64_t)dev);
     }
     size_t m = 0;
@@ -246,7 +239,7 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
             any_ok = 1;
         } else if (!status)
             status = http_status_of(st);
-        char *s = srv.cfg->render(j->imgs[i].name, st ? NULL : r, st ? errs[i].message : NULL);
+        char *s = lector_result_json(st ? NULL : r, j->imgs[i].name, st ? errs[i].message : NULL);
         if (!s) {
             status = 500;
             break;
@@ -360,7 +353,7 @@ static void *worker_main(void *arg)
         int nb = 0;
         batch[nb++] = srv.head;
         take_job(NULL, srv.head);
-        double until = now_ms() + srv.cfg->max_wait_ms;
+        double until = lector__now_ms() + srv.cfg->max_wait_ms;
         while (nb < maxb) {
             job *prev = NULL, *q = srv.head;
             int other = 0; /* a job this batch cannot take: let another worker have it */
@@ -376,7 +369,7 @@ static void *worker_main(void *arg)
                 q = next;
             }
             if (other) pthread_cond_signal(&srv.q_cond);
-            double t = now_ms();
+            double t = lector__now_ms();
             if (nb >= maxb || t >= until || srv.stop_workers || srv.draining) break;
             struct timespec ts;
             ts.tv_sec = (time_t)(until / 1e3);
@@ -473,7 +466,7 @@ static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned
     enum MHD_Result ret = MHD_queue_response(c, code, resp);
     MHD_destroy_response(resp);
     serve_metrics_response(&srv.metrics, code);
-    if (rq && rq->counted) serve_metrics_latency(&srv.metrics, (now_ms() - rq->t0) / 1e3);
+    if (rq && rq->counted) serve_metrics_latency(&srv.metrics, (lector__now_ms() - rq->t0) / 1e3);
     return ret;
 }
 
@@ -650,10 +643,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
 
     /* wait in slices of 100 ms at most, so that the end of a drain's grace
      * period (srv.abort_waits) is seen without a wake-up per job */
-    double deadline = now_ms() + srv.cfg->timeout_ms;
+    double deadline = lector__now_ms() + srv.cfg->timeout_ms;
     int timed_out = 0;
     while (j->state != JOB_DONE && !srv.abort_waits) {
-        double t = now_ms();
+        double t = lector__now_ms();
         if (t >= deadline) {
             timed_out = 1;
             break;
@@ -709,12 +702,15 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
 
 static enum MHD_Result send_readyz(struct MHD_Connection *c, request *rq)
 {
+    char dev[2][sizeof srv.primary_dev];
     pthread_mutex_lock(&srv.mu);
     int ready = srv.ready && !srv.draining, loaded = srv.ready, draining = srv.draining;
+    memcpy(dev[0], srv.primary_dev, sizeof dev[0]);
+    memcpy(dev[1], srv.cpu_dev, sizeof dev[1]);
     pthread_mutex_unlock(&srv.mu);
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, NULL, NULL);
     char *body = NULL;
-    char *d1 = json_escape_dup(srv.primary_dev), *d2 = json_escape_dup(srv.cpu_dev);
+    char *d1 = json_escape_dup(dev[0]), *d2 = json_escape_dup(dev[1]);
     if (d1 && d2 &&
         asprintf(&body,
                  "{\"ready\":%s,\"models_loaded\":%s,\"draining\":%s,\"device\":\"%s\","
@@ -734,8 +730,12 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     FILE *f = open_memstream(&buf, &len);
     if (!f) return send_error(c, rq, 500, "out of memory");
     serve_metrics_write(&srv.metrics, f);
+    char dev[2][sizeof srv.primary_dev];
     pthread_mutex_lock(&srv.mu);
     int q = srv.q_len, running = srv.running, inflight = srv.inflight, ready = srv.ready;
+    int workers = ready ? srv.n_workers : 0; /* set before ready */
+    memcpy(dev[0], srv.primary_dev, sizeof dev[0]);
+    memcpy(dev[1], srv.cpu_dev, sizeof dev[1]);
     pthread_mutex_unlock(&srv.mu);
     uint64_t opens = 0, closes = 0;
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, &opens, &closes);
@@ -760,12 +760,12 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
         "# TYPE lector_serve_breaker_opens_total counter\nlector_serve_breaker_opens_total %llu\n"
         "# HELP lector_serve_breaker_closes_total Times a half-open probe closed the breaker.\n"
         "# TYPE lector_serve_breaker_closes_total counter\nlector_serve_breaker_closes_total %llu\n",
-        q, srv.cfg->queue, running, srv.n_workers, inflight, ready, (int)bs, (unsigned long long)opens,
+        q, srv.cfg->queue, running, workers, inflight, ready, (int)bs, (unsigned long long)opens,
         (unsigned long long)closes);
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
-    fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", srv.primary_dev);
-    fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", srv.cpu_dev);
-    if (srv.primary && lector_engine_on_gpu(srv.primary)) {
+    fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", dev[0]);
+    fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", dev[1]);
+    if (ready && lector_engine_on_gpu(srv.primary)) { /* the engines are set before ready */
         size_t used, limit;
         lector_engine_gpu_memory(srv.primary, &used, &limit);
         fprintf(f,
@@ -791,7 +791,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!rq) {
         rq = lector__calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
-        rq->t0 = now_ms();
+        rq->t0 = lector__now_ms();
         *con_cls = rq;
         pthread_mutex_lock(&srv.mu);
         srv.inflight++;
@@ -968,7 +968,7 @@ static void wait_idle(double end)
         pthread_mutex_lock(&srv.mu);
         int busy = srv.inflight;
         pthread_mutex_unlock(&srv.mu);
-        if (!busy || now_ms() >= end) return;
+        if (!busy || lector__now_ms() >= end) return;
         usleep(10000);
     }
 }
@@ -1033,7 +1033,7 @@ int lector_serve_run(const lector_serve_config *cfg)
     lector_params p = cfg->params;
     p.use_angle_cls = 1; /* loaded so that any request may turn it on */
     lector_error err = {0};
-    double t0 = now_ms();
+    double t0 = lector__now_ms();
     if (lector_engine_create(&p, &srv.primary, &err)) {
         fprintf(stderr, "lector serve: %s (%s)\n", err.message, lector_status_str(err.code));
         goto out;
@@ -1047,8 +1047,10 @@ int lector_serve_run(const lector_serve_config *cfg)
             goto out;
         }
     }
+    pthread_mutex_lock(&srv.mu); /* /readyz and /metrics read them meanwhile */
     snprintf(srv.primary_dev, sizeof srv.primary_dev, "%s", lector_engine_device(srv.primary));
     snprintf(srv.cpu_dev, sizeof srv.cpu_dev, "%s", lector_engine_device(srv.cpu));
+    pthread_mutex_unlock(&srv.mu);
     warm(srv.primary);
     if (srv.cpu != srv.primary) warm(srv.cpu);
 
@@ -1072,7 +1074,7 @@ int lector_serve_run(const lector_serve_config *cfg)
     if (cfg->fault_every > 0)
         fprintf(stderr, "lector serve: fault injection: every %d-th primary read fails (LECTOR_SERVE_FAULT)\n",
                 cfg->fault_every);
-    fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", now_ms() - t0, srv.n_workers,
+    fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", lector__now_ms() - t0, srv.n_workers,
             srv.primary_dev, srv.cpu != srv.primary ? ", CPU fallback " : "",
             srv.cpu != srv.primary ? srv.cpu_dev : "");
     if (*lector_engine_fallback_reason(srv.primary))
@@ -1090,13 +1092,13 @@ out:
         pthread_mutex_unlock(&srv.mu);
         MHD_socket ls = MHD_quiesce_daemon(d); /* stop accepting */
         if (ls != MHD_INVALID_SOCKET) close(ls);
-        wait_idle(now_ms() + cfg->grace_ms);
+        wait_idle(lector__now_ms() + cfg->grace_ms);
         pthread_mutex_lock(&srv.mu);
         srv.abort_waits = 1; /* past the grace period: waiting requests get 503 */
         for (job *j = srv.head; j; j = j->next) pthread_cond_signal(&j->done);
         pthread_mutex_unlock(&srv.mu);
         /* let those 503s reach their clients before the connections close */
-        wait_idle(now_ms() + 5000);
+        wait_idle(lector__now_ms() + 5000);
         MHD_stop_daemon(d);
     }
     pthread_mutex_lock(&srv.mu);

@@ -206,6 +206,24 @@ for o in objs:
     assert (o["error"] is not None) == (rel in bad), o
     assert rel in bad or o["pages"][0]["lines"], o
 PY
+  # per-input JSON files: the stream's objects less "timings_ms"; -o adds the stream
+  run -q --output-dir "$tmp/pj" -f json -o "$tmp/pj.jsonl" "$tmp/in" 2>/dev/null
+  "$py" - "$tmp" <<'PY' && ok || ko "per-input JSON against the stream (above)"
+import json, os, sys
+tmp = sys.argv[1]
+n = 0
+for l in open(tmp + "/pj.jsonl"):
+    o = json.loads(l)
+    if o["error"]: continue
+    rel = os.path.relpath(o["file"], tmp + "/in")
+    raw = open(tmp + "/pj/" + rel + ".json").read()
+    f = json.loads(raw)
+    assert "timings_ms" in o and "timings_ms" not in f and raw.endswith("}\n"), raw
+    del o["timings_ms"]
+    assert f == o, (f, o)
+    n += 1
+assert n == 8, n
+PY
   # @list from standard input, a directory in it expanded; the same results
   first=$(find "$tmp/in" -maxdepth 1 -name 'img*' | sort | head -1)
   printf '%s\n%s/a/b\n' "$first" "$tmp/in" | run -f txt @- >"$tmp/list.txt" 2>"$tmp/list.err"; rc=$?

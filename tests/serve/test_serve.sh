@@ -49,7 +49,7 @@ stop_server() {
     local rc=$?
     pid=
     [ $rc -eq 0 ] && ok || ko "server exit code $rc: $(tail -20 "$tmp/server.log")"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" &&
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" &&
         ko "sanitizer report: $(cat "$tmp/server.log")" || ok
 }
 
@@ -138,14 +138,16 @@ parity)
     stop_server
     ;;
 concurrent)
+    # LECTOR_TEST_SERVE_CLIENTS: fewer clients under ThreadSanitizer (scripts/test.sh)
+    clients=${LECTOR_TEST_SERVE_CLIENTS:-32}
     reference
     start_server -- --workers 2 --queue 64 --timeout-ms 250000
-    for i in $(seq 1 32); do
+    for i in $(seq 1 "$clients"); do
         curl -s -o "$tmp/c$i" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @"$sample" \
             "$base/v1/ocr" >"$tmp/code$i" &
     done
     wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
-    for i in $(seq 1 32); do
+    for i in $(seq 1 "$clients"); do
         [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref.json" && ok ||
             ko "client $i: $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
     done
@@ -327,7 +329,7 @@ sigterm)
     pid=
     wait
     [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
     line=$(grep 'stopped:' "$tmp/server.log")
     acc=$(echo "$line" | sed -E 's/.*: ([0-9]+) requests accepted.*/\1/')
     ans=$(echo "$line" | sed -E 's/.*, ([0-9]+) answered.*/\1/')
@@ -357,7 +359,7 @@ grace)
     pid=
     wait
     [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
     n503=0
     for c in $(seq 1 6); do
         code=$(cat "$tmp/code$c")

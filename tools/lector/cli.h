@@ -2,7 +2,6 @@
 #ifndef LECTOR_CLI_H
 #define LECTOR_CLI_H
 
-double cli_now_ms(void);
 /* Median of n values (sorts in place). */
 double cli_median(double *v, int n);
 

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "lector.h"
 #include "lector_rt.h"
+#include "util/util.h"
 
 typedef struct bench_row {
     const char *name;
@@ -115,9 +116,9 @@ static lector_status lector_time(const char *model, const lector_tensor *in, con
     for (int r = -2; r < runs && !st; r++) { /* two warm-up runs: plan compile, caches */
         lector_tensor *out = NULL;
         size_t nout = 0;
-        double c0 = cpu_now_ms(), t0 = cli_now_ms();
+        double c0 = cpu_now_ms(), t0 = lector__now_ms();
         st = lector_model_run(m, in, 1, &out, &nout, err);
-        double dt = cli_now_ms() - t0, dc = cpu_now_ms() - c0;
+        double dt = lector__now_ms() - t0, dc = cpu_now_ms() - c0;
         if (!st) lector_tensors_free(out, nout);
         if (r >= 0) {
             t[r] = dt;

@@ -131,10 +131,10 @@ static int bench_gpu(int argc, char **argv)
             for (int r = -3; r < runs && !st; r++) {
                 lector_tensor *out;
                 size_t nout;
-                double t0 = cli_now_ms();
+                double t0 = lector__now_ms();
                 st = lector_model_run(model, &in, 1, &out, &nout, &err);
                 if (!st) lector_tensors_free(out, nout);
-                if (r >= 0) t[r] = cli_now_ms() - t0;
+                if (r >= 0) t[r] = lector__now_ms() - t0;
             }
             char mode[32] = "";
             if (!st) st = lector_model_time(model, &in, 1, runs, td, mode, sizeof mode, &err);
@@ -184,7 +184,7 @@ static void *pipe_worker(void *arg)
         int k = atomic_fetch_add(&c->next, b);
         if (k >= c->n_images * c->rounds) break;
         int m = c->n_images * c->rounds - k < b ? c->n_images * c->rounds - k : b;
-        double t0 = cli_now_ms();
+        double t0 = lector__now_ms();
         if (b == 1) {
             lector_result *r = NULL;
             lector_error err;
@@ -193,7 +193,7 @@ static void *pipe_worker(void *arg)
                 atomic_fetch_add(&c->errors, 1);
                 continue;
             }
-            c->lat[k] = cli_now_ms() - t0;
+            c->lat[k] = lector__now_ms() - t0;
             c->tim[k] = r->timings;
             atomic_fetch_add(&c->pages, (int)r->n_pages);
             lector_result_free(r);
@@ -212,7 +212,7 @@ static void *pipe_worker(void *arg)
             atomic_fetch_add(&c->errors, m);
             continue;
         }
-        double dt = cli_now_ms() - t0;
+        double dt = lector__now_ms() - t0;
         for (int q = 0; q < m; q++) {
             if (st[q]) {
                 fprintf(stderr, "lector bench pipeline: %s\n", errs[q].message);
@@ -276,13 +276,13 @@ static int bench_pipeline(int argc, char **argv)
     p.det_batch_num = batch;
     lector_engine *e;
     lector_error err;
-    double t_load = cli_now_ms();
+    double t_load = lector__now_ms();
     if (lector_engine_create(&p, &e, &err)) {
         fprintf(stderr, "lector bench pipeline: %s\n", err.message);
         free(images);
         return 1;
     }
-    t_load = cli_now_ms() - t_load;
+    t_load = lector__now_ms() - t_load;
     int total = n * rounds;
     pipe_ctx c = {.e = e, .images = images, .n_images = n, .rounds = 1, .batch = batch};
     if (batch > 1) {
@@ -305,17 +305,17 @@ static int bench_pipeline(int argc, char **argv)
     pthread_t *th = calloc((size_t)workers, sizeof *th);
     if (!c.lat || !c.tim || !th) return 1;
     /* warm-up: one pass over the images compiles every plan the run needs */
-    double t_warm = cli_now_ms();
+    double t_warm = lector__now_ms();
     for (int w = 0; w < workers; w++) pthread_create(&th[w], NULL, pipe_worker, &c);
     for (int w = 0; w < workers; w++) pthread_join(th[w], NULL);
-    t_warm = cli_now_ms() - t_warm;
+    t_warm = lector__now_ms() - t_warm;
     atomic_store(&c.next, 0);
     atomic_store(&c.pages, 0);
     c.rounds = rounds;
-    double t0 = cli_now_ms();
+    double t0 = lector__now_ms();
     for (int w = 0; w < workers; w++) pthread_create(&th[w], NULL, pipe_worker, &c);
     for (int w = 0; w < workers; w++) pthread_join(th[w], NULL);
-    double wall = cli_now_ms() - t0;
+    double wall = lector__now_ms() - t0;
     int pages = atomic_load(&c.pages), errors = atomic_load(&c.errors);
     double *v = calloc((size_t)total, sizeof *v);
     if (!v) return 1;

@@ -7,13 +7,12 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json_result.h"
 #include "lector.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
 #endif
 #ifdef LECTOR_HAVE_SERVE
-#include "serve/serve.h"
+#include "lector_serve.h"
 #endif
 
 static void usage(FILE *f)
@@ -101,7 +100,6 @@ int cmd_serve(int argc, char **argv)
     lector_serve_config c;
     lector_serve_default_config(&c);
     c.params.threads = 1;
-    c.render = json_result_string;
 #ifdef LECTOR_HAVE_DOCTOR
     c.doctor_json = doctor_json;
 #endif

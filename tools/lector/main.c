@@ -1,5 +1,7 @@
 /*
- * lector - the command-line tool. Uses only the public headers.
+ * lector - the command-line tool. It uses the public headers (include/) and
+ * the util layer (src/util/util.h: the allocator, the clock, reading a file)
+ * only, as `lector serve` (src/serve) does.
  */
 #include <execinfo.h>
 #include <signal.h>
@@ -10,9 +12,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#ifdef LECTOR_HAVE_DOCTOR
-#include "gpuenv/gpuenv.h"
-#endif
 #include "lector.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
@@ -28,15 +27,13 @@ int cli_parse_gpu_mem(const char *s, int device, size_t *out)
         double frac = pct ? v / 100 : v;
         if (pct && end[1]) goto bad;
         if (frac <= 0 || frac > 1) goto bad;
-#ifdef LECTOR_HAVE_DOCTOR
-        gpuenv_gpu_sample g[64];
-        int n = gpuenv_nvml_sample(g, 64);
+        lector_gpu_sample g[64];
+        int n = lector_gpu_sample_all(g, 64);
         for (int i = 0; i < n; i++)
             if ((int)g[i].index == device && g[i].mem_ok) {
                 *out = (size_t)(frac * (double)g[i].mem_total);
                 return 0;
             }
-#endif
         fprintf(stderr,
                 "lector: --gpu-mem-limit %s: the memory of GPU %d is unknown (no NVML): give bytes "
                 "(e.g. 8G)\n",
@@ -88,13 +85,6 @@ int cli_parse_device(const char *prog, const char *s, lector_params *p)
     p->device_id = spec.index;
     if (spec.device == LECTOR_DEVICE_CPU && strcmp(spec.backend, "cpu")) p->backend = spec.backend;
     return 0;
-}
-
-double cli_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b)

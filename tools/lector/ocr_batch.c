@@ -10,7 +10,6 @@
 #include "batch/atomic_file.h"
 #include "batch/progress.h"
 #include "batch/summary.h"
-#include "cli.h"
 #include "ocr_batch.h"
 #include "ocr_reader.h"
 
@@ -204,11 +203,11 @@ int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_o
     run b = {.o = o, .inputs = inputs};
     atomic_init(&b.stop, 0);
     b.summary.counts.total = inputs->n;
-    double start = cli_now_ms();
+    double start = batch_progress_clock_ms();
     /* One image, as before batches existed: no progress lines. */
     int show = inputs->n > 1 || o->out_dir;
     batch_progress_init(&b.progress, stderr, batch_progress_is_tty(stderr), o->quiet || !show, o->progress_interval_s,
-                        cli_now_ms);
+                        batch_progress_clock_ms);
     b.state = calloc(inputs->n ? inputs->n : 1, 1);
     ocr_reader *reader = ocr_reader_create(engine, on_read, &b);
     if (!b.state || !reader) {
@@ -241,7 +240,7 @@ int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_o
         fprintf(stderr, "lector: out of memory\n");
         rc = 1;
     }
-    if (o->out_dir && write_summary(&b, engine, (cli_now_ms() - start) / 1000.0)) rc = 1;
+    if (o->out_dir && write_summary(&b, engine, (batch_progress_clock_ms() - start) / 1000.0)) rc = 1;
     if (show) batch_progress_finish(&b.progress, &b.summary.counts);
     batch_summary_free(&b.summary);
     return rc;

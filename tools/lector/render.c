@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_result.h"
 #include "render.h"
 
 static const char *const format_names[RENDER_N_FORMATS] = {"txt", "json", "tsv", "hocr"};
@@ -44,9 +43,24 @@ static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
     *y1 = (int)d;
 }
 
+/* Without "timings_ms" (per-input files): the document of lector_result_json
+ * less that member. Its text is the renderer's: "timings_ms" is the member
+ * before "error" and holds numbers only, and no string value can hold the
+ * key's quotes unescaped, so its last occurrence starts the member and the
+ * next '}' ends it. */
+static void drop_timings(char *s)
+{
+    const char *key = ",\"timings_ms\":{";
+    char *at = NULL;
+    for (char *p = strstr(s, key); p; p = strstr(p + 1, key)) at = p;
+    char *end = at ? strchr(at, '}') : NULL;
+    if (end) memmove(at, end + 1, strlen(end + 1) + 1);
+}
+
 static void write_json(FILE *out, const char *file, const lector_result *r, const char *error, int with_timings)
 {
-    char *s = json_result_string_timed(file, r, error, with_timings);
+    char *s = lector_result_json(r, file, error);
+    if (s && !with_timings) drop_timings(s);
     if (s) fprintf(out, "%s\n", s);
     free(s);
 }

@@ -2,12 +2,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "progress.h"
 
 /* How often the terminal line is redrawn. */
 #define TTY_REDRAW_MS 200.0
+
+double batch_progress_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 int batch_progress_is_tty(FILE *f)
 {

@@ -34,6 +34,9 @@ typedef struct batch_progress {
  * (batch_progress_is_tty). */
 void batch_progress_init(batch_progress *p, FILE *out, int tty, int quiet, double interval_s, double (*now_ms)(void));
 
+/* A monotonic clock in milliseconds (CLOCK_MONOTONIC). */
+double batch_progress_clock_ms(void);
+
 /* isatty(fileno(f)) and TERM is set and not "dumb". */
 int batch_progress_is_tty(FILE *f);
 

@@ -1,5 +1,14 @@
 /*
- * serve.h - `lector serve`: an HTTP OCR service around one shared engine.
+ * lector_serve.h - `lector serve`: an HTTP OCR service around one shared
+ * engine, for a program that embeds it (the CLI's `lector serve` is one).
+ *
+ * Usage:
+ *
+ *     lector_serve_config c;
+ *     lector_serve_default_config(&c);
+ *     c.listen = "0.0.0.0:8080";
+ *     c.params.models_dir = "/opt/lector/models";
+ *     return lector_serve_run(&c);   // until SIGTERM or SIGINT
  *
  * The server owns a primary engine (the requested device) and, when the
  * primary can fail independently (a GPU, or the CPU-side fault hook
@@ -21,6 +30,10 @@
 
 #include "lector.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct lector_serve_config {
     const char *listen;      /* "127.0.0.1:8080"; port 0 = any free port */
     lector_params params;    /* engine parameters (models, device, threads, limits) */
@@ -40,8 +53,6 @@ typedef struct lector_serve_config {
     int fault_every;         /* fault hook: every Nth primary read fails; 0 = off */
     int allow_test_controls; /* 1: start even with test controls set (lector_test_controls()) */
     int verbose;             /* access log on stderr */
-    /* Renders one image's result as the CLI's JSON (malloc'd, no newline). */
-    char *(*render)(const char *file, const lector_result *r, const char *error);
     /* The doctor's JSON for /v1/doctor (malloc'd); NULL = 404. */
     char *(*doctor_json)(void);
 } lector_serve_config;
@@ -56,4 +67,7 @@ void lector_serve_default_config(lector_serve_config *c);
  * line "lector serve: listening on http://HOST:PORT" is printed once bound. */
 int lector_serve_run(const lector_serve_config *c);
 
+#ifdef __cplusplus
+}
 #endif
+#endif /* LECTOR_SERVE_H */
