@@ -131,6 +131,19 @@ typedef struct lector_params {
      * three recognised twice (0.8: 99.37%, one in five); 0: half precision
      * only (docs/GPU.md). */
     float gpu_fp16_recheck;
+
+    /* Letterbox before detection (RapidOCR's rule): an image at most
+     * det_letterbox_min_height px high, or more than det_letterbox_ratio
+     * times as wide as high, gets black bands above and below, each
+     * int(|max(int(w / ratio), min_height) * 2 - h| / 2) rows, so that text
+     * filling a small or very wide image is detected whole (without them
+     * RapidOCR's 445x39 test_without_det.jpg read as two fragments with
+     * the middle characters lost). Boxes are given in the image's own
+     * pixels. Other images are not padded, nor one whose padded copy would
+     * exceed max_pixels. 30 and 8 (default, RapidOCR's min_height and
+     * width_height_ratio); 0 turns a rule off. */
+    int det_letterbox_min_height;
+    float det_letterbox_ratio;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up: Debian packages, models, the ONNX Runtime
 # oracle for the tests, and the build. Every README command starts here.
-#   scripts/setup.sh [--test-deps] [--build-dir DIR] [--sanitize]
+#   scripts/setup.sh [--test-deps] [--bench-deps] [--build-dir DIR] [--sanitize]
+#   --bench-deps: what bench/documents/generate.py renders its pages with (Pillow and the fonts,
+#   about 40 MB installed; no test needs them)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-test_deps=0; build_dir=build; cmake_extra=()
+test_deps=0; bench_deps=0; build_dir=build; cmake_extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --test-deps) test_deps=1 ;;
+    --bench-deps) bench_deps=1 ;;
     --build-dir) build_dir=$2; shift ;;
     --sanitize) cmake_extra+=(-DLECTOR_SANITIZE=ON) ;;
     -D*) cmake_extra+=("$1") ;;
@@ -26,6 +29,8 @@ command -v node >/dev/null || pkgs="$pkgs nodejs"
 command -v npm >/dev/null || pkgs="$pkgs npm"
 [ $test_deps = 1 ] && pkgs="$pkgs git python3 libcmocka-dev libonnx-testdata clang clang-format libclang-rt-14-dev valgrind
       curl patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
+[ $bench_deps = 1 ] && pkgs="$pkgs python3-pil fonts-dejavu-core fonts-liberation fonts-wqy-microhei fonts-wqy-zenhei
+      fonts-arphic-uming"
 
 missing=()
 for p in $pkgs; do

@@ -17,6 +17,7 @@
 #include "lector_rt_image.h"
 #include "ocr/ctc.h"
 #include "ocr/db_post.h"
+#include "ocr/letterbox.h"
 #include "ocr/preprocess.h"
 #include "util/testctl.h"
 #include "util/util.h"
@@ -73,6 +74,8 @@ lector_params lector_default_params(void)
     p.max_pages = 1000;
     p.use_det = 1;
     p.gpu_fp16_recheck = 0.9f;
+    p.det_letterbox_min_height = 30;
+    p.det_letterbox_ratio = 8.f;
     return p;
 }
 
@@ -152,6 +155,10 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
     REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
+    REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
+            "det_letterbox_min_height must be in [0, 65536]");
+    REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
+            "det_letterbox_ratio must be in [0, 65536]");
 #undef REQUIRE
     return LECTOR_OK;
 }
@@ -621,6 +628,8 @@ typedef struct det_pre {
     lector_det_input di;
     lector_input_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
     lector_image_input im;
+    lector_image letterbox; /* the page with black bands, when it gets them (ocr/letterbox.h) */
+    int pad_rows;
     int on_device;
     int have_input;
     ocr_box *boxes;
@@ -910,6 +919,7 @@ static void det_pre_free_input(det_pre *d)
         lector__input_tables_free(&d->tab);
     else
         lector__det_input_free(&d->di);
+    lector__image_release(&d->letterbox);
     d->have_input = 0;
 }
 
@@ -920,17 +930,23 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
     for (int k = 0; k < n; k++) {
         lector_error e2;
         det_pre *d = &pre[k];
+        const lector_image *src = imgs[k];
+        d->pad_rows = ocr_letterbox_rows(src->width, src->height, e->p.det_letterbox_min_height,
+                                         e->p.det_letterbox_ratio, e->p.max_pixels);
+        if (d->pad_rows && (d->st = ocr_letterbox_pad(src, d->pad_rows, &d->letterbox, &d->err))) continue;
+        if (d->pad_rows) src = &d->letterbox;
         /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
         d->on_device =
-            dev && !lector__det_image_input(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
+            dev && !lector__det_image_input(src, limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
         if (d->on_device) {
             d->di.height = d->im.out_height;
             d->di.width = d->im.out_width;
             d->st = LECTOR_OK;
         } else {
-            d->st = lector__det_preprocess_norm(imgs[k], limit, lt, e->p.det_mean, e->p.det_std, &d->di, &d->err);
+            d->st = lector__det_preprocess_norm(src, limit, lt, e->p.det_mean, e->p.det_std, &d->di, &d->err);
         }
         d->have_input = d->st == LECTOR_OK;
+        if (!d->have_input) lector__image_release(&d->letterbox);
     }
     int max_b = e->p.det_batch_num > 0 ? e->p.det_batch_num : 1, runs = 0;
     int *grp = lector__malloc(sizeof *grp * (size_t)(max_b + 1));
@@ -977,8 +993,11 @@ static void detect_pages(lector_engine *e, const lector_image *const *imgs, int 
                 d->err = err;
             else {
                 int ph = (int)out[0].dims[out[0].ndim - 2], pw = (int)out[0].dims[out[0].ndim - 1];
-                d->st = det_post(e, imgs[grp[q]], (const float *)out[0].data + (size_t)q * (size_t)ph * (size_t)pw, ph,
-                                 pw, &d->boxes, &d->nb, &d->err);
+                d->st = det_post(e, d->pad_rows ? &d->letterbox : imgs[grp[q]],
+                                 (const float *)out[0].data + (size_t)q * (size_t)ph * (size_t)pw, ph, pw, &d->boxes,
+                                 &d->nb, &d->err);
+                if (!d->st)
+                    ocr_letterbox_unpad(d->boxes, &d->nb, d->pad_rows, imgs[grp[q]]->width, imgs[grp[q]]->height);
             }
             d->ms = ms + (lector__now_ms() - tq);
             det_pre_free_input(d);

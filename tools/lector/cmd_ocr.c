@@ -69,6 +69,9 @@ static void usage(FILE *f)
         "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
         "  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
         "  --det-mean B,G,R (0.485,0.456,0.406) --det-std B,G,R (0.229,0.224,0.225)\n"
+        "  --det-letterbox-min-height N (30) --det-letterbox-ratio F (8): images at most N px high or more\n"
+        "                                   than F times as wide as high get black bands for detection\n"
+        "                                   (RapidOCR's letterbox); 0 turns a rule off\n"
         "  --no-det                         no detection: the whole image is one text line\n"
         "classification / recognition:\n"
         "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
@@ -283,6 +286,7 @@ int cmd_ocr(int argc, char **argv)
         INT_OPT("--det-limit-side-len", det_limit_side_len)
         INT_OPT("--det-max-candidates", det_max_candidates)
         INT_OPT("--det-min-size", det_min_size)
+        INT_OPT("--det-letterbox-min-height", det_letterbox_min_height)
         INT_OPT("--cls-batch-num", cls_batch_num)
         INT_OPT("--rec-batch-num", rec_batch_num)
         INT_OPT("--rec-image-height", rec_image_height)
@@ -292,6 +296,7 @@ int cmd_ocr(int argc, char **argv)
         FLT_OPT("--fp16-recheck", gpu_fp16_recheck)
         FLT_OPT("--det-db-box-thresh", det_db_box_thresh)
         FLT_OPT("--det-db-unclip-ratio", det_db_unclip_ratio)
+        FLT_OPT("--det-letterbox-ratio", det_letterbox_ratio)
         FLT_OPT("--cls-thresh", cls_thresh)
         FLT_OPT("--drop-score", drop_score)
         else if (!strcmp(a, "--max-pixels")) p.max_pixels = strtoll(v, NULL, 10);

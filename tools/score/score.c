@@ -1,7 +1,7 @@
 /* lector-score: detection precision / recall / H-mean and character error rate of an OCR result
  * (JSON Lines in the shape of `lector --format json`) against a gt.tsv of ../shared/data.
  *
- *   lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]
+ *   lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both|text|all] [--iou 0.5]
  *                [--name LABEL] [--wall SECONDS] [--tsv] [--per-image FILE] [--ignore-case]
  *
  * Definitions (docs/ACCURACY.md has the full text):
@@ -20,6 +20,13 @@
  *    'both' prints both.
  *  - --loose: CER computed on text without whitespace, ASCII case folded (a second view; the
  *    detection figures do not change).
+ *  - Mode 'text' (word F1, boxes not used): per image, the bag of words of the GT rows of unit
+ *    line, word or cell (with or without a box; '###' skipped) against the bag of words of all
+ *    result lines; a word is a run of characters other than whitespace and CJK characters, and
+ *    each CJK character (ideographs, CJK and full-width punctuation) is a word of its own, so
+ *    '合计 627.99' and '合计627.99' give the same words, 'in videos' and 'invideos' do not.
+ *    matched = the size of the bags' intersection; P = matched / result words, R = matched / GT
+ *    words, H = word F1, summed over images. --loose folds ASCII case. No CER in this mode.
  *  - --only-present: only GT images that have a result line are scored (partial runs).
  */
 #include <cjson/cJSON.h>
@@ -43,6 +50,8 @@ typedef struct {
     char *name; /* image_path as in gt.tsv */
     item *gt;
     int ngt, capgt;
+    item *txt; /* mode text: GT rows of unit line/word/cell, with or without a box */
+    int ntxt, captxt;
     item *det;
     int ndet, capdet;
     int found; /* result present */
@@ -319,6 +328,15 @@ static int read_gt(const char *path)
         }
         if (nc < 4) continue;
         image *im = find_image(col[0], 1);
+        if (!strcmp(col[1], "word") || !strcmp(col[1], "line") || !strcmp(col[1], "cell")) {
+            char *text = unescape(col[3]);
+            if (strcmp(text, "###")) {
+                item t = {0};
+                t.ncp = utf8_decode(text, &t.cp);
+                push_item(&im->txt, &im->ntxt, &im->captxt, &t);
+            }
+            free(text);
+        }
         if (strcmp(col[1], "word") && strcmp(col[1], "line")) continue;
         double v[8];
         if (sscanf(col[2], "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) !=
@@ -571,15 +589,92 @@ static void eval_image(const image *im, const item *det, int ndet, double thr, t
     free(dm);
 }
 
+/* ---------- mode text: bags of words ---------- */
+static int is_cjk(uint32_t c)
+{
+    return (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+           (c >= 0xFF00 && c <= 0xFFEF) || (c >= 0x20000 && c <= 0x2FFFF);
+}
+
+typedef struct {
+    const uint32_t *cp;
+    int n;
+} word;
+
+static void add_words(const item *it, word **w, int *n, int *cap)
+{
+    for (int i = 0; i < it->ncp;) {
+        uint32_t c = it->cp[i];
+        if (is_space(c)) {
+            i++;
+            continue;
+        }
+        int s = i++;
+        if (!is_cjk(c))
+            while (i < it->ncp && !is_space(it->cp[i]) && !is_cjk(it->cp[i])) i++;
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *w = xrealloc(*w, (size_t)*cap * sizeof **w);
+        }
+        (*w)[(*n)++] = (word){it->cp + s, i - s};
+    }
+}
+
+static uint32_t fold(uint32_t c) { return loose && c < 128 ? (uint32_t)tolower((int)c) : c; }
+
+static int cmp_word(const void *a, const void *b)
+{
+    const word *x = a, *y = b;
+    for (int i = 0; i < x->n && i < y->n; i++)
+        if (fold(x->cp[i]) != fold(y->cp[i])) return fold(x->cp[i]) < fold(y->cp[i]) ? -1 : 1;
+    return x->n - y->n;
+}
+
+static void eval_text(const image *im, totals *t, FILE *per)
+{
+    word *g = NULL, *d = NULL;
+    int ng = 0, nd = 0, cg = 0, cd = 0;
+    for (int i = 0; i < im->ntxt; i++) add_words(&im->txt[i], &g, &ng, &cg);
+    for (int j = 0; j < im->ndet; j++) add_words(&im->det[j], &d, &nd, &cd);
+    qsort(g, (size_t)ng, sizeof *g, cmp_word);
+    qsort(d, (size_t)nd, sizeof *d, cmp_word);
+    long tp = 0;
+    for (int i = 0, j = 0; i < ng && j < nd;) {
+        int c = cmp_word(&g[i], &d[j]);
+        if (c == 0) {
+            tp++;
+            i++;
+            j++;
+        } else if (c < 0)
+            i++;
+        else
+            j++;
+    }
+    t->ngt += ng;
+    t->ndet += nd;
+    t->tp += tp;
+    t->images++;
+    if (per) fprintf(per, "%s\ttext%s\t%d\t%d\t0\t%ld\t0\t0\n", im->name, loose ? "/loose" : "", ng, nd, tp);
+    free(g);
+    free(d);
+}
+
 static void report(const char *label, const char *mode, const totals *t, double wall, int tsv)
 {
     double P = t->ndet ? (double)t->tp / t->ndet : 0, R = t->ngt ? (double)t->tp / t->ngt : 0;
     double H = P + R > 0 ? 2 * P * R / (P + R) : 0;
     double cer = t->gtchars ? (double)t->edits / t->gtchars : 0;
     double ips = wall > 0 ? t->images / wall : 0;
+    int text = !strncmp(mode, "text", 4);
+    char cers[32] = "-";
+    if (!text) snprintf(cers, sizeof cers, "%.4f", cer);
     if (tsv)
-        printf("%s\t%s\t%d\t%ld\t%ld\t%ld\t%ld\t%.4f\t%.4f\t%.4f\t%.4f\t%.3f\n", label, mode, t->images, t->ngt,
-               t->ndet, t->ignored, t->tp, P, R, H, cer, ips);
+        printf("%s\t%s\t%d\t%ld\t%ld\t%ld\t%ld\t%.4f\t%.4f\t%.4f\t%s\t%.3f\n", label, mode, t->images, t->ngt, t->ndet,
+               t->ignored, t->tp, P, R, H, cers, ips);
+    else if (text)
+        printf("%s [%s]: images %d (missing %d)  GT words %ld  result words %ld  matched %ld\n"
+               "  precision %.4f  recall %.4f  word F1 %.4f%s",
+               label, mode, t->images, t->missing, t->ngt, t->ndet, t->tp, P, R, H, wall > 0 ? "" : "\n");
     else
         printf("%s [%s]: images %d (missing %d)  care GT %ld  detections %ld (+%ld ignored)  matched %ld\n"
                "  precision %.4f  recall %.4f  H-mean %.4f  CER %.4f (%ld edits / %ld GT chars)%s",
@@ -590,12 +685,15 @@ static void report(const char *label, const char *mode, const totals *t, double 
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both] [--iou 0.5]\n"
-                    "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
-                    "                    [--ignore-case] [--loose] [--only-present]\n"
-                    "  --loose         CER on text without whitespace and with ASCII case folded\n"
-                    "  --only-present  score only the GT images that have a result (default: a missing result\n"
-                    "                  counts as an image with no detections)\n");
+    fprintf(stderr,
+            "usage: lector-score --gt GT.tsv --res RESULT.jsonl [--mode line|word|both|text|all] [--iou 0.5]\n"
+            "                    [--name LABEL] [--wall SECONDS] [--tsv] [--tsv-header] [--per-image FILE]\n"
+            "                    [--ignore-case] [--loose] [--only-present]\n"
+            "  --mode text     word F1 of the bags of words per image (boxes not used; see the top of score.c)\n"
+            "  --mode all      line, word and text\n"
+            "  --loose         CER on text without whitespace and with ASCII case folded\n"
+            "  --only-present  score only the GT images that have a result (default: a missing result\n"
+            "                  counts as an image with no detections)\n");
     exit(2);
 }
 
@@ -640,7 +738,9 @@ int main(int argc, char **argv)
         if (!gtp) return 0;
     }
     if (!gtp || !resp) usage();
-    if (strcmp(mode, "line") && strcmp(mode, "word") && strcmp(mode, "both")) usage();
+    if (strcmp(mode, "line") && strcmp(mode, "word") && strcmp(mode, "both") && strcmp(mode, "text") &&
+        strcmp(mode, "all"))
+        usage();
     if (read_gt(gtp) < 0) return 2;
     if (read_res(resp) < 0) return 2;
     if (!label) label = resp;
@@ -657,9 +757,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nimgs; i++) missing += !imgs[i].found;
     if (missing && !only_present)
         fprintf(stderr, "lector-score: %d GT images have no result (counted as empty)\n", missing);
-    for (int m = 0; m < 2; m++) {
-        const char *md0 = m == 0 ? "line" : "word";
-        if (strcmp(mode, "both") && strcmp(mode, md0)) continue;
+    for (int m = 0; m < 3; m++) {
+        const char *md0 = m == 0 ? "line" : m == 1 ? "word" : "text";
+        int want = !strcmp(mode, md0) || !strcmp(mode, "all") || (m < 2 && !strcmp(mode, "both"));
+        if (!want) continue;
         char md[32];
         snprintf(md, sizeof md, "%s%s", md0, loose ? "/loose" : "");
         totals t = {0};
@@ -668,6 +769,8 @@ int main(int argc, char **argv)
             if (only_present && !imgs[i].found) continue;
             if (m == 0)
                 eval_image(&imgs[i], imgs[i].det, imgs[i].ndet, thr, &t, per, md);
+            else if (m == 2)
+                eval_text(&imgs[i], &t, per);
             else {
                 item *w;
                 int nw;
