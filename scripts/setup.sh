@@ -53,6 +53,7 @@ scripts/fetch_models.sh
 
 if [ $test_deps = 1 ]; then
   scripts/fetch_oracle.sh
+  scripts/fetch_manifest_validator.sh
 fi
 
 # Configured every time (a few seconds): packages installed since the last

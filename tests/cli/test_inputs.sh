@@ -26,7 +26,7 @@ run() { "$lector" --models "$models" --threads 1 "$@"; }
 case $case_ in
 fifo)
     mkfifo "$tmp/pipe.png"
-    for f in "$tmp/pipe.png" "$tmp" /dev/zero; do
+    for f in "$tmp/pipe.png" /dev/zero; do # (a directory is a tree of inputs: tests/cli/test_batch.sh)
         t0=$(date +%s%N)
         timeout 20 "$lector" --models "$models" --threads 1 "$f" >/dev/null 2>"$tmp/err"
         rc=$? el=$((($(date +%s%N) - t0) / 1000000))
@@ -108,7 +108,9 @@ dict_mismatch)
     run --rec-dict "$tmp/small.txt" "$sample" "$sample" >/dev/null 2>"$tmp/err"
     rc=$?
     [ $rc -eq 1 ] && ok || ko "exit code $rc"
-    [ "$(grep -c . "$tmp/err")" = 1 ] && ok || ko "reported more than once: $(cat "$tmp/err")"
+    # once, and the run stopped there (the summary line of a run of several inputs follows)
+    [ "$(grep -c 'do not match' "$tmp/err")" = 1 ] && [ "$(grep -vc 'input(s):' "$tmp/err")" = 1 ] && ok ||
+        ko "reported more than once: $(cat "$tmp/err")"
     grep -q "^lector: $models/ch_PP-OCRv4_rec_infer.onnx and $tmp/small.txt do not match" "$tmp/err" && ok ||
         ko "the model and the dictionary are not named first: $(cat "$tmp/err")"
     grep -q "sample.jpg" "$tmp/err" && ko "the image is blamed: $(cat "$tmp/err")" || ok

@@ -3,7 +3,7 @@
 clients that leave or crawl, and images of chosen sizes (stdlib only).
 
   client.py raw PORT HEXFILE|-            send bytes, print the status line (or "silence" after 5 s)
-  client.py abandon PORT FILE N           N POSTs of FILE, each closed 50 ms after it is sent
+  client.py abandon PORT FILE N           N POSTs of FILE on N connections, all closed 300 ms after the last is sent
   client.py slowloris PORT SRC_ADDR N S   N connections from SRC_ADDR sending one header byte every S s,
                                           for 6*S s; prints how many the server closed or refused
   client.py bmp W H OUT                   a W x H 24-bit BMP with dark bars (text-like strokes)
@@ -33,10 +33,13 @@ def raw(port, data):
 def abandon(port, path, n):
     body = open(path, "rb").read()
     req = (b"POST /v1/ocr HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
-    for _ in range(n):
+    socks = []
+    for _ in range(n):  # all sent, then all closed together: the server has read each before it sees them go
         s = socket.create_connection(("127.0.0.1", port))
         s.sendall(req)
-        time.sleep(0.05)
+        socks.append(s)
+    time.sleep(0.3)
+    for s in socks:
         s.close()
 
 

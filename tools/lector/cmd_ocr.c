@@ -1,31 +1,55 @@
 /*
- * lector [options] IMAGE...   - OCR, Tesseract-style habits:
+ * lector [options] INPUT...   - OCR, Tesseract-style habits:
  * many files through one engine, `-` for stdin, several output formats,
- * other files go on when one fails, exit 1 if any failed.
+ * other files go on when one fails, exit 1 if any failed. Directories, @lists,
+ * --output-dir, --resume and --shard make it a batch (ocr_batch.h); this file
+ * only turns the command line into the engine's parameters and the batch's
+ * options.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch/inputs.h"
+#include "batch/shard.h"
 #include "cli.h"
 #include "lector.h"
+#include "ocr_batch.h"
+#include "render.h"
 #include "util/utf8.h"
-#include "util/util.h"
-
-typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
 
 static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: lector [options] IMAGE...      (IMAGE '-' reads standard input)\n"
+        "usage: lector [options] INPUT...\n"
+        "inputs: an image file; '-' (an image on standard input); a directory (its images, recursively:\n"
+        "  .jpg .jpeg .jpe .png .tif .tiff .webp .bmp, sorted; symbolic links leading out of it are not\n"
+        "  followed); @LIST (a file naming one file or directory per line, relative to the working\n"
+        "  directory; @- reads the list from standard input)\n"
         "output:\n"
         "  -f, --format txt|json|tsv|hocr   txt: lines in reading order (default); json: one JSON\n"
         "                                   object per input (JSON Lines); tsv: Tesseract-style\n"
-        "                                   line-level TSV; hocr: hOCR XHTML\n"
-        "  -o, --output FILE                write there instead of standard output\n"
-        "  -q, --quiet                      no progress or timing lines on stderr\n"
+        "                                   line-level TSV; hocr: hOCR XHTML. With --output-dir,\n"
+        "                                   several: -f txt,json (or -f repeated)\n"
+        "  -o, --output FILE                write there instead of standard output (with --output-dir:\n"
+        "                                   also the stream, in the first format)\n"
+        "  -q, --quiet                      no progress lines on stderr (the final summary stays)\n"
+        "batch:\n"
+        "  --output-dir DIR                 one file per input and format, DIR/<name>.<format>, where\n"
+        "                                   <name> is the input's path below the directory named (or\n"
+        "                                   as given); each written to a temporary name and renamed;\n"
+        "                                   DIR/summary.json lists counts, speed and every failure\n"
+        "  --resume                         skip inputs whose outputs all exist (a killed run restarted\n"
+        "                                   with the same command does each input once)\n"
+        "  --shard I/N                      take only the inputs whose name hashes to I of N (0 <= I < N);\n"
+        "                                   default from JOB_COMPLETION_INDEX + LECTOR_SHARD_COUNT or\n"
+        "                                   SLURM_ARRAY_TASK_ID + SLURM_ARRAY_TASK_COUNT\n"
+        "  --max-failures N                 stop after N failed inputs (exit 1); 0: never (default)\n"
+        "  --follow-symlinks                follow links that lead out of a directory named\n"
+        "  --progress-interval S            off a terminal, a progress line every S seconds (10)\n"
+        "  exit status: 0 every input done, 1 some failed, 2 bad usage\n"
         "  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
         "                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
         "engine:\n"
@@ -85,177 +109,51 @@ static int parse_float(const char *s, const char *opt, float *out)
     return 0;
 }
 
-/* ---- output writers ----------------------------------------------------------- */
-
-static void write_txt(FILE *out, const lector_result *r, int first)
+/* -f txt,json or -f repeated: each format once, in the order named. */
+static int parse_formats(const char *v, ocr_batch_options *bo)
 {
-    if (!first) fputc('\f', out); /* Tesseract separates pages with a form feed */
-    for (size_t p = 0; p < r->n_pages; p++) {
-        if (p) fputc('\f', out);
-        for (size_t i = 0; i < r->pages[p].n_lines; i++) fprintf(out, "%s\n", r->pages[p].lines[i].text);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        render_format f;
+        if (render_format_parse(t, &f)) {
+            fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", t);
+            return -1;
+        }
+        int seen = 0;
+        for (size_t i = 0; i < bo->n_formats; i++) seen |= bo->formats[i] == f;
+        if (!seen) bo->formats[bo->n_formats++] = f;
     }
+    return 0;
 }
 
-static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
-{
-    float a = l->box[0].x, b = l->box[0].y, c = a, d = b;
-    for (int k = 1; k < 4; k++) {
-        if (l->box[k].x < a) a = l->box[k].x;
-        if (l->box[k].y < b) b = l->box[k].y;
-        if (l->box[k].x > c) c = l->box[k].x;
-        if (l->box[k].y > d) d = l->box[k].y;
-    }
-    *x0 = (int)a;
-    *y0 = (int)b;
-    *x1 = (int)c;
-    *y1 = (int)d;
-}
+static const char *env_get(const char *name) { return getenv(name); }
 
-static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
+/* Drops the inputs of other shards. */
+static void keep_shard(batch_inputs *in, const batch_shard *shard)
 {
-    char *s = lector_result_json(r, file, error);
-    if (s) fprintf(out, "%s\n", s);
-    free(s);
-}
-
-/* s as valid UTF-8: itself, or a repaired copy in *tmp (lector__free it);
- * the outputs are UTF-8 whatever bytes a name holds (util/utf8.h) */
-static const char *as_utf8(const char *s, char **tmp)
-{
-    *tmp = NULL;
-    if (lector__utf8_valid(s)) return s;
-    *tmp = lector__utf8_repair(s, NULL);
-    return *tmp ? *tmp : "\xEF\xBF\xBD";
-}
-
-static void tsv_text(FILE *out, const char *s)
-{
-    char *tmp;
-    for (s = as_utf8(s, &tmp); *s; s++) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, out);
-    lector__free(tmp);
-}
-
-/* Tesseract's TSV columns; level 1 = page, level 4 = line (with its text). */
-static void write_tsv(FILE *out, const lector_result *r, int page_base, int header)
-{
-    if (header)
-        fprintf(out, "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n");
-    for (size_t p = 0; p < r->n_pages; p++) {
-        const lector_page *pg = &r->pages[p];
-        int pn = page_base + (int)p + 1;
-        fprintf(out, "1\t%d\t0\t0\t0\t0\t0\t0\t%d\t%d\t-1\t\n", pn, pg->width, pg->height);
-        for (size_t i = 0; i < pg->n_lines; i++) {
-            int x0, y0, x1, y1;
-            bbox_of(&pg->lines[i], &x0, &y0, &x1, &y1);
-            fprintf(out, "4\t%d\t1\t1\t%zu\t0\t%d\t%d\t%d\t%d\t%.2f\t", pn, i + 1, x0, y0, x1 - x0, y1 - y0,
-                    pg->lines[i].score * 100.0);
-            tsv_text(out, pg->lines[i].text);
-            fputc('\n', out);
+    size_t kept = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        batch_input *it = &in->items[i];
+        if (batch_shard_takes(shard, it->rel)) {
+            in->items[kept++] = *it;
+        } else {
+            free(it->path);
+            free(it->rel);
+            free(it->error);
         }
     }
-}
-
-/* XML 1.0 text: valid UTF-8, markup escaped, and no C0 control other than
- * tab, newline and carriage return (those are not XML characters at all) */
-static void xml_text(FILE *out, const char *s)
-{
-    char *tmp;
-    for (s = as_utf8(s, &tmp); *s; s++) {
-        if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') {
-            fputs("\xEF\xBF\xBD", out);
-            continue;
-        }
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-    lector__free(tmp);
-}
-
-static void hocr_begin(FILE *out)
-{
-    fprintf(out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\"\n"
-            "    \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n"
-            "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"en\" lang=\"en\">\n"
-            "<head>\n<title></title>\n"
-            "<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
-            "<meta name=\"ocr-system\" content=\"lector %s\"/>\n"
-            "<meta name=\"ocr-capabilities\" content=\"ocr_page ocr_carea ocr_par ocr_line\"/>\n"
-            "</head>\n<body>\n",
-            lector_version());
-}
-
-static void write_hocr_pages(FILE *out, const char *file, const lector_result *r, int *page_no)
-{
-    for (size_t p = 0; p < r->n_pages; p++) {
-        const lector_page *pg = &r->pages[p];
-        int pn = ++*page_no;
-        fprintf(out, "<div class=\"ocr_page\" id=\"page_%d\" title=\"image &quot;", pn);
-        xml_text(out, file);
-        fprintf(out, "&quot;; bbox 0 0 %d %d; ppageno %zu\">\n", pg->width, pg->height, p);
-        for (size_t i = 0; i < pg->n_lines; i++) {
-            int x0, y0, x1, y1;
-            bbox_of(&pg->lines[i], &x0, &y0, &x1, &y1);
-            fprintf(out,
-                    " <div class=\"ocr_carea\" id=\"block_%d_%zu\" title=\"bbox %d %d %d %d\">\n"
-                    "  <p class=\"ocr_par\" id=\"par_%d_%zu\" title=\"bbox %d %d %d %d\">\n"
-                    "   <span class=\"ocr_line\" id=\"line_%d_%zu\" title=\"bbox %d %d %d %d; x_wconf %d\">",
-                    pn, i + 1, x0, y0, x1, y1, pn, i + 1, x0, y0, x1, y1, pn, i + 1, x0, y0, x1, y1,
-                    (int)(pg->lines[i].score * 100 + 0.5f));
-            xml_text(out, pg->lines[i].text);
-            fprintf(out, "</span>\n  </p>\n </div>\n");
-        }
-        fprintf(out, "</div>\n");
-    }
-}
-
-/* Standard input up to `max` bytes (the file-size limit): NULL with
- * *over = 1 when there is more, NULL with *over = 0 on a read error or when
- * out of memory. */
-static unsigned char *read_stdin(size_t max, size_t *n, int *over)
-{
-    size_t cap = 1 << 20, len = 0;
-    *over = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf) return NULL;
-    for (;;) {
-        if (len == cap) {
-            if (len > max) break;
-            size_t want = cap * 2 > max + 1 ? max + 1 : cap * 2; /* one byte past the limit tells */
-            unsigned char *nb = realloc(buf, want);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-            cap = want;
-        }
-        size_t got = fread(buf + len, 1, cap - len, stdin);
-        len += got;
-        if (got == 0) break;
-    }
-    if (len > max || ferror(stdin)) {
-        *over = len > max;
-        free(buf);
-        return NULL;
-    }
-    *n = len;
-    return buf;
+    in->n = kept;
 }
 
 int cmd_ocr(int argc, char **argv)
 {
     lector_params p = lector_default_params();
-    out_format fmt = FMT_TXT;
-    const char *out_path = NULL, *draw_path = NULL, *mem_arg = NULL;
-    int quiet = 0;
+    ocr_batch_options bo = {.progress_interval_s = 10.0};
+    const char *out_path = NULL, *mem_arg = NULL, *shard_arg = NULL;
+    batch_inputs_options io = {0, NULL};
+    batch_inputs inputs = {0};
+    int rc = 2;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
     if (!files) return 1;
@@ -272,7 +170,15 @@ int cmd_ocr(int argc, char **argv)
             return 0;
         }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
+            bo.quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--resume")) {
+            bo.resume = 1;
+            continue;
+        }
+        if (!strcmp(a, "--follow-symlinks")) {
+            io.follow_symlinks = 1;
             continue;
         }
         if (!strcmp(a, "--use-angle-cls") || !strcmp(a, "--cls")) {
@@ -303,23 +209,28 @@ int cmd_ocr(int argc, char **argv)
         int iv = 0;
         float fv = 0;
         if (!strcmp(a, "-f") || !strcmp(a, "--format")) {
-            if (!strcmp(v, "txt"))
-                fmt = FMT_TXT;
-            else if (!strcmp(v, "json"))
-                fmt = FMT_JSON;
-            else if (!strcmp(v, "tsv"))
-                fmt = FMT_TSV;
-            else if (!strcmp(v, "hocr"))
-                fmt = FMT_HOCR;
-            else {
-                fprintf(stderr, "lector: unknown format '%s' (txt, json, tsv, hocr)\n", v);
-                goto bad;
-            }
+            if (parse_formats(v, &bo)) goto bad;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
             out_path = v;
         else if (!strcmp(a, "--draw"))
-            draw_path = v;
-        else if (!strcmp(a, "--models"))
+            bo.draw_path = v;
+        else if (!strcmp(a, "--output-dir"))
+            bo.out_dir = v;
+        else if (!strcmp(a, "--shard"))
+            shard_arg = v;
+        else if (!strcmp(a, "--max-failures")) {
+            if (parse_int(v, a, &iv) || iv < 0) {
+                if (iv < 0) fprintf(stderr, "lector: --max-failures expects a count >= 0\n");
+                goto bad;
+            }
+            bo.max_failures = iv;
+        } else if (!strcmp(a, "--progress-interval")) {
+            if (parse_float(v, a, &fv) || fv <= 0) {
+                if (fv <= 0) fprintf(stderr, "lector: --progress-interval expects seconds > 0\n");
+                goto bad;
+            }
+            bo.progress_interval_s = fv;
+        } else if (!strcmp(a, "--models"))
             p.models_dir = v;
         else if (!strcmp(a, "--det-model"))
             p.det_model = v;
@@ -404,94 +315,73 @@ int cmd_ocr(int argc, char **argv)
         usage(stderr);
         goto bad;
     }
+    if (bo.n_formats == 0) bo.formats[bo.n_formats++] = RENDER_TXT;
+    if (bo.n_formats > 1 && !bo.out_dir) {
+        fprintf(stderr, "lector: several formats need --output-dir (one stream has one format)\n");
+        goto bad;
+    }
+    if (bo.resume && !bo.out_dir) {
+        fprintf(stderr, "lector: --resume needs --output-dir (it looks for the outputs there)\n");
+        goto bad;
+    }
+    bo.stream_format = bo.formats[0];
+    bo.max_stdin = (size_t)p.max_file_size;
+    char msg[512];
+    if (shard_arg ? batch_shard_parse(shard_arg, &bo.shard, msg, sizeof msg)
+                  : batch_shard_from_env(env_get, &bo.shard, msg, sizeof msg)) {
+        fprintf(stderr, "lector: %s\n", msg);
+        goto bad;
+    }
     if (mem_arg && cli_parse_gpu_mem(mem_arg, p.device_id, &p.gpu_mem_limit)) goto bad;
-    int bad_names = 0;
-    for (int f = 0; f < n_files; f++) bad_names += !lector__utf8_valid(files[f]);
+    /* The inputs are listed before the models load: a usage error costs nothing. */
+    if (batch_inputs_collect(&inputs, files, (size_t)n_files, &io, msg, sizeof msg)) {
+        fprintf(stderr, "lector: %s\n", msg);
+        goto bad;
+    }
+    if (bo.out_dir && batch_inputs_mark_duplicates(&inputs) < 0) {
+        fprintf(stderr, "lector: out of memory\n");
+        rc = 1;
+        goto bad;
+    }
+    keep_shard(&inputs, &bo.shard);
+    if (!bo.quiet && inputs.symlinks_skipped)
+        fprintf(stderr,
+                "lector: %zu symbolic link(s) leading out of the directories named were not followed "
+                "(--follow-symlinks follows them)\n",
+                inputs.symlinks_skipped);
+    if (!bo.quiet && bo.shard.source && strcmp(bo.shard.source, "--shard"))
+        fprintf(stderr, "lector: shard %ld of %ld (from %s): %zu input(s)\n", bo.shard.index, bo.shard.count,
+                bo.shard.source, inputs.n);
+    size_t bad_names = 0;
+    for (size_t i = 0; i < inputs.n; i++) bad_names += !lector__utf8_valid(inputs.items[i].path);
     if (bad_names) /* once: the outputs carry U+FFFD, the files are opened by their bytes */
-        fprintf(stderr, "lector: %d file name%s not valid UTF-8: U+FFFD stands for the bad bytes in the output\n",
+        fprintf(stderr, "lector: %zu file name%s not valid UTF-8: U+FFFD stands for the bad bytes in the output\n",
                 bad_names, bad_names > 1 ? "s are" : " is");
     lector_error err = {0};
     lector_engine *eng = NULL;
     if (lector_engine_create(&p, &eng, &err)) {
         fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(err.code));
-        free(files);
-        return 1;
+        rc = 1;
+        goto bad;
     }
-    if (p.device != LECTOR_DEVICE_CPU && !quiet)
+    if (p.device != LECTOR_DEVICE_CPU && !bo.quiet)
         fprintf(stderr, "lector: device: %s%s%s%s\n", lector_engine_device(eng),
                 *lector_engine_fallback_reason(eng) ? " [auto: " : "", lector_engine_fallback_reason(eng),
                 *lector_engine_fallback_reason(eng) ? "]" : "");
-    FILE *out = stdout;
+    FILE *out = NULL;
     if (out_path && !(out = fopen(out_path, "w"))) {
         fprintf(stderr, "lector: cannot write %s: %s\n", out_path, strerror(errno));
         lector_engine_free(eng);
-        free(files);
-        return 1;
+        rc = 1;
+        goto bad;
     }
-    int failed = 0, page_no = 0, page_base = 0;
-    if (fmt == FMT_HOCR) hocr_begin(out);
-    for (int f = 0; f < n_files; f++) {
-        const char *name = files[f];
-        lector_result *r = NULL;
-        lector_status st;
-        if (!strcmp(name, "-")) {
-            size_t n = 0;
-            int over = 0;
-            unsigned char *buf = read_stdin((size_t)p.max_file_size, &n, &over);
-            if (!buf && over) {
-                st = err.code = LECTOR_ERR_LIMIT;
-                snprintf(err.message, sizeof err.message,
-                         "<stdin>: more than the file size limit of %lld bytes (--max-file-size)",
-                         (long long)p.max_file_size);
-            } else if (!buf) {
-                st = err.code = LECTOR_ERR_IO;
-                snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input: %s",
-                         ferror(stdin) ? strerror(errno) : "out of memory");
-            } else
-                st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
-            free(buf);
-        } else {
-            st = lector_read_file(eng, name, NULL, &r, &err);
-        }
-        if (st) {
-            failed++;
-            fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(st));
-            if (fmt == FMT_JSON) write_json(out, name, NULL, err.message);
-            if (st == LECTOR_ERR_INVALID_MODEL) break; /* the models, not this input: every other would fail alike */
-            continue;
-        }
-        switch (fmt) {
-        case FMT_TXT: write_txt(out, r, f == 0); break;
-        case FMT_JSON: write_json(out, name, r, NULL); break;
-        case FMT_TSV: write_tsv(out, r, page_base, page_base == 0); break;
-        case FMT_HOCR: write_hocr_pages(out, name, r, &page_no); break;
-        }
-        if (draw_path && strcmp(name, "-")) {
-            /* several inputs: OUT.png, OUT-2.png, ... */
-            char path[4096];
-            const char *dot = strrchr(draw_path, '.');
-            if (f == 0 || !dot)
-                snprintf(path, sizeof path, "%s", draw_path);
-            else
-                snprintf(path, sizeof path, "%.*s-%d%s", (int)(dot - draw_path), draw_path, f + 1, dot);
-            lector_error derr = {0};
-            if (lector_draw_result(name, r, 0, path, &derr)) {
-                fprintf(stderr, "lector: --draw: %s\n", derr.message);
-                failed++;
-            }
-        }
-        page_base += (int)r->n_pages;
-        if (!quiet && n_files > 1)
-            fprintf(stderr, "lector: %s: %zu page(s), %.1f ms\n", name, r->n_pages, r->timings.total_ms);
-        lector_result_free(r);
-        fflush(out);
-    }
-    if (fmt == FMT_HOCR) fprintf(out, "</body>\n</html>\n");
-    if (out != stdout) fclose(out);
+    /* With --output-dir the results go to the files; -o adds the stream. */
+    bo.stream = out ? out : bo.out_dir ? NULL : stdout;
+    rc = ocr_batch_run(eng, &inputs, &bo);
+    if (out) fclose(out);
     lector_engine_free(eng);
-    free(files);
-    return failed ? 1 : 0;
 bad:
+    batch_inputs_free(&inputs);
     free(files);
-    return 2;
+    return rc;
 }

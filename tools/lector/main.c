@@ -104,7 +104,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "lector %s - OCR engine for PaddleOCR's PP-OCR models\n\n"
-            "usage: lector [options] IMAGE...      OCR (see lector ocr --help)\n"
+            "usage: lector [options] INPUT...      OCR of images, directories, @lists (lector ocr --help)\n"
             "       lector COMMAND [options]\n\n"
             "commands:\n"
             "  serve [--listen ADDR:PORT] ...       the HTTP service (docs/SERVICE.md)\n"
