@@ -156,6 +156,10 @@ const rt_backend_iface *rt_backend_onednn(void);
  * Thread-safe. */
 lector_status rt_backend_find(const char *name, const rt_backend_iface **out, int *index, lector_error *err);
 
+/* The name of the i-th backend of the registry ("onednn", "ref", "cuda"),
+ * NULL past the last. */
+const char *rt_backend_registered(size_t i);
+
 /* Creates the backend named by a device string (lector_device_parse: "ref",
  * "cpu", "onednn", "cuda", "cuda:N"; NULL = best CPU). For a device backend,
  * gpu_mem_limit and fp16 configure the device. */

@@ -70,8 +70,8 @@ static double unit(void) { return (next() >> 8) / (double)(1u << 24); }
 
 static char *random_text(void)
 {
-    static const char *const pieces[] = {"a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f", "\x01",
-                                         "\x1f", "\x7f", "中", "文", "é", "€", "😀", "{", "}", ":", ","};
+    static const char *const pieces[] = {"a",    "Z",    "0",    " ",  "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f",
+                                         "\x01", "\x1f", "\x7f", "中", "文", "é",  "€", "😀",  "{",  "}",  ":",  ","};
     size_t n = next() % 12;
     char *s = calloc(n * 4 + 1, 1);
     for (size_t i = 0; i < n; i++) strcat(s, pieces[next() % (sizeof pieces / sizeof *pieces)]);
@@ -81,10 +81,10 @@ static char *random_text(void)
 static float random_coord(void)
 {
     switch (next() % 5) {
-    case 0: return (float)(next() % 2000);                   /* integral */
-    case 1: return (float)(unit() * 2000);                   /* fractional */
-    case 2: return (float)(-unit() * 50);                    /* negative */
-    case 3: return (float)(next() % 64) / 4.f;               /* short fractions */
+    case 0: return (float)(next() % 2000);                         /* integral */
+    case 1: return (float)(unit() * 2000);                         /* fractional */
+    case 2: return (float)(-unit() * 50);                          /* negative */
+    case 3: return (float)(next() % 64) / 4.f;                     /* short fractions */
     default: return (float)(unit() * 3e9 * (next() % 2 ? 1 : -1)); /* beyond int */
     }
 }

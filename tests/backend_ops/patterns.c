@@ -1,29 +1,15 @@
 /*
- * test_onednn_ops.c - every op the three PP-OCR models use, on shapes taken
- * from the models, on the oneDNN backend against the reference backend
- * (max abs diff <= 1e-4). Also the fused chains the backend builds (conv +
- * folded affine ops + activations + residual add, paddle2onnx's hardswish,
- * the LayerNorm pattern) and the fallbacks (ops oneDNN cannot do).
- *
- * usage: test_onednn_ops [filter]   (runs the cases whose name contains filter)
+ * patterns.c - test_backend_ops' graphs: every fused pattern the backends
+ * build (conv + folded affine ops + activations + residual add,
+ * paddle2onnx's hardswish, squeeze-and-excitation, the LayerNorm pattern,
+ * post-op chains) and single ops on shapes taken from the three PP-OCR
+ * models, with the operators each holds (for the coverage check).
  */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "patterns.h"
 
 #include "graph_builder.h"
-#include "lector_rt.h"
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
-
-typedef struct tcase {
-    const char *name;
-    gb *(*build)(void);
-    int n_in;
-    int ndim[2];
-    int64_t dims[2][5];
-} tcase;
 
 /* ---- models ------------------------------------------------------------------ */
 
@@ -181,10 +167,12 @@ static gb *pools(void)
     gb_node(b, "AveragePool", "x", "a", "kernel_shape=is:3,2;strides=is:3,2;count_include_pad=i:0");
     gb_node(b, "AveragePool", "x", "p", "kernel_shape=is:3,3;strides=is:1,1;pads=is:1,1,1,1;count_include_pad=i:1");
     gb_node(b, "GlobalAveragePool", "x", "g", NULL);
+    gb_node(b, "GlobalMaxPool", "x", "gm", NULL);
     gb_output(b, "m");
     gb_output(b, "a");
     gb_output(b, "p");
     gb_output(b, "g");
+    gb_output(b, "gm");
     return b;
 }
 
@@ -350,7 +338,7 @@ static gb *postop_same_alg(void)
     return b;
 }
 
-static const tcase cases[] = {
+const bo_pattern bo_patterns[] = {
     {"postop_same_algorithm", postop_same_alg, 1, {4}, {{1, 16, 12, 12}}},
     {"conv_first_bn", conv_first, 1, {4}, {{1, 3, 64, 64}}},
     {"lcnet_block_hardswish_residual", lcnet_block, 1, {4}, {{1, 32, 40, 40}}},
@@ -370,77 +358,4 @@ static const tcase cases[] = {
     {"rec_head", rec_head, 1, {3}, {{6, 40, 120}}},
 };
 
-static int run(const tcase *tc)
-{
-    size_t len;
-    uint8_t *bytes = gb_finish(tc->build(), &len);
-    lector_model *m[2] = {0};
-    const char *be[2] = {"ref", "onednn"};
-    lector_error err = {0};
-    int fail = 0;
-    for (int k = 0; k < 2 && !fail; k++) {
-        lector_model_options o = {.backend = be[k], .threads = 2};
-        if (lector_model_load_memory(bytes, len, tc->name, &o, &m[k], &err)) {
-            printf("FAIL %s: load (%s): %s\n", tc->name, be[k], err.message);
-            fail = 1;
-        }
-    }
-    free(bytes);
-    lector_tensor in[2];
-    for (int i = 0; i < tc->n_in; i++) {
-        in[i].dtype = LECTOR_DTYPE_FLOAT32;
-        in[i].ndim = tc->ndim[i];
-        size_t n = 1;
-        for (int d = 0; d < tc->ndim[i]; d++) {
-            in[i].dims[d] = tc->dims[i][d];
-            n *= (size_t)tc->dims[i][d];
-        }
-        float *x = malloc(n * sizeof *x);
-        uint32_t s = 777u + (uint32_t)i;
-        for (size_t j = 0; j < n; j++) {
-            s = s * 1664525u + 1013904223u;
-            x[j] = -2.2f + 4.9f * (float)(s >> 8) / 16777216.f;
-        }
-        in[i].data = x;
-    }
-    lector_tensor *out[2] = {0};
-    size_t nout[2] = {0};
-    for (int k = 0; k < 2 && !fail; k++) {
-        if (lector_model_run(m[k], in, (size_t)tc->n_in, &out[k], &nout[k], &err)) {
-            printf("FAIL %s: run (%s): %s\n", tc->name, be[k], err.message);
-            fail = 1;
-        }
-    }
-    double maxd = 0;
-    if (!fail) {
-        for (size_t o = 0; o < nout[0]; o++) {
-            size_t n = 1;
-            for (int d = 0; d < out[0][o].ndim; d++) n *= (size_t)out[0][o].dims[d];
-            const float *a = out[0][o].data, *c = out[1][o].data;
-            for (size_t j = 0; j < n; j++) {
-                double d = fabs((double)a[j] - c[j]);
-                if (!(d <= maxd)) maxd = isnan(d) ? INFINITY : d;
-            }
-        }
-        fail = !(maxd <= 1e-4);
-        printf("%s %s: max abs diff %.3g\n", fail ? "FAIL" : "ok", tc->name, maxd);
-    }
-    for (int k = 0; k < 2; k++) {
-        if (out[k]) lector_tensors_free(out[k], nout[k]);
-        lector_model_free(m[k]);
-    }
-    for (int i = 0; i < tc->n_in; i++) free(in[i].data);
-    return fail;
-}
-
-int main(int argc, char **argv)
-{
-    int fails = 0, ran = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        if (argc > 1 && !strstr(cases[i].name, argv[1])) continue;
-        fails += run(&cases[i]);
-        ran++;
-    }
-    printf("%d/%d op cases passed\n", ran - fails, ran);
-    return fails ? 1 : 0;
-}
+const size_t bo_n_patterns = sizeof bo_patterns / sizeof *bo_patterns;

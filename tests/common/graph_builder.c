@@ -75,8 +75,13 @@ static Onnx__ValueInfoProto *value_info(gb *b, const char *name, int ndim, const
         onnx__tensor_shape_proto__init(sp);
         for (int i = 0; i < ndim; i++) {
             onnx__tensor_shape_proto__dimension__init(&d[i]);
-            d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            d[i].dim_value = dims[i];
+            if (dims[i] >= 0) {
+                d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                d[i].dim_value = dims[i];
+            } else {
+                d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+                d[i].dim_param = "N";
+            }
             dp[i] = &d[i];
         }
         sp->n_dim = (size_t)ndim;
@@ -98,6 +103,11 @@ void gb_input(gb *b, const char *name, int ndim, const int64_t *dims)
 }
 
 void gb_output(gb *b, const char *name) { b->outs[b->g.n_output++] = value_info(b, name, -1, NULL); }
+
+void gb_output_shaped(gb *b, const char *name, int ndim, const int64_t *dims)
+{
+    b->outs[b->g.n_output++] = value_info(b, name, ndim, dims);
+}
 
 void gb_init(gb *b, const char *name, int ndim, const int64_t *dims, const float *data, float lo, float hi,
              uint32_t seed)
@@ -164,10 +174,15 @@ void gb_node(gb *b, const char *op, const char *ins, const char *outs, const cha
 {
     Onnx__NodeProto *n = gb_alloc(b, sizeof *n);
     onnx__node_proto__init(n);
-    n->op_type = gb_strdup(b, op);
+    const char *colon = strrchr(op, ':');
+    n->op_type = gb_strdup(b, colon ? colon + 1 : op);
     n->domain = "";
+    if (colon) {
+        n->domain = gb_alloc(b, (size_t)(colon - op) + 1);
+        memcpy(n->domain, op, (size_t)(colon - op));
+    }
     char nm[64];
-    snprintf(nm, sizeof nm, "%s_%zu", op, b->g.n_node);
+    snprintf(nm, sizeof nm, "%s_%zu", n->op_type, b->g.n_node);
     n->name = gb_strdup(b, nm);
     n->n_input = split_names(b, ins, &n->input);
     n->n_output = split_names(b, outs, &n->output);
