@@ -34,12 +34,12 @@ for step in "$@"; do
     nodes)     # fp32 NCHW (compiled chains), fp32 NHWC (the layout code), the interpreter; fp16 (patterns)
       mkdir -p /tmp/node && tar -C /tmp/node -xJf "$dev/node.tar.xz"
       for cfg in "default" "LECTOR_CUDA_NHWC=1" "LECTOR_CUDA_NVRTC=0" "fp16"; do
-        args="--node /tmp/node $dev/cases.txt" e=$cfg
-        case $cfg in default) e=LECTOR_X=1 ;; fp16) e=LECTOR_X=1 args=--fp16 ;; esac
+        args="--patterns $dev/patterns.txt --node /tmp/node $dev/cases.txt" e=$cfg
+        case $cfg in default) e=LECTOR_X=1 ;; fp16) e=LECTOR_X=1 args="--patterns $dev/patterns.txt --fp16" ;; esac
         env "$e" "$dev/bin/test_backend_ops" test -b cuda $args >"$out/nodes_${cfg%%=*}.log" 2>&1
         echo "nodes [$cfg] rc=$?: $(grep -c '^ok ' "$out/nodes_${cfg%%=*}.log") ok"; grep -v "^ok " "$out/nodes_${cfg%%=*}.log" | head -25
       done
-      "$dev/bin/test_backend_ops" perf -b cuda --runs 20 >"$out/ops_perf.log" 2>&1; head -60 "$out/ops_perf.log"
+      "$dev/bin/test_backend_ops" perf -b cuda --runs 20 --patterns "$dev/patterns.txt" >"$out/ops_perf.log" 2>&1; head -60 "$out/ops_perf.log"
       ;;
     check)     # every step against the reference kernels (cuda_check.c), fp32 and fp16
       for f in "" --fp16; do

@@ -1,23 +1,25 @@
-/* patterns.h - the graphs test_backend_ops builds (patterns.c). */
+/* patterns.h - the graphs of patterns.txt, built (patterns.c). */
 #ifndef LECTOR_TEST_PATTERNS_H
 #define LECTOR_TEST_PATTERNS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph_builder.h"
+#define BO_MAX_INPUTS 4
 
-/* A graph and its float inputs (seeded random values in [-2.2, 2.7], the
- * range of preprocessed images). */
+/* A graph (serialised ONNX) and the shapes of its float inputs. */
 typedef struct bo_pattern {
-    const char *name;
-    gb *(*build)(void);
+    char name[128];
+    uint8_t *model;
+    size_t len;
     int n_in;
-    int ndim[2];
-    int64_t dims[2][5];
+    int ndim[BO_MAX_INPUTS];
+    int64_t dims[BO_MAX_INPUTS][8];
 } bo_pattern;
 
-extern const bo_pattern bo_patterns[];
-extern const size_t bo_n_patterns;
+/* Reads and builds every pattern of `path`; the count, or -1 after printing
+ * the file, line and problem. */
+int bo_patterns_read(const char *path, bo_pattern **out);
+void bo_patterns_free(bo_pattern *p, int n);
 
 #endif

@@ -3,10 +3,11 @@
  * backend against the reference backend (ggml's test-backend-ops).
  *
  *   test_backend_ops [test|perf] [-b BACKEND] [--fp16] [-o FILTER] [--runs N]
- *                    [--node DATA_DIR CASES_FILE]
+ *                    [--patterns FILE] [--node DATA_DIR CASES_FILE]
  *
- * Cases: the graphs of patterns.c (fused patterns and single ops on the
- * PP-OCR models' shapes, random inputs) and, with --node, ONNX's backend node
+ * Cases: the graphs of patterns.txt (fused patterns and single ops on the
+ * PP-OCR models' shapes, random inputs; --patterns names another file) and,
+ * with --node, ONNX's backend node
  * tests listed in CASES_FILE (tests/node/cases.txt; their own inputs; the
  * cases marked `const` are left out, as node.* leaves them out). Each case
  * runs on the reference backend and on each backend under test (-b: one;
@@ -104,7 +105,8 @@ static void pattern_case(const bo_pattern *pt, bo_case *c)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", pt->name);
-    c->model = gb_finish(pt->build(), &c->len);
+    c->model = pt->model; /* the pattern's: not freed with the case */
+    c->len = pt->len;
     c->n_in = (size_t)pt->n_in;
     for (int i = 0; i < pt->n_in; i++) {
         lector_tensor *t = &c->in[i];
@@ -165,7 +167,7 @@ static void case_free(bo_case *c, int pattern)
         else
             lector_tensors_free(c->owned[i], 1);
     }
-    free(c->model);
+    if (!pattern) free(c->model);
 }
 
 /* ---- comparison ----------------------------------------------------------------- */
@@ -335,7 +337,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int perf = 0, fp16 = 0, runs = 10;
-    const char *only = NULL, *filter = NULL, *node_dir = NULL, *node_cases = NULL;
+    const char *only = NULL, *filter = NULL, *node_dir = NULL, *node_cases = NULL, *patterns = BO_PATTERNS_FILE;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "test"))
             perf = 0;
@@ -349,12 +351,14 @@ int main(int argc, char **argv)
             filter = argv[++i];
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--patterns") && i + 1 < argc)
+            patterns = argv[++i];
         else if (!strcmp(argv[i], "--node") && i + 2 < argc) {
             node_dir = argv[++i];
             node_cases = argv[++i];
         } else {
             fprintf(stderr, "usage: test_backend_ops [test|perf] [-b BACKEND] [--fp16] [-o FILTER] [--runs N] "
-                            "[--node DATA_DIR CASES_FILE]\n");
+                            "[--patterns FILE] [--node DATA_DIR CASES_FILE]\n");
             return 2;
         }
     }
@@ -371,11 +375,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_backend_ops: no backend '%s' is registered\n", only ? only : "");
         return 2;
     }
+    bo_pattern *pts = NULL;
+    int n_pts = bo_patterns_read(patterns, &pts);
+    if (n_pts < 0) return 2;
     int fails = 0, n_cases = 0;
-    for (size_t p = 0; p < bo_n_patterns; p++) {
-        if (filter && !strstr(bo_patterns[p].name, filter)) continue;
+    for (int p = 0; p < n_pts; p++) {
+        if (filter && !strstr(pts[p].name, filter)) continue;
         bo_case c;
-        pattern_case(&bo_patterns[p], &c);
+        pattern_case(&pts[p], &c);
         note_ops(c.model, c.len);
         if (perf)
             run_perf(&c, vs, nv, 1, runs);
@@ -411,6 +418,7 @@ int main(int argc, char **argv)
         }
         fclose(f);
     }
+    bo_patterns_free(pts, n_pts);
     int skipped = 0;
     for (size_t k = 0; k < nv; k++) {
         if (vs[k].usable == 0)

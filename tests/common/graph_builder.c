@@ -151,6 +151,22 @@ void gb_init_i64(gb *b, const char *name, int n, const int64_t *vals)
     b->inits[b->g.n_initializer++] = t;
 }
 
+void gb_scalar(gb *b, const char *name, float v)
+{
+    const int64_t one = 1;
+    gb_init(b, name, 1, &one, &v, 0, 0, 0);
+}
+
+void gb_bn(gb *b, const char *names, int64_t channels, uint32_t seed)
+{
+    static const float lo[4] = {0.5f, -0.5f, -0.2f, 0.5f}, hi[4] = {1.5f, 0.5f, 0.2f, 1.5f};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", names);
+    char *save = NULL, *name = strtok_r(buf, ",", &save);
+    for (int i = 0; i < 4 && name; i++, name = strtok_r(NULL, ",", &save))
+        gb_init(b, name, 1, &channels, NULL, lo[i], hi[i], seed + (uint32_t)i);
+}
+
 /* Splits "a,b,,c" into names (empty allowed). */
 static size_t split_names(gb *b, const char *s, char ***out)
 {

@@ -23,6 +23,12 @@ void gb_input(gb *b, const char *name, int ndim, const int64_t *dims);
 void gb_init(gb *b, const char *name, int ndim, const int64_t *dims, const float *data, float lo, float hi,
              uint32_t seed);
 void gb_init_i64(gb *b, const char *name, int n, const int64_t *vals);
+/* A float initializer of shape [1] holding v. */
+void gb_scalar(gb *b, const char *name, float v);
+/* BatchNormalization's scale, bias, mean and variance for C channels, named
+ * "s,b,m,v": seeded random values (scale and variance in [0.5, 1.5], bias in
+ * [-0.5, 0.5], mean in [-0.2, 0.2]). */
+void gb_bn(gb *b, const char *names, int64_t channels, uint32_t seed);
 /* `op` may name a domain: "com.example:Op". */
 void gb_node(gb *b, const char *op, const char *ins, const char *outs, const char *attrs);
 /* A graph output of undeclared type and shape ... */
