@@ -87,8 +87,8 @@ lector_status lector__det_preprocess_norm(const lector_image *img, int limit, le
     }
     /* (v / 255 - mean) / std in float32, as PaddleOCR's NormalizeImage: a
      * pixel has 256 possible values per channel, so a table holds the exact
-     * results and the pass over the image is lookups (2x faster than the
-     * division per element, bit for bit the same) */
+     * results and the pass over the image is lookups instead of a division
+     * per element, bit for bit the same */
     float lut[3 * 256];
     det_norm_lut(mean, stdv, lut);
     for (int y = 0; y < rh; y++) {

@@ -885,7 +885,8 @@ static int build_conv(dn_cc *c, int ni, int transposed)
 /* ConvTranspose with kernel == stride, no padding, one group (the DB head's
  * 2x2/2 upsampling): every input pixel writes its own k*k output block, so
  * it is a 1x1 convolution to Cout*k*k channels (nhwc) followed by a
- * depth-to-space reorder. oneDNN 2.6's own deconvolution is 20x slower here. */
+ * depth-to-space reorder: faster than oneDNN 2.6's own deconvolution on
+ * these shapes (docs/BENCHMARKS.md). */
 static int build_deconv_d2s(dn_cc *c, int ni)
 {
     rt_graph *g = c->g;
@@ -2064,7 +2065,7 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
  * oneDNN splits every primitive statically over its OpenMP threads, so on an
  * oversubscribed machine each parallel region waits for the slowest,
  * preempted worker (a time slice per region, hundreds per run): 2 threads
- * can be 10x slower than 1. When the other load on the machine (the 1-minute
+ * can be much slower than 1 (docs/BENCHMARKS.md). When the other load on the machine (the 1-minute
  * load average minus our own threads, sampled every 0.5 s) leaves fewer free
  * cores than T - 0.5 (T <= 2) or T / 2 (T > 2), a run uses a single-thread
  * variant of the plan, compiled on first need. `threads` stays the upper
