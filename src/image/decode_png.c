@@ -3,7 +3,7 @@
  *
  * Opaque PNGs (no alpha channel, no tRNS) are decoded row by row as RGB8
  * straight into the BGR image; others to RGBA8 (tRNS applied), then alpha is
- * composited (lector__image_composite). 16-bit samples are reduced to their
+ * composited (img_composite). 16-bit samples are reduced to their
  * high byte, as cv2.imread does. Gamma chunks are ignored (as OpenCV).
  * Dimensions are checked against the limits from IHDR before any pixel
  * memory exists, which defeats decompression bombs; libspng's own chunk
@@ -15,8 +15,8 @@
 #include "image/decode_internal.h"
 #include "util/util.h"
 
-lector_status lector__decode_png(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
-                                 lector_image *out, lector_error *err)
+lector_status img_decode_png(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                             img_image *out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     uint8_t *rgba = NULL;
@@ -32,9 +32,9 @@ lector_status lector__decode_png(const uint8_t *data, size_t size, const char *n
                            "%s: invalid PNG header: %s", name, spng_strerror(rc));
         goto done;
     }
-    st = lector__image_check_dims(ihdr.width, ihdr.height, name, "PNG", limits, NULL, err);
+    st = img_check_dims(ihdr.width, ihdr.height, name, "PNG", limits, NULL, err);
     if (st != LECTOR_OK) goto done;
-    st = lector__image_alloc(out, (int)ihdr.width, (int)ihdr.height, 3, err);
+    st = img_alloc(out, (int)ihdr.width, (int)ihdr.height, 3, err);
     if (st != LECTOR_OK) {
         lector__error_prefix(err, "%s", name);
         goto done;
@@ -80,10 +80,10 @@ lector_status lector__decode_png(const uint8_t *data, size_t size, const char *n
         st = lector__error(err, LECTOR_ERR_IMAGE, "%s: corrupt PNG: %s", name, spng_strerror(rc));
         goto done;
     }
-    lector__image_composite(out, rgba, (size_t)out->width * 4, 0, 0);
+    img_composite(out, rgba, (size_t)out->width * 4, 0, 0);
 done:
     lector__free(rgba);
     spng_ctx_free(ctx);
-    if (st != LECTOR_OK) lector__image_release(out);
+    if (st != LECTOR_OK) img_release(out);
     return st;
 }

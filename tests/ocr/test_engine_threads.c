@@ -124,9 +124,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* raw RGB pixels of the sample, from the image layer's decoder */
-    lector_image_pages pages;
-    if (lector__image_decode_file(sample, NULL, &pages, &err) || pages.pages[0].width != W ||
-        pages.pages[0].height != H) {
+    img_pages pages;
+    if (img_decode_file(sample, NULL, &pages, &err) || pages.pages[0].width != W || pages.pages[0].height != H) {
         fprintf(stderr, "cannot decode %s\n", sample);
         return 1;
     }
@@ -139,7 +138,7 @@ int main(int argc, char **argv)
             d[1] = s[1];
             d[2] = s[0]; /* BGR -> RGB */
         }
-    lector__image_pages_free(&pages);
+    img_pages_free(&pages);
     for (int k = 0; k < INPUTS; k++) {
         if (read_input(k, &expected[k], &err)) {
             fprintf(stderr, "input %d: %s\n", k, err.message);
