@@ -172,4 +172,10 @@ void rt_backend_free(rt_backend *be);
 lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err);
 
+/* The end of a host backend's plan_execute: outputs[i] becomes a new tensor
+ * (the caller's, lector_tensors_free) holding graph output i, copied from
+ * the host memory src(ctx, i). On failure none is left allocated. */
+lector_status rt_outputs_from_host(const rt_graph *g, const void *(*src)(void *ctx, int i), void *ctx,
+                                   lector_tensor *outputs, lector_error *err);
+
 #endif

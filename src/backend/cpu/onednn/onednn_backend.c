@@ -2127,6 +2127,18 @@ static void *slot_ptr(const dn_plan *dp, int s, void *arena, const lector_tensor
     }
 }
 
+typedef struct dn_run {
+    const dn_plan *dp;
+    void *arena;
+    const lector_tensor *inputs;
+} dn_run;
+
+static const void *output_data(void *ctx, int i)
+{
+    const dn_run *r = ctx;
+    return slot_ptr(r->dp, r->dp->out_slot[i], r->arena, r->inputs);
+}
+
 static dn_ctx *ctx_get(rt_backend *be, dn_plan *dp)
 {
     dn_ctx *x = NULL;
@@ -2280,24 +2292,12 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
     dnnl_stream_wait(x->stream);
     ctx_put(dp, x, dp->n_mem);
     omp_set_num_threads(omp_before);
-    if (st) {
-        lector__free(own_arena);
-        return st;
-    }
-    for (int i = 0; i < g->n_outputs; i++) {
-        int v = g->outputs[i];
-        outputs[i] = rt_value_tensor(&g->values[v]);
-        size_t nb = rt_value_nbytes(&g->values[v]);
-        outputs[i].data = lector__aligned_alloc(nb ? nb : 1);
-        if (!outputs[i].data) {
-            for (int j = 0; j < i; j++) lector__free(outputs[j].data);
-            lector__free(own_arena);
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
-        }
-        memcpy(outputs[i].data, slot_ptr(dp, dp->out_slot[i], arena, inputs), nb);
+    if (!st) {
+        dn_run run = {dp, arena, inputs};
+        st = rt_outputs_from_host(g, output_data, &run, outputs, err);
     }
     lector__free(own_arena);
-    return LECTOR_OK;
+    return st;
 }
 
 /* ---- backend ---------------------------------------------------------------------- */
