@@ -126,10 +126,8 @@ typedef struct lector_params {
 
     /* With gpu_fp16: a line whose half-precision score is below this is
      * recognised again in fp32 (a second recogniser on the GPU), so that
-     * uncertain lines read as they do in fp32. 0.9 (default) gave 99.75% of
-     * the lines the fp32 text on ICDAR2015 and SROIE with about one line in
-     * three recognised twice (0.8: 99.37%, one in five); 0: half precision
-     * only (docs/GPU.md). */
+     * uncertain lines read as they do in fp32. 0.9 (default); 0: half
+     * precision only. docs/GPU.md gives what each threshold costs and keeps. */
     float gpu_fp16_recheck;
 
     /* Letterbox before detection (RapidOCR's rule): an image at most

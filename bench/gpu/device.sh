@@ -2,8 +2,8 @@
 # bench/gpu/device.sh STEP... - runs on the accelerator machine from the
 # repository root, on what bench/gpu/stage.sh put in .device/. Steps:
 #   smoke   lector --device cuda and cpu on samples/sample.jpg
-#   nodes   ONNX node tests on the CUDA backend (oracle: ONNX's expected outputs): fp32 NCHW, fp32 NHWC,
-#           the chain interpreter
+#   nodes   test_backend_ops: every operator (ONNX's node tests) and fused pattern on the CUDA backend
+#           against the reference backend: fp32 NCHW, fp32 NHWC, the chain interpreter, and fp16
 #   check   every GPU step against the reference kernels (LECTOR_CUDA_CHECK=1), fp32 and fp16
 #   fuse    the fused depthwise epilogues (LECTOR_CUDA_DWFUSE) leave the output bytes as they were
 #   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
@@ -31,13 +31,15 @@ for step in "$@"; do
       $L --device cuda samples/sample.jpg 2>&1 | head -20
       LECTOR_LOG=debug $L --device cuda --format json samples/sample.jpg 2>&1 | grep -i "host\|cuda" | head -20
       ;;
-    nodes)     # fp32 NCHW (compiled chains), fp32 NHWC (the layout code on ONNX's exact oracle), the interpreter
+    nodes)     # fp32 NCHW (compiled chains), fp32 NHWC (the layout code), the interpreter; fp16 (patterns)
       mkdir -p /tmp/node && tar -C /tmp/node -xJf "$dev/node.tar.xz"
-      for cfg in "default" "LECTOR_CUDA_NHWC=1" "LECTOR_CUDA_NVRTC=0"; do
-        env ${cfg/default/LECTOR_X=1} LECTOR_NODE_BACKEND=cuda "$dev/bin/test_onnx_nodes" /tmp/node "$dev/cases.txt" \
-            >"$out/nodes_${cfg%%=*}.log" 2>&1
+      for cfg in "default" "LECTOR_CUDA_NHWC=1" "LECTOR_CUDA_NVRTC=0" "fp16"; do
+        args="--patterns $dev/patterns.txt --node /tmp/node $dev/cases.txt" e=$cfg
+        case $cfg in default) e=LECTOR_X=1 ;; fp16) e=LECTOR_X=1 args="--patterns $dev/patterns.txt --fp16" ;; esac
+        env "$e" "$dev/bin/test_backend_ops" test -b cuda $args >"$out/nodes_${cfg%%=*}.log" 2>&1
         echo "nodes [$cfg] rc=$?: $(grep -c '^ok ' "$out/nodes_${cfg%%=*}.log") ok"; grep -v "^ok " "$out/nodes_${cfg%%=*}.log" | head -25
       done
+      "$dev/bin/test_backend_ops" perf -b cuda --runs 20 --patterns "$dev/patterns.txt" >"$out/ops_perf.log" 2>&1; head -60 "$out/ops_perf.log"
       ;;
     check)     # every step against the reference kernels (cuda_check.c), fp32 and fp16
       for f in "" --fp16; do

@@ -27,12 +27,12 @@ shared=$(cd "$top/../shared" && pwd)
 dev=$top/.device
 rm -rf "$dev"; mkdir -p "$dev/bin" "$dev/data"
 "$top/scripts/bundle" --out "$dev" >/dev/null
-cmake --build "$top/build" --target test_onnx_nodes test_parity test_cuda_engine >/dev/null
-cp "$top/build/test_onnx_nodes" "$top/build/test_parity" "$top/build/test_cuda_engine" "$dev/bin/"
+cmake --build "$top/build" --target test_backend_ops test_parity test_cuda_engine >/dev/null
+cp "$top/build/test_backend_ops" "$top/build/test_parity" "$top/build/test_cuda_engine" "$dev/bin/"
 # ONNX node cases listed in tests/node/cases.txt (Debian's libonnx-testdata)
 node=/usr/include/onnx/backend/test/data/node
 awk '/^test_/{print $1}' "$top/tests/node/cases.txt" | tar -C "$node" -cJf "$dev/node.tar.xz" -T -
-cp "$top/tests/node/cases.txt" "$dev/"
+cp "$top/tests/node/cases.txt" "$top/tests/backend_ops/patterns.txt" "$dev/"
 # data: the parity images, and the first N images of ICDAR2015 / SROIE with their gt
 d=$dev/data
 for s in paddleocr_doc_imgs tesseract_test rapidocr_tests; do cp -r "$shared/data/$s" "$d/"; done

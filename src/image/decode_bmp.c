@@ -45,8 +45,8 @@ static uint8_t field_get(const bmp_field *f, uint32_t v, uint8_t absent)
     return (uint8_t)((x * 255 + max / 2) / max);
 }
 
-lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name, const lector_image_limits *limits,
-                                 lector_image *out, lector_error *err)
+lector_status img_decode_bmp(const uint8_t *d, size_t n, const char *name, const img_limits *limits, img_image *out,
+                             lector_error *err)
 {
     if (n < 26) return lector__error(err, LECTOR_ERR_IMAGE, "%s: truncated BMP header (%zu bytes)", name, n);
     uint32_t off = le32(d + 10), hs = le32(d + 14);
@@ -114,7 +114,7 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name, c
     if (off < 14 + hs || off >= n)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: bogus BMP pixel data offset %u (file is %zu bytes)", name,
                              (unsigned)off, n);
-    lector_status st = lector__image_check_dims((uint64_t)w, (uint64_t)h, name, "BMP", limits, NULL, err);
+    lector_status st = img_check_dims((uint64_t)w, (uint64_t)h, name, "BMP", limits, NULL, err);
     if (st != LECTOR_OK) return st;
     uint64_t row_bytes = ((uint64_t)w * bpp + 31) / 32 * 4;
     uint64_t last_row = ((uint64_t)w * bpp + 7) / 8;
@@ -138,7 +138,7 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name, c
         use_alpha = any;
     }
 
-    st = lector__image_alloc(out, (int)w, (int)h, 3, err);
+    st = img_alloc(out, (int)w, (int)h, 3, err);
     if (st != LECTOR_OK) {
         lector__error_prefix(err, "%s", name);
         return st;
@@ -169,7 +169,7 @@ lector_status lector__decode_bmp(const uint8_t *d, size_t n, const char *name, c
                 uint32_t v = bpp == 32 ? le32(s + x * 4) : le16(s + x * 2);
                 uint8_t px[4] = {field_get(&fr, v, 0), field_get(&fg, v, 0), field_get(&fb, v, 0),
                                  use_alpha ? field_get(&fa, v, 255) : 255};
-                lector__image_row_from_rgba(o, px, 1, 0);
+                img_row_from_rgba(o, px, 1, 0);
             }
             }
         }

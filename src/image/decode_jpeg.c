@@ -47,7 +47,7 @@ static int exif_orientation(const uint8_t *t, size_t n)
     return 1;
 }
 
-int lector__jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, unsigned *components)
+int img_jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, unsigned *components)
 {
     size_t pos = 2;
     while (pos + 4 <= n) {
@@ -77,7 +77,7 @@ int lector__jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, uns
     return 0;
 }
 
-int lector__jpeg_exif_orientation(const uint8_t *d, size_t n)
+int img_jpeg_exif_orientation(const uint8_t *d, size_t n)
 {
     size_t pos = 2;
     while (pos + 4 <= n) {
@@ -102,8 +102,8 @@ int lector__jpeg_exif_orientation(const uint8_t *d, size_t n)
     return 1;
 }
 
-lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
-                                  lector_image *out, lector_error *err)
+lector_status img_decode_jpeg(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                                  img_image *out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     uint8_t *cmyk = NULL;
@@ -114,8 +114,8 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
     /* libjpeg refuses sides over 65500 with an error of its own: the limits
      * decide first. A height of 0 is defined later by a DNL marker: libjpeg
      * decides then. */
-    if (lector__jpeg_frame(data, size, &fw, &fh, &nc) && fw && fh) {
-        st = lector__image_check_dims(fw, fh, name, "JPEG", limits, NULL, err);
+    if (img_jpeg_frame(data, size, &fw, &fh, &nc) && fw && fh) {
+        st = img_check_dims(fw, fh, name, "JPEG", limits, NULL, err);
         if (st != LECTOR_OK) goto done;
         if (fw > JPEG_MAX_SIDE || fh > JPEG_MAX_SIDE) {
             st = lector__error(err, LECTOR_ERR_LIMIT,
@@ -130,9 +130,9 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
         goto done;
     }
     st =
-        lector__image_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
+        img_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
     if (st != LECTOR_OK) goto done;
-    st = lector__image_alloc(out, w, h, 3, err);
+    st = img_alloc(out, w, h, 3, err);
     if (st != LECTOR_OK) {
         lector__error_prefix(err, "%s", name);
         goto done;
@@ -167,11 +167,11 @@ lector_status lector__decode_jpeg(const uint8_t *data, size_t size, const char *
             }
         }
     }
-    st = lector__image_apply_orientation(out, lector__jpeg_exif_orientation(data, size), err);
+    st = img_apply_orientation(out, img_jpeg_exif_orientation(data, size), err);
     if (st != LECTOR_OK) lector__error_prefix(err, "%s", name);
 done:
     lector__free(cmyk);
     tjDestroy(tj);
-    if (st != LECTOR_OK) lector__image_release(out);
+    if (st != LECTOR_OK) img_release(out);
     return st;
 }

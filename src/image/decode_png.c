@@ -3,7 +3,7 @@
  *
  * Opaque PNGs (no alpha channel, no tRNS) are decoded row by row as RGB8
  * straight into the BGR image; others to RGBA8 (tRNS applied), then alpha is
- * composited (lector__image_composite). 16-bit samples are reduced to their
+ * composited (img_composite). 16-bit samples are reduced to their
  * high byte, as cv2.imread does. Gamma chunks are ignored (as OpenCV).
  * Dimensions are checked against the limits from IHDR before any pixel
  * memory exists, which defeats decompression bombs. Ancillary chunks:
@@ -93,8 +93,8 @@ static lector_status png_error(lector_error *err, int rc, const char *name, cons
                          spng_strerror(rc));
 }
 
-lector_status lector__decode_png(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
-                                 lector_image *out, lector_error *err)
+lector_status img_decode_png(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                                 img_image *out, lector_error *err)
 {
     size_t n_text;
     lector_status st = png_scan(data, size, name, &n_text, err);
@@ -119,9 +119,9 @@ lector_status lector__decode_png(const uint8_t *data, size_t size, const char *n
         st = png_error(err, rc, name, "invalid PNG header");
         goto done;
     }
-    st = lector__image_check_dims(ihdr.width, ihdr.height, name, "PNG", limits, NULL, err);
+    st = img_check_dims(ihdr.width, ihdr.height, name, "PNG", limits, NULL, err);
     if (st != LECTOR_OK) goto done;
-    st = lector__image_alloc(out, (int)ihdr.width, (int)ihdr.height, 3, err);
+    st = img_alloc(out, (int)ihdr.width, (int)ihdr.height, 3, err);
     if (st != LECTOR_OK) {
         lector__error_prefix(err, "%s", name);
         goto done;
@@ -174,11 +174,11 @@ lector_status lector__decode_png(const uint8_t *data, size_t size, const char *n
         st = png_error(err, rc, name, "corrupt PNG");
         goto done;
     }
-    lector__image_composite(out, rgba, (size_t)out->width * 4, 0, 0);
+    img_composite(out, rgba, (size_t)out->width * 4, 0, 0);
 done:
     lector__free(rgba);
     spng_ctx_free(ctx);
     lector__free(stripped);
-    if (st != LECTOR_OK) lector__image_release(out);
+    if (st != LECTOR_OK) img_release(out);
     return st;
 }

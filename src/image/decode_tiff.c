@@ -82,8 +82,8 @@ static lector_status tiff_fail(lector_error *err, lector_status code, const char
                          diag->has_error ? diag->msg : "");
 }
 
-lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
-                                  lector_image_pages *out, lector_error *err)
+lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                                  img_pages *out, lector_error *err)
 {
     mem_src src = {data, size, 0};
     tiff_diag diag;
@@ -130,14 +130,14 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
             snprintf(what, sizeof what, "TIFF page %u of %u", (unsigned)dir + 1, (unsigned)ndirs);
         else
             snprintf(what, sizeof what, "TIFF");
-        if ((st = lector__image_check_dims(w, h, name, what, limits, &total, err)) != LECTOR_OK) goto done;
+        if ((st = img_check_dims(w, h, name, what, limits, &total, err)) != LECTOR_OK) goto done;
     }
     diag.has_error = 0;
     if (!TIFFSetDirectory(tif, 0)) {
         st = tiff_fail(err, LECTOR_ERR_IMAGE, name, 0, "cannot read the directory", &diag);
         goto done;
     }
-    out->pages = lector__calloc(ndirs, sizeof(lector_image));
+    out->pages = lector__calloc(ndirs, sizeof(img_image));
     if (!out->pages) {
         st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
         goto done;
@@ -170,8 +170,8 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
             st = tiff_fail(err, LECTOR_ERR_IMAGE, name, page, "corrupt image data", &diag);
             goto done;
         }
-        lector_image *img = &out->pages[page];
-        st = lector__image_alloc(img, (int)w, (int)h, 3, err);
+        img_image *img = &out->pages[page];
+        st = img_alloc(img, (int)w, (int)h, 3, err);
         if (st != LECTOR_OK) {
             lector__error_prefix(err, "%s", name);
             goto done;
@@ -184,7 +184,7 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
             q[0] = (uint8_t)TIFFGetR(p), q[1] = (uint8_t)TIFFGetG(p), q[2] = (uint8_t)TIFFGetB(p),
             q[3] = (uint8_t)TIFFGetA(p);
         }
-        lector__image_composite(img, (const uint8_t *)raster, (size_t)w * 4, 0, 1);
+        img_composite(img, (const uint8_t *)raster, (size_t)w * 4, 0, 1);
         lector__free(raster);
         raster = NULL;
         diag.has_error = 0;
@@ -199,7 +199,7 @@ lector_status lector__decode_tiff(const uint8_t *data, size_t size, const char *
 done:
     lector__free(raster);
     TIFFClose(tif);
-    if (st != LECTOR_OK) lector__image_pages_free(out);
+    if (st != LECTOR_OK) img_pages_free(out);
     return st;
 }
 

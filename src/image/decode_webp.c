@@ -22,26 +22,25 @@ static const char *vp8_status_str(VP8StatusCode s)
     }
 }
 
-lector_status lector__decode_webp(const uint8_t *data, size_t size, const char *name, const lector_image_limits *limits,
-                                  lector_image *out, lector_error *err)
+lector_status img_decode_webp(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                              img_image *out, lector_error *err)
 {
     WebPBitstreamFeatures f;
     VP8StatusCode vs = WebPGetFeatures(data, size, &f);
     if (vs != VP8_STATUS_OK)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid WebP: %s", name, vp8_status_str(vs));
     if (f.has_animation) return lector__error(err, LECTOR_ERR_IMAGE, "%s: animated WebP is not supported", name);
-    lector_status st =
-        lector__image_check_dims((uint64_t)(f.width > 0 ? f.width : 0), (uint64_t)(f.height > 0 ? f.height : 0), name,
-                                 "WebP", limits, NULL, err);
+    lector_status st = img_check_dims((uint64_t)(f.width > 0 ? f.width : 0), (uint64_t)(f.height > 0 ? f.height : 0),
+                                      name, "WebP", limits, NULL, err);
     if (st != LECTOR_OK) return st;
-    st = lector__image_alloc(out, f.width, f.height, 3, err);
+    st = img_alloc(out, f.width, f.height, 3, err);
     if (st != LECTOR_OK) {
         lector__error_prefix(err, "%s", name);
         return st;
     }
     if (!f.has_alpha) {
         if (!WebPDecodeBGRInto(data, size, out->data, out->stride * (size_t)out->height, (int)out->stride)) {
-            lector__image_release(out);
+            img_release(out);
             return lector__error(err, LECTOR_ERR_IMAGE, "%s: corrupt WebP data", name);
         }
         return LECTOR_OK;
@@ -49,15 +48,15 @@ lector_status lector__decode_webp(const uint8_t *data, size_t size, const char *
     size_t n = (size_t)f.width * 4 * (size_t)f.height;
     uint8_t *bgra = lector__malloc(n);
     if (!bgra) {
-        lector__image_release(out);
+        img_release(out);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory decoding a WebP", name);
     }
     if (!WebPDecodeBGRAInto(data, size, bgra, n, f.width * 4)) {
         lector__free(bgra);
-        lector__image_release(out);
+        img_release(out);
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: corrupt WebP data", name);
     }
-    lector__image_composite(out, bgra, (size_t)f.width * 4, 1, 0);
+    img_composite(out, bgra, (size_t)f.width * 4, 1, 0);
     lector__free(bgra);
     return LECTOR_OK;
 }

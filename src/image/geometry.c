@@ -29,7 +29,7 @@
 #include "image/image.h"
 #include "util/util.h"
 
-static lector_status check_src(const lector_image *src, const char *what, lector_error *err)
+static lector_status check_src(const img_image *src, const char *what, lector_error *err)
 {
     if (!src || !src->data || src->width <= 0 || src->height <= 0 ||
         (src->channels != 1 && src->channels != 3 && src->channels != 4) ||
@@ -78,7 +78,7 @@ static void vresize_row(const int *restrict s0, const int *restrict s1, uint8_t 
     }
 }
 
-void lector__resize_columns(int sw, int dw, int *xofs, int16_t *alpha)
+void img_resize_columns(int sw, int dw, int *xofs, int16_t *alpha)
 {
     double scale_x = 1.0 / ((double)dw / sw);
     for (int dx = 0; dx < dw; dx++) {
@@ -106,12 +106,12 @@ static void resize_row_of(int sh, int dh, int dy, int r[2], int16_t b[2])
     r[1] = LECTOR_MIN(LECTOR_MAX(sy + 1, 0), sh - 1);
 }
 
-void lector__resize_rows(int sh, int dh, int *yofs, int16_t *beta)
+void img_resize_rows(int sh, int dh, int *yofs, int16_t *beta)
 {
     for (int dy = 0; dy < dh; dy++) resize_row_of(sh, dh, dy, yofs + 2 * dy, beta + 2 * dy);
 }
 
-lector_status lector__image_resize(const lector_image *src, int dw, int dh, lector_image *dst, lector_error *err)
+lector_status img_resize(const img_image *src, int dw, int dh, img_image *dst, lector_error *err)
 {
     lector_status st = check_src(src, "resize", err);
     if (dst) memset(dst, 0, sizeof(*dst));
@@ -119,7 +119,7 @@ lector_status lector__image_resize(const lector_image *src, int dw, int dh, lect
     if (!dst || dw <= 0 || dh <= 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "resize: invalid target size %dx%d", dw, dh);
     int sw = src->width, sh = src->height, cn = src->channels;
-    st = lector__image_alloc(dst, dw, dh, cn, err);
+    st = img_alloc(dst, dw, dh, cn, err);
     if (st != LECTOR_OK) return st;
     if (sw == dw && sh == dh) {
         for (int y = 0; y < sh; y++)
@@ -131,10 +131,10 @@ lector_status lector__image_resize(const lector_image *src, int dw, int dh, lect
     int *rows = lector__malloc(sizeof(int) * 2 * (size_t)dw * cn);
     if (!xofs || !alpha || !rows) {
         lector__free(xofs), lector__free(alpha), lector__free(rows);
-        lector__image_release(dst);
+        img_release(dst);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "resize: out of memory");
     }
-    lector__resize_columns(sw, dw, xofs, alpha);
+    img_resize_columns(sw, dw, xofs, alpha);
     int *buf[2] = {rows, rows + (size_t)dw * cn};
     int have[2] = {-1, -1};
     int n = dw * cn;
@@ -164,7 +164,7 @@ lector_status lector__image_resize(const lector_image *src, int dw, int dh, lect
 
 /* ---- perspective ------------------------------------------------------- */
 
-int lector__perspective_transform(const double src[4][2], const double dst[4][2], double m[9])
+int img_perspective_transform(const double src[4][2], const double dst[4][2], double m[9])
 {
     double a[8][8], b[8];
     for (int i = 0; i < 4; i++) {
@@ -287,14 +287,14 @@ static inline double clamp_int_range(double v)
 
 static pthread_once_t cubic_once = PTHREAD_ONCE_INIT;
 
-int lector__warp_quad_matrix(const float quad[4][2], int w, int h, double m[9])
+int img_warp_quad_matrix(const float quad[4][2], int w, int h, double m[9])
 {
     double sp[4][2], dp[4][2] = {{0, 0}, {w, 0}, {w, h}, {0, h}}, fwd[9];
     for (int i = 0; i < 4; i++) sp[i][0] = quad[i][0], sp[i][1] = quad[i][1];
-    return lector__perspective_transform(sp, dp, fwd) != 0 || invert3(fwd, m) != 0 ? -1 : 0;
+    return img_perspective_transform(sp, dp, fwd) != 0 || invert3(fwd, m) != 0 ? -1 : 0;
 }
 
-const int16_t *lector__warp_cubic_table(void)
+const int16_t *img_warp_cubic_table(void)
 {
     pthread_once(&cubic_once, build_cubic_tab);
     return &cubic_tab[0][0];
@@ -312,7 +312,7 @@ static inline void warp_point(const double M[9], int x, int y, int *X, int *Y)
     *Y = (int)lrint(fY);
 }
 
-void lector__warp_source_rect(const double M[9], int w, int h, int sw, int sh, int rect[4])
+void img_warp_source_rect(const double M[9], int w, int h, int sw, int sh, int rect[4])
 {
     /* W is affine in (x, y): one sign at the four corners is one sign over
      * the whole rectangle, and the projective image of the rectangle is then
@@ -342,8 +342,8 @@ void lector__warp_source_rect(const double M[9], int w, int h, int sw, int sh, i
     rect[3] = y1 - y0 + 1;
 }
 
-lector_status lector__image_warp_quad(const lector_image *src, const float quad[4][2], int w, int h, lector_image *dst,
-                                      lector_error *err)
+lector_status img_warp_quad(const img_image *src, const float quad[4][2], int w, int h, img_image *dst,
+                            lector_error *err)
 {
     lector_status st = check_src(src, "warp", err);
     if (dst) memset(dst, 0, sizeof(*dst));
@@ -351,11 +351,11 @@ lector_status lector__image_warp_quad(const lector_image *src, const float quad[
     if (!dst || !quad || w <= 0 || h <= 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: invalid target size %dx%d", w, h);
     double M[9];
-    if (lector__warp_quad_matrix(quad, w, h, M) != 0)
+    if (img_warp_quad_matrix(quad, w, h, M) != 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: degenerate quadrilateral");
-    st = lector__image_alloc(dst, w, h, src->channels, err);
+    st = img_alloc(dst, w, h, src->channels, err);
     if (st != LECTOR_OK) return st;
-    const int16_t *tab = lector__warp_cubic_table();
+    const int16_t *tab = img_warp_cubic_table();
     int sw = src->width, sh = src->height, cn = src->channels;
     for (int y = 0; y < h; y++) {
         uint8_t *d = dst->data + (size_t)y * dst->stride;
@@ -393,14 +393,14 @@ lector_status lector__image_warp_quad(const lector_image *src, const float quad[
 
 /* ---- rotations --------------------------------------------------------- */
 
-lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *dst, lector_error *err)
+lector_status img_rotate90_ccw(const img_image *src, img_image *dst, lector_error *err)
 {
     lector_status st = check_src(src, "rotate", err);
     if (dst) memset(dst, 0, sizeof(*dst));
     if (st != LECTOR_OK) return st;
     if (!dst) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rotate: no output");
     int W = src->width, H = src->height, cn = src->channels;
-    st = lector__image_alloc(dst, H, W, cn, err);
+    st = img_alloc(dst, H, W, cn, err);
     if (st != LECTOR_OK) return st;
     /* out(x, y) = in(W-1-y, x) */
     for (int y = 0; y < W; y++) {
@@ -411,14 +411,14 @@ lector_status lector__image_rotate90_ccw(const lector_image *src, lector_image *
     return LECTOR_OK;
 }
 
-lector_status lector__image_rotate180(const lector_image *src, lector_image *dst, lector_error *err)
+lector_status img_rotate180(const img_image *src, img_image *dst, lector_error *err)
 {
     lector_status st = check_src(src, "rotate", err);
     if (dst) memset(dst, 0, sizeof(*dst));
     if (st != LECTOR_OK) return st;
     if (!dst) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rotate: no output");
     int W = src->width, H = src->height, cn = src->channels;
-    st = lector__image_alloc(dst, W, H, cn, err);
+    st = img_alloc(dst, W, H, cn, err);
     if (st != LECTOR_OK) return st;
     for (int y = 0; y < H; y++) {
         uint8_t *d = dst->data + (size_t)y * dst->stride;

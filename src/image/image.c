@@ -7,7 +7,7 @@
 #include "image/decode_internal.h"
 #include "util/util.h"
 
-void lector__image_limits_default(lector_image_limits *limits)
+void img_limits_default(img_limits *limits)
 {
     limits->max_pixels = 100000000u;
     limits->max_total_pixels = 400000000u;
@@ -15,7 +15,7 @@ void lector__image_limits_default(lector_image_limits *limits)
     limits->max_pages = 1000;
 }
 
-lector_status lector__image_alloc(lector_image *img, int width, int height, int channels, lector_error *err)
+lector_status img_alloc(img_image *img, int width, int height, int channels, lector_error *err)
 {
     memset(img, 0, sizeof(*img));
     size_t stride, total;
@@ -35,49 +35,49 @@ lector_status lector__image_alloc(lector_image *img, int width, int height, int 
     return LECTOR_OK;
 }
 
-void lector__image_release(lector_image *img)
+void img_release(img_image *img)
 {
     if (!img) return;
     lector__free(img->data);
     memset(img, 0, sizeof(*img));
 }
 
-void lector__image_pages_free(lector_image_pages *pages)
+void img_pages_free(img_pages *pages)
 {
     if (!pages) return;
-    for (int i = 0; i < pages->count; i++) lector__image_release(&pages->pages[i]);
+    for (int i = 0; i < pages->count; i++) img_release(&pages->pages[i]);
     lector__free(pages->pages);
     pages->pages = NULL;
     pages->count = 0;
 }
 
-lector_image_format lector__image_detect(const uint8_t *d, size_t n)
+img_format img_detect(const uint8_t *d, size_t n)
 {
-    if (!d) return LECTOR_IMAGE_FORMAT_UNKNOWN;
-    if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return LECTOR_IMAGE_FORMAT_JPEG;
-    if (n >= 8 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8)) return LECTOR_IMAGE_FORMAT_PNG;
+    if (!d) return IMG_FORMAT_UNKNOWN;
+    if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return IMG_FORMAT_JPEG;
+    if (n >= 8 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8)) return IMG_FORMAT_PNG;
     if (n >= 4 &&
         (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4) || !memcmp(d, "II+\0", 4) || !memcmp(d, "MM\0+", 4)))
-        return LECTOR_IMAGE_FORMAT_TIFF;
-    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return LECTOR_IMAGE_FORMAT_WEBP;
-    if (n >= 2 && d[0] == 'B' && d[1] == 'M') return LECTOR_IMAGE_FORMAT_BMP;
-    return LECTOR_IMAGE_FORMAT_UNKNOWN;
+        return IMG_FORMAT_TIFF;
+    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return IMG_FORMAT_WEBP;
+    if (n >= 2 && d[0] == 'B' && d[1] == 'M') return IMG_FORMAT_BMP;
+    return IMG_FORMAT_UNKNOWN;
 }
 
-const char *lector__image_format_name(lector_image_format format)
+const char *img_format_name(img_format format)
 {
     switch (format) {
-    case LECTOR_IMAGE_FORMAT_JPEG: return "JPEG";
-    case LECTOR_IMAGE_FORMAT_PNG: return "PNG";
-    case LECTOR_IMAGE_FORMAT_TIFF: return "TIFF";
-    case LECTOR_IMAGE_FORMAT_WEBP: return "WebP";
-    case LECTOR_IMAGE_FORMAT_BMP: return "BMP";
+    case IMG_FORMAT_JPEG: return "JPEG";
+    case IMG_FORMAT_PNG: return "PNG";
+    case IMG_FORMAT_TIFF: return "TIFF";
+    case IMG_FORMAT_WEBP: return "WebP";
+    case IMG_FORMAT_BMP: return "BMP";
     default: return "unknown";
     }
 }
 
-lector_status lector__image_check_dims(uint64_t width, uint64_t height, const char *name, const char *format,
-                                       const lector_image_limits *limits, uint64_t *total, lector_error *err)
+lector_status img_check_dims(uint64_t width, uint64_t height, const char *name, const char *format,
+                                       const img_limits *limits, uint64_t *total, lector_error *err)
 {
     if (width == 0 || height == 0)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image has an empty size %llux%llu", name, format,
@@ -102,7 +102,7 @@ static inline uint8_t over_white(unsigned c, unsigned a)
     return (uint8_t)((c * a + 255u * (255u - a) + 127u) / 255u);
 }
 
-void lector__image_row_from_rgba(uint8_t *dst, const uint8_t *src, int width, int src_is_bgr)
+void img_row_from_rgba(uint8_t *dst, const uint8_t *src, int width, int src_is_bgr)
 {
     for (int x = 0; x < width; x++, src += 4, dst += 3) {
         unsigned a = src[3];
@@ -115,7 +115,7 @@ void lector__image_row_from_rgba(uint8_t *dst, const uint8_t *src, int width, in
     }
 }
 
-void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_stride, int src_is_bgr, int premultiplied)
+void img_composite(img_image *out, const uint8_t *px, size_t px_stride, int src_is_bgr, int premultiplied)
 {
     int w = out->width, h = out->height;
     uint64_t sum_a = 0, sum_ac = 0, transparent = 0;
@@ -155,11 +155,11 @@ void lector__image_composite(lector_image *out, const uint8_t *px, size_t px_str
     }
 }
 
-static lector_status single_page(lector_image *img, lector_image_pages *out, const char *name, lector_error *err)
+static lector_status single_page(img_image *img, img_pages *out, const char *name, lector_error *err)
 {
-    out->pages = lector__malloc(sizeof(lector_image));
+    out->pages = lector__malloc(sizeof(img_image));
     if (!out->pages) {
-        lector__image_release(img);
+        img_release(img);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
     }
     out->pages[0] = *img;
@@ -167,15 +167,15 @@ static lector_status single_page(lector_image *img, lector_image_pages *out, con
     return LECTOR_OK;
 }
 
-lector_status lector__image_decode(const uint8_t *data, size_t size, const char *name,
-                                   const lector_image_limits *limits, lector_image_pages *out, lector_error *err)
+lector_status img_decode(const uint8_t *data, size_t size, const char *name,
+                                   const img_limits *limits, img_pages *out, lector_error *err)
 {
-    lector_image_limits def;
+    img_limits def;
     if (!name) name = "image";
     if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: no output", name);
     memset(out, 0, sizeof(*out));
     if (!limits) {
-        lector__image_limits_default(&def);
+        img_limits_default(&def);
         limits = &def;
     }
     if (!data || size == 0) return lector__error(err, LECTOR_ERR_IMAGE, "%s: empty file (0 bytes)", name);
@@ -183,57 +183,57 @@ lector_status lector__image_decode(const uint8_t *data, size_t size, const char 
         return lector__error(err, LECTOR_ERR_LIMIT,
                              "%s: %zu bytes, over the file size limit of %zu bytes (max_file_size)", name, size,
                              limits->max_file_size);
-    lector_image img;
+    img_image img;
     memset(&img, 0, sizeof(img));
     lector_status st;
-    lector_image_format fmt = lector__image_detect(data, size);
+    img_format fmt = img_detect(data, size);
     switch (fmt) {
-    case LECTOR_IMAGE_FORMAT_JPEG: st = lector__decode_jpeg(data, size, name, limits, &img, err); break;
-    case LECTOR_IMAGE_FORMAT_PNG: st = lector__decode_png(data, size, name, limits, &img, err); break;
-    case LECTOR_IMAGE_FORMAT_WEBP: st = lector__decode_webp(data, size, name, limits, &img, err); break;
-    case LECTOR_IMAGE_FORMAT_BMP: st = lector__decode_bmp(data, size, name, limits, &img, err); break;
-    case LECTOR_IMAGE_FORMAT_TIFF: return lector__decode_tiff(data, size, name, limits, out, err);
+    case IMG_FORMAT_JPEG: st = img_decode_jpeg(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_PNG: st = img_decode_png(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_WEBP: st = img_decode_webp(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_BMP: st = img_decode_bmp(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_TIFF: return img_decode_tiff(data, size, name, limits, out, err);
     default:
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
                              name);
     }
     if (st != LECTOR_OK) {
-        lector__image_release(&img);
+        img_release(&img);
         return st;
     }
     return single_page(&img, out, name, err);
 }
 
-lector_status lector__image_decode_file(const char *path, const lector_image_limits *limits, lector_image_pages *out,
+lector_status img_decode_file(const char *path, const img_limits *limits, img_pages *out,
                                         lector_error *err)
 {
-    lector_image_limits def;
+    img_limits def;
     if (!path) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "no image path");
     if (out) memset(out, 0, sizeof(*out));
     if (!limits) {
-        lector__image_limits_default(&def);
+        img_limits_default(&def);
         limits = &def;
     }
     uint8_t *data = NULL;
     size_t size = 0;
     lector_status st = lector__read_file(path, limits->max_file_size, &data, &size, err);
     if (st != LECTOR_OK) return st;
-    st = lector__image_decode(data, size, path, limits, out, err);
+    st = img_decode(data, size, path, limits, out, err);
     lector__free(data);
     return st;
 }
 
-lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int height, size_t stride,
-                                        lector_pixel_format format, const char *name, const lector_image_limits *limits,
-                                        lector_image *out, lector_error *err)
+lector_status img_from_pixels(const uint8_t *pixels, int width, int height, size_t stride,
+                                        lector_pixel_format format, const char *name, const img_limits *limits,
+                                        img_image *out, lector_error *err)
 {
     static const int bpp_of[] = {3, 3, 1, 4, 4};
-    lector_image_limits def;
+    img_limits def;
     if (!name) name = "pixels";
     if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: no output", name);
     memset(out, 0, sizeof(*out));
     if (!limits) {
-        lector__image_limits_default(&def);
+        img_limits_default(&def);
         limits = &def;
     }
     if (!pixels || (unsigned)format > LECTOR_PIXEL_BGRA)
@@ -244,12 +244,12 @@ lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int he
     if (stride < (size_t)width * (size_t)bpp)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: stride %zu is smaller than width %d x %d bytes",
                              name, stride, width, bpp);
-    lector_status st = lector__image_check_dims((uint64_t)width, (uint64_t)height, name, "raw", limits, NULL, err);
+    lector_status st = img_check_dims((uint64_t)width, (uint64_t)height, name, "raw", limits, NULL, err);
     if (st != LECTOR_OK) return st;
-    st = lector__image_alloc(out, width, height, 3, err);
+    st = img_alloc(out, width, height, 3, err);
     if (st != LECTOR_OK) return lector__error(err, st, "%s: out of memory for %dx%d pixels", name, width, height);
     if (format == LECTOR_PIXEL_RGBA || format == LECTOR_PIXEL_BGRA) {
-        lector__image_composite(out, pixels, stride, format == LECTOR_PIXEL_BGRA, 0);
+        img_composite(out, pixels, stride, format == LECTOR_PIXEL_BGRA, 0);
         return LECTOR_OK;
     }
     for (int y = 0; y < height; y++) {
@@ -274,13 +274,13 @@ lector_status lector__image_from_pixels(const uint8_t *pixels, int width, int he
  * EXIF orientation: output pixel (x, y) is input pixel
  *   (ax*x + bx*y + cx, ay*x + by*y + cy) with the table below (W, H = input).
  */
-lector_status lector__image_apply_orientation(lector_image *img, int o, lector_error *err)
+lector_status img_apply_orientation(img_image *img, int o, lector_error *err)
 {
     if (o <= 1 || o > 8) return LECTOR_OK;
     int W = img->width, H = img->height, C = img->channels;
     int swap = o >= 5;
-    lector_image out;
-    lector_status st = lector__image_alloc(&out, swap ? H : W, swap ? W : H, C, err);
+    img_image out;
+    lector_status st = img_alloc(&out, swap ? H : W, swap ? W : H, C, err);
     if (st != LECTOR_OK) return st;
     for (int y = 0; y < out.height; y++) {
         uint8_t *d = out.data + (size_t)y * out.stride;
@@ -298,7 +298,7 @@ lector_status lector__image_apply_orientation(lector_image *img, int o, lector_e
             memcpy(d + (size_t)x * C, img->data + (size_t)sy * img->stride + (size_t)sx * C, (size_t)C);
         }
     }
-    lector__image_release(img);
+    img_release(img);
     *img = out;
     return LECTOR_OK;
 }

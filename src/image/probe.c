@@ -3,7 +3,7 @@
  * say, read without decoding a pixel, so that a caller can refuse or
  * schedule the work before it costs anything.
  *
- * decode_bytes is the peak of lector__image_decode: every page's BGR image
+ * decode_bytes is the peak of img_decode: every page's BGR image
  * (3 bytes a pixel) and, while one page is decoded, its scratch buffer: the
  * RGBA copy of a PNG or WebP with alpha, a TIFF page's raster, a CMYK JPEG's
  * samples, a JPEG's copy turned by its EXIF orientation (4 bytes a pixel at
@@ -44,27 +44,27 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
     if (!info || (!data && size)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: NULL argument", name);
     memset(info, 0, sizeof *info);
     const uint8_t *d = data;
-    lector_image_format fmt = lector__image_detect(d, size);
+    img_format fmt = img_detect(d, size);
     uint64_t w = 0, h = 0, max_page = 0, total = 0;
     int scratch = 0, pages = 1; /* scratch: the page is decoded through a 4-byte-a-pixel buffer */
     lector_status st = LECTOR_OK;
     switch (fmt) {
-    case LECTOR_IMAGE_FORMAT_JPEG: {
+    case IMG_FORMAT_JPEG: {
         unsigned fw, fh, nc;
-        if (!lector__jpeg_frame(d, size, &fw, &fh, &nc))
+        if (!img_jpeg_frame(d, size, &fw, &fh, &nc))
             return lector__error(err, LECTOR_ERR_IMAGE, "%s: JPEG without a frame header before its data", name);
-        int o = lector__jpeg_exif_orientation(d, size);
+        int o = img_jpeg_exif_orientation(d, size);
         w = o >= 5 ? fh : fw, h = o >= 5 ? fw : fh; /* as decoded: upright */
         scratch = nc == 4 || o > 1;                 /* CMYK samples, or the turned copy */
         break;
     }
-    case LECTOR_IMAGE_FORMAT_PNG:
+    case IMG_FORMAT_PNG:
         if (size < 33 || memcmp(d + 12, "IHDR", 4))
             return lector__error(err, LECTOR_ERR_IMAGE, "%s: PNG without its IHDR chunk", name);
         w = be32(d + 16), h = be32(d + 20);
         scratch = d[25] == 4 || d[25] == 6 || png_has_trns(d, size);
         break;
-    case LECTOR_IMAGE_FORMAT_WEBP: {
+    case IMG_FORMAT_WEBP: {
         WebPBitstreamFeatures f;
         if (WebPGetFeatures(d, size, &f) != VP8_STATUS_OK)
             return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid WebP header", name);
@@ -72,7 +72,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         scratch = f.has_alpha;
         break;
     }
-    case LECTOR_IMAGE_FORMAT_BMP: {
+    case IMG_FORMAT_BMP: {
         if (size < 26) return lector__error(err, LECTOR_ERR_IMAGE, "%s: truncated BMP header", name);
         uint32_t hs = le32(d + 14);
         int64_t bw, bh;
@@ -86,7 +86,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         scratch = hs >= 40 && size >= 30 && (d[28] | d[29] << 8) == 32;
         break;
     }
-    case LECTOR_IMAGE_FORMAT_TIFF:
+    case IMG_FORMAT_TIFF:
         st = lector__tiff_probe(d, size, name, &pages, &w, &h, &max_page, &total, err);
         if (st) return st;
         scratch = 1; /* a page's RGBA raster */
@@ -95,11 +95,11 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
                              name);
     }
-    if (fmt != LECTOR_IMAGE_FORMAT_TIFF) max_page = total = w * h;
+    if (fmt != IMG_FORMAT_TIFF) max_page = total = w * h;
     if (!w || !h)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image of an empty size", name,
-                             lector__image_format_name(fmt));
-    info->format = lector__image_format_name(fmt);
+                             img_format_name(fmt));
+    info->format = img_format_name(fmt);
     info->pages = pages;
     info->width = w > INT32_MAX ? INT32_MAX : (int)w;
     info->height = h > INT32_MAX ? INT32_MAX : (int)h;

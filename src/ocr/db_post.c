@@ -7,11 +7,11 @@
 #include "util/util.h"
 
 /* cv2.mean(prob[y0:y1+1, x0:x1+1], mask) over the polygon (shifted). */
-static double poly_mean(const float *prob, int pw, int x0, int y0, int x1, int y1, const geo_ipt *poly, int n, int *oom)
+static double poly_mean(const float *prob, int pw, int x0, int y0, int x1, int y1, const ocr_ipt *poly, int n, int *oom)
 {
     int mw = x1 - x0 + 1, mh = y1 - y0 + 1;
     uint8_t *mask = lector__calloc((size_t)mw * (size_t)mh, 1);
-    if (!mask || geo_fill_poly(mask, mw, mh, poly, n)) {
+    if (!mask || ocr_fill_poly(mask, mw, mh, poly, n)) {
         lector__free(mask);
         *oom = 1;
         return 0;
@@ -31,7 +31,7 @@ static double poly_mean(const float *prob, int pw, int x0, int y0, int x1, int y
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* box_score_fast: mean inside the (float) box, rasterised with int32 vertices */
-static double score_fast(const float *prob, int pw, int ph, const geo_pt box[4], int *oom)
+static double score_fast(const float *prob, int pw, int ph, const ocr_pt box[4], int *oom)
 {
     float xmn = box[0].x, xmx = box[0].x, ymn = box[0].y, ymx = box[0].y;
     for (int i = 1; i < 4; i++) {
@@ -42,7 +42,7 @@ static double score_fast(const float *prob, int pw, int ph, const geo_pt box[4],
     }
     int x0 = clampi((int)floorf(xmn), 0, pw - 1), x1 = clampi((int)ceilf(xmx), 0, pw - 1);
     int y0 = clampi((int)floorf(ymn), 0, ph - 1), y1 = clampi((int)ceilf(ymx), 0, ph - 1);
-    geo_ipt poly[4];
+    ocr_ipt poly[4];
     for (int i = 0; i < 4; i++) {
         poly[i].x = (int)(box[i].x - (float)x0); /* astype(int32) truncates */
         poly[i].y = (int)(box[i].y - (float)y0);
@@ -50,7 +50,7 @@ static double score_fast(const float *prob, int pw, int ph, const geo_pt box[4],
     return poly_mean(prob, pw, x0, y0, x1, y1, poly, 4, oom);
 }
 
-static double score_slow(const float *prob, int pw, int ph, const geo_ipt *c, int n, int *oom)
+static double score_slow(const float *prob, int pw, int ph, const ocr_ipt *c, int n, int *oom)
 {
     int xmn = c[0].x, xmx = c[0].x, ymn = c[0].y, ymx = c[0].y;
     for (int i = 1; i < n; i++) {
@@ -61,7 +61,7 @@ static double score_slow(const float *prob, int pw, int ph, const geo_ipt *c, in
     }
     int x0 = clampi(xmn, 0, pw - 1), x1 = clampi(xmx, 0, pw - 1);
     int y0 = clampi(ymn, 0, ph - 1), y1 = clampi(ymx, 0, ph - 1);
-    geo_ipt *poly = lector__malloc(sizeof *poly * (size_t)n);
+    ocr_ipt *poly = lector__malloc(sizeof *poly * (size_t)n);
     if (!poly) {
         *oom = 1;
         return 0;
@@ -101,44 +101,44 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
         lector__free(bitmap);
         bitmap = d;
     }
-    geo_contours cs;
-    int rc = geo_find_contours(bitmap, pw, ph, &cs);
+    ocr_contours cs;
+    int rc = ocr_find_contours(bitmap, pw, ph, &cs);
     lector__free(bitmap);
     if (rc) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (contours)");
     int n_cand = (int)cs.n < p->max_candidates ? (int)cs.n : p->max_candidates;
     ocr_box *out = lector__malloc(sizeof *out * (size_t)(n_cand > 0 ? n_cand : 1));
-    geo_pt *fp = lector__malloc(sizeof *fp * (cs.n_pts ? cs.n_pts : 1));
+    ocr_pt *fp = lector__malloc(sizeof *fp * (cs.n_pts ? cs.n_pts : 1));
     if (!out || !fp) {
         lector__free(out);
         lector__free(fp);
-        geo_contours_free(&cs);
+        ocr_contours_free(&cs);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (boxes)");
     }
     int n = 0, oom = 0;
     for (int c = 0; c < n_cand && !oom; c++) {
-        const geo_ipt *cp = &cs.pts[cs.list[c].start];
+        const ocr_ipt *cp = &cs.pts[cs.list[c].start];
         int cn = (int)cs.list[c].count;
         for (int i = 0; i < cn; i++) {
             fp[i].x = (float)cp[i].x;
             fp[i].y = (float)cp[i].y;
         }
-        geo_pt box[4];
+        ocr_pt box[4];
         float sside;
-        if (geo_mini_box(fp, cn, box, &sside)) {
+        if (ocr_mini_box(fp, cn, box, &sside)) {
             oom = 1;
             break;
         }
         if (sside < (float)p->min_size) continue;
         double score = p->slow_score ? score_slow(prob, pw, ph, cp, cn, &oom) : score_fast(prob, pw, ph, box, &oom);
         if ((double)p->box_thresh > score) continue;
-        double dist = geo_poly_area(box, 4) * p->unclip_ratio / geo_poly_length(box, 4);
+        double dist = ocr_poly_area(box, 4) * p->unclip_ratio / ocr_poly_length(box, 4);
         int ne;
-        geo_ipt *ex = geo_offset_round(box, 4, dist, &ne);
+        ocr_ipt *ex = ocr_offset_round(box, 4, dist, &ne);
         if (!ex || ne < 3) {
             lector__free(ex);
             continue;
         }
-        geo_pt *exf = lector__malloc(sizeof *exf * (size_t)ne);
+        ocr_pt *exf = lector__malloc(sizeof *exf * (size_t)ne);
         if (!exf) {
             lector__free(ex);
             oom = 1;
@@ -149,7 +149,7 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
             exf[i].y = (float)ex[i].y;
         }
         lector__free(ex);
-        rc = geo_mini_box(exf, ne, box, &sside);
+        rc = ocr_mini_box(exf, ne, box, &sside);
         lector__free(exf);
         if (rc) {
             oom = 1;
@@ -167,7 +167,7 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
         }
         b->score = (float)score;
         /* filter_tag_det_res: clockwise order, clip to the image, drop tiny boxes */
-        geo_order_clockwise(b->p);
+        ocr_order_clockwise(b->p);
         for (int i = 0; i < 4; i++) {
             b->p[i].x = (float)(int)fminf(fmaxf(b->p[i].x, 0.f), (float)(src_w - 1));
             b->p[i].y = (float)(int)fminf(fmaxf(b->p[i].y, 0.f), (float)(src_h - 1));
@@ -178,7 +178,7 @@ lector_status ocr_db_postprocess(const float *prob, int pw, int ph, int src_w, i
         n++;
     }
     lector__free(fp);
-    geo_contours_free(&cs);
+    ocr_contours_free(&cs);
     if (oom) {
         lector__free(out);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (DB post-processing)");

@@ -21,7 +21,7 @@ typedef struct ocr_db_params {
 } ocr_db_params;
 
 typedef struct ocr_box {
-    geo_pt p[4]; /* clockwise from top-left, image pixels */
+    ocr_pt p[4]; /* clockwise from top-left, image pixels */
     float score;
 } ocr_box;
 

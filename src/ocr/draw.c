@@ -104,19 +104,19 @@ lector_status lector_draw_result(const char *image_path, const lector_result *r,
 {
     if (!image_path || !r || !out_png || page >= r->n_pages)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_draw_result: bad argument");
-    lector_image_pages pages;
-    lector_status st = lector__image_decode_file(image_path, NULL, &pages, err);
+    img_pages pages;
+    lector_status st = img_decode_file(image_path, NULL, &pages, err);
     if (st) return st;
     if ((size_t)pages.count <= page) {
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: has no page %zu", image_path, page);
     }
-    const lector_image *img = &pages.pages[page];
+    const img_image *img = &pages.pages[page];
     const lector_page *pg = &r->pages[page];
     canvas c = {NULL, img->width * 2, img->height};
     c.px = lector__malloc((size_t)c.w * c.h * 3);
     if (!c.px) {
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory drawing", out_png);
     }
     for (int y = 0; y < img->height; y++)
@@ -133,7 +133,7 @@ lector_status lector_draw_result(const char *image_path, const lector_result *r,
             memset(c.px + ((size_t)y * c.w + x + img->width) * 3, 255, 3);
         }
     const int iw = img->width;
-    lector__image_pages_free(&pages); /* img is gone from here on */
+    img_pages_free(&pages); /* img is gone from here on */
 
     FT_Library ft = NULL;
     FT_Face face = NULL;

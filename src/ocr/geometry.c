@@ -13,11 +13,11 @@
 static const int DI[8] = {0, -1, -1, -1, 0, 1, 1, 1};
 static const int DJ[8] = {1, 1, 0, -1, -1, -1, 0, 1};
 
-static int push_pt(geo_contours *c, int x, int y)
+static int push_pt(ocr_contours *c, int x, int y)
 {
     if (c->n_pts == c->cap_pts) {
         size_t cap = c->cap_pts ? c->cap_pts * 2 : 1024;
-        geo_ipt *p = lector__realloc(c->pts, cap * sizeof *p);
+        ocr_ipt *p = lector__realloc(c->pts, cap * sizeof *p);
         if (!p) return -1;
         c->pts = p;
         c->cap_pts = cap;
@@ -37,7 +37,7 @@ static int dir_of(int di, int dj)
 
 /* Follows one border starting at (i, j) whose zero neighbour is (i2, j2);
  * f is the padded label image of width W. Appends points to c. */
-static int trace(int32_t *f, int W, int i, int j, int i2, int j2, int nbd, geo_contours *c)
+static int trace(int32_t *f, int W, int i, int j, int i2, int j2, int nbd, ocr_contours *c)
 {
     int start_dir = dir_of(i2 - i, j2 - j), d1 = -1;
     /* 3.1: clockwise from (i2, j2) for a non-zero pixel */
@@ -84,7 +84,7 @@ static int trace(int32_t *f, int W, int i, int j, int i2, int j2, int nbd, geo_c
     return 0;
 }
 
-int geo_find_contours(const uint8_t *map, int w, int h, geo_contours *out)
+int ocr_find_contours(const uint8_t *map, int w, int h, ocr_contours *out)
 {
     memset(out, 0, sizeof *out);
     int W = w + 2, H = h + 2;
@@ -109,7 +109,7 @@ int geo_find_contours(const uint8_t *map, int w, int h, geo_contours *out)
             nbd++;
             if (out->n == out->cap) {
                 size_t cap = out->cap ? out->cap * 2 : 64;
-                geo_contour *l = lector__realloc(out->list, cap * sizeof *l);
+                ocr_contour *l = lector__realloc(out->list, cap * sizeof *l);
                 if (!l) goto oom;
                 out->list = l;
                 out->cap = cap;
@@ -125,11 +125,11 @@ int geo_find_contours(const uint8_t *map, int w, int h, geo_contours *out)
     return 0;
 oom:
     lector__free(f);
-    geo_contours_free(out);
+    ocr_contours_free(out);
     return -1;
 }
 
-void geo_contours_free(geo_contours *c)
+void ocr_contours_free(ocr_contours *c)
 {
     lector__free(c->pts);
     lector__free(c->list);
@@ -140,22 +140,22 @@ void geo_contours_free(geo_contours *c)
 
 static int cmp_pt(const void *a, const void *b)
 {
-    const geo_pt *p = a, *q = b;
+    const ocr_pt *p = a, *q = b;
     if (p->x != q->x) return p->x < q->x ? -1 : 1;
     if (p->y != q->y) return p->y < q->y ? -1 : 1;
     return 0;
 }
 
-static double cross(geo_pt o, geo_pt a, geo_pt b)
+static double cross(ocr_pt o, ocr_pt a, ocr_pt b)
 {
     return ((double)a.x - o.x) * ((double)b.y - o.y) - ((double)a.y - o.y) * ((double)b.x - o.x);
 }
 
-int geo_convex_hull(const geo_pt *in, int n, geo_pt *hull)
+int ocr_convex_hull(const ocr_pt *in, int n, ocr_pt *hull)
 {
     if (n <= 0) return 0;
-    geo_pt *p = lector__malloc(sizeof *p * (size_t)n);
-    geo_pt *h = lector__malloc(sizeof *h * (size_t)(2 * n + 1));
+    ocr_pt *p = lector__malloc(sizeof *p * (size_t)n);
+    ocr_pt *h = lector__malloc(sizeof *h * (size_t)(2 * n + 1));
     if (!p || !h) {
         lector__free(p);
         lector__free(h);
@@ -179,19 +179,19 @@ int geo_convex_hull(const geo_pt *in, int n, geo_pt *hull)
     return k;
 }
 
-int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
+int ocr_mini_box(const ocr_pt *pts, int n, ocr_pt box[4], float *short_side)
 {
-    geo_pt *hull = lector__malloc(sizeof *hull * (size_t)(n > 0 ? n : 1));
+    ocr_pt *hull = lector__malloc(sizeof *hull * (size_t)(n > 0 ? n : 1));
     if (!hull) return -1;
-    int m = geo_convex_hull(pts, n, hull);
+    int m = ocr_convex_hull(pts, n, hull);
     if (m < 0) {
         lector__free(hull);
         return -1;
     }
-    geo_pt c[4];
+    ocr_pt c[4];
     if (m <= 2) {
         /* a point or a segment: a degenerate rectangle along it */
-        geo_pt a = m > 0 ? hull[0] : (geo_pt){0, 0}, b = m > 1 ? hull[1] : a;
+        ocr_pt a = m > 0 ? hull[0] : (ocr_pt){0, 0}, b = m > 1 ? hull[1] : a;
         c[0] = a;
         c[1] = b;
         c[2] = b;
@@ -204,7 +204,7 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
         const double half_pi = 1.57079632679489661923;
         double best = INFINITY, best_theta = -1;
         for (int e = 0; e < m; e++) {
-            geo_pt a = hull[e], b = hull[(e + 1) % m];
+            ocr_pt a = hull[e], b = hull[(e + 1) % m];
             double ux = (double)b.x - a.x, uy = (double)b.y - a.y, len = sqrt(ux * ux + uy * uy);
             if (len == 0) continue;
             ux /= len;
@@ -260,7 +260,7 @@ int geo_mini_box(const geo_pt *pts, int n, geo_pt box[4], float *short_side)
     /* get_mini_boxes: sort by x (stable), then split left/right pairs by y */
     for (int i = 1; i < 4; i++)
         for (int j = i; j > 0 && c[j].x < c[j - 1].x; j--) {
-            geo_pt t = c[j];
+            ocr_pt t = c[j];
             c[j] = c[j - 1];
             c[j - 1] = t;
         }
@@ -333,7 +333,7 @@ static int clip_line(int w, int h, int64_t *x1, int64_t *y1, int64_t *x2, int64_
 }
 
 /* cv::Line with 8-connectivity (LineIterator: clipped, then left to right). */
-static void draw_line(uint8_t *m, int w, int h, geo_ipt a, geo_ipt b)
+static void draw_line(uint8_t *m, int w, int h, ocr_ipt a, ocr_ipt b)
 {
     if ((unsigned)a.x >= (unsigned)w || (unsigned)b.x >= (unsigned)w || (unsigned)a.y >= (unsigned)h ||
         (unsigned)b.y >= (unsigned)h) {
@@ -345,7 +345,7 @@ static void draw_line(uint8_t *m, int w, int h, geo_ipt a, geo_ipt b)
         b.y = (int)y2;
     }
     if (a.x > b.x) {
-        geo_ipt t = a;
+        ocr_ipt t = a;
         a = b;
         b = t;
     }
@@ -384,7 +384,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int geo_fill_poly(uint8_t *mask, int w, int h, const geo_ipt *poly, int n)
+int ocr_fill_poly(uint8_t *mask, int w, int h, const ocr_ipt *poly, int n)
 {
     if (n <= 0) return 0;
     poly_edge *e = lector__malloc(sizeof *e * (size_t)n);
@@ -395,9 +395,9 @@ int geo_fill_poly(uint8_t *mask, int w, int h, const geo_ipt *poly, int n)
         return -1;
     }
     int ne = 0, ymin = INT32_MAX, ymax = INT32_MIN;
-    geo_ipt p0 = poly[n - 1];
+    ocr_ipt p0 = poly[n - 1];
     for (int i = 0; i < n; i++) {
-        geo_ipt p1 = poly[i];
+        ocr_ipt p1 = poly[i];
         draw_line(mask, w, h, p0, p1);
         if (p0.y != p1.y) {
             int64_t x0 = (int64_t)p0.x * XY_ONE, x1 = (int64_t)p1.x * XY_ONE;
@@ -441,7 +441,7 @@ int geo_fill_poly(uint8_t *mask, int w, int h, const geo_ipt *poly, int n)
 
 static int64_t clip_round(double v) { return v < 0 ? (int64_t)(v - 0.5) : (int64_t)(v + 0.5); }
 
-geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
+ocr_ipt *ocr_offset_round(const ocr_pt *poly, int n, double delta, int *n_out)
 {
     *n_out = 0;
     if (n <= 0 || n > 1 << 20 || !(delta > 0)) return NULL;
@@ -481,7 +481,7 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
     double(*nrm)[2] = lector__malloc(sizeof *nrm * (size_t)m);
     /* each vertex emits at most steps+3 points */
     size_t cap = (size_t)m * ((size_t)steps + 4) + 16;
-    geo_ipt *out = lector__malloc(sizeof *out * cap);
+    ocr_ipt *out = lector__malloc(sizeof *out * cap);
     if (!nrm || !out) {
         lector__free(src);
         lector__free(nrm);
@@ -548,14 +548,14 @@ geo_ipt *geo_offset_round(const geo_pt *poly, int n, double delta, int *n_out)
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
-void geo_order_clockwise(geo_pt box[4])
+void ocr_order_clockwise(ocr_pt box[4])
 {
     int imin = 0, imax = 0;
     for (int i = 1; i < 4; i++) {
         if (box[i].x + box[i].y < box[imin].x + box[imin].y) imin = i;
         if (box[i].x + box[i].y > box[imax].x + box[imax].y) imax = i;
     }
-    geo_pt r[4], rest[3];
+    ocr_pt r[4], rest[3];
     int nr = 0;
     r[0] = box[imin];
     r[2] = box[imax];
@@ -572,14 +572,14 @@ void geo_order_clockwise(geo_pt box[4])
     memcpy(box, r, sizeof r);
 }
 
-double geo_poly_area(const geo_pt *p, int n)
+double ocr_poly_area(const ocr_pt *p, int n)
 {
     double a = 0;
     for (int i = 0, j = n - 1; i < n; j = i++) a += (double)p[j].x * p[i].y - (double)p[i].x * p[j].y;
     return fabs(a) * 0.5;
 }
 
-double geo_poly_length(const geo_pt *p, int n)
+double ocr_poly_length(const ocr_pt *p, int n)
 {
     double l = 0;
     for (int i = 0, j = n - 1; i < n; j = i++) l += hypot((double)p[i].x - p[j].x, (double)p[i].y - p[j].y);

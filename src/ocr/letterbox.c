@@ -21,17 +21,17 @@ int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio, i
     return rows;
 }
 
-lector_status ocr_letterbox_pad(const lector_image *img, int rows, lector_image *out, lector_error *err)
+lector_status ocr_letterbox_pad(const img_image *img, int rows, img_image *out, lector_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!img || !img->data || img->channels <= 0 || rows <= 0 || img->height > (1 << 30) - 2 * rows)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "letterbox: invalid image or padding (%d rows)", rows);
-    lector_status st = lector__image_alloc(out, img->width, img->height + 2 * rows, img->channels, err);
+    lector_status st = img_alloc(out, img->width, img->height + 2 * rows, img->channels, err);
     if (st) return st;
     size_t row = (size_t)img->width * (size_t)img->channels;
     for (int y = 0; y < img->height; y++)
         memcpy(out->data + (size_t)(y + rows) * out->stride, img->data + (size_t)y * img->stride, row);
-    return LECTOR_OK; /* the bands stay as lector__image_alloc zeroed them: black */
+    return LECTOR_OK; /* the bands stay as img_alloc zeroed them: black */
 }
 
 void ocr_letterbox_unpad(ocr_box *boxes, int *n, int rows, int width, int height)

@@ -32,7 +32,7 @@ int ocr_letterbox_rows(int width, int height, int min_height, float max_ratio, i
 /* A copy of img with `rows` black rows above and below (rows > 0).
  * LECTOR_ERR_OUT_OF_MEMORY or LECTOR_ERR_INVALID_ARGUMENT (too large) with a
  * message; `out` is then empty. */
-lector_status ocr_letterbox_pad(const lector_image *img, int rows, lector_image *out, lector_error *err);
+lector_status ocr_letterbox_pad(const img_image *img, int rows, img_image *out, lector_error *err);
 
 /* Boxes found on the padded image back to the width x height original: moved
  * up by `rows`, clipped to the image (PaddleOCR's filter_tag_det_res: x in

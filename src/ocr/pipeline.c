@@ -336,12 +336,12 @@ void lector_engine_trim(lector_engine *e)
 /* ---- one page ----------------------------------------------------------------- */
 
 typedef struct crop {
-    lector_image img; /* on the CPU path; empty where the device crops (on_device) */
+    img_image img; /* on the CPU path; empty where the device crops (on_device) */
     int w, h;         /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
     float ratio;      /* width / height */
     /* on_device: the crop is made on the GPU from the page's bytes with these */
     int on_device;
-    const lector_image *page;
+    const img_image *page;
     double warp[9];
     int warp_w, warp_h, turns; /* lector_image_input.turns: bit 0 tall box, bit 1 the classifier's 180 */
     int rotated;
@@ -396,7 +396,7 @@ static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t
 }
 
 /* DB post-processing of one probability map (ph x pw) into sorted boxes. */
-static lector_status det_post(lector_engine *e, const lector_image *img, const float *prob, int ph, int pw,
+static lector_status det_post(lector_engine *e, const img_image *img, const float *prob, int ph, int pw,
                               ocr_box **boxes, int *n_boxes, lector_error *err)
 {
     ocr_db_params dp = {e->p.det_db_thresh,       e->p.det_db_box_thresh,
@@ -418,7 +418,7 @@ static int gpu_preprocess(void) { return lector__tc_flag(LECTOR__TC_GPU_PREPROCE
 /* get_rotate_crop_image's size and corners of box b */
 static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
 {
-    const geo_pt *p = b->p;
+    const ocr_pt *p = b->p;
     int w = (int)fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
     int h = (int)fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
     *cw = w < 1 ? 1 : w;
@@ -430,17 +430,17 @@ static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
 }
 
 /* get_rotate_crop_image: the warp, and a quarter turn for a tall crop */
-static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_image *out, lector_error *err)
+static lector_status crop_box(const img_image *img, const ocr_box *b, img_image *out, lector_error *err)
 {
     float quad[4][2];
     int w, h;
     crop_geometry(b, quad, &w, &h);
-    lector_image warped;
-    lector_status st = lector__image_warp_quad(img, quad, w, h, &warped, err);
+    img_image warped;
+    lector_status st = img_warp_quad(img, quad, w, h, &warped, err);
     if (st) return st;
     if ((double)warped.height / warped.width >= 1.5) {
-        st = lector__image_rotate90_ccw(&warped, out, err);
-        lector__image_release(&warped);
+        st = img_rotate90_ccw(&warped, out, err);
+        img_release(&warped);
         return st;
     }
     *out = warped;
@@ -449,12 +449,12 @@ static lector_status crop_box(const lector_image *img, const ocr_box *b, lector_
 
 /* crop_box's crop described for the device (made there by cls/rec's input):
  * its warp matrix and turn; LECTOR_ERR_INVALID_ARGUMENT for a degenerate box,
- * as lector__image_warp_quad reports it. */
-static lector_status crop_box_device(const lector_image *img, const ocr_box *b, crop *c, lector_error *err)
+ * as img_warp_quad reports it. */
+static lector_status crop_box_device(const img_image *img, const ocr_box *b, crop *c, lector_error *err)
 {
     float quad[4][2];
     crop_geometry(b, quad, &c->warp_w, &c->warp_h);
-    if (lector__warp_quad_matrix(quad, c->warp_w, c->warp_h, c->warp) != 0)
+    if (img_warp_quad_matrix(quad, c->warp_w, c->warp_h, c->warp) != 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: degenerate quadrilateral");
     c->on_device = 1;
     c->page = img;
@@ -483,19 +483,19 @@ static lector_status run_lines(lector_model *m, crop *const *cr, int nb, int row
     if (!cr[0]->on_device) {
         float *batch = lector__calloc((size_t)rows * 3 * img_h * tw, sizeof(float));
         if (!batch) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
-        for (int k = 0; k < nb && !st; k++) st = lector__rec_preprocess(&cr[k]->img, img_h, tw, batch, k, err);
+        for (int k = 0; k < nb && !st; k++) st = ocr_rec_preprocess(&cr[k]->img, img_h, tw, batch, k, err);
         if (!st) st = run_model1(m, batch, rows, 3, img_h, tw, out, n_out, err);
         lector__free(batch);
         return st;
     }
-    lector_input_tables *t = lector__calloc((size_t)nb, sizeof *t);
+    ocr_input_tables *t = lector__calloc((size_t)nb, sizeof *t);
     lector_image_input *in = lector__calloc((size_t)nb, sizeof *in);
     if (!t || !in) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
     for (int k = 0; k < nb && !st; k++)
-        st = lector__line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h, tw,
+        st = ocr_line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h, tw,
                                       &t[k], &in[k], err);
     if (!st) st = lector_model_run_images(m, in, (size_t)nb, (size_t)rows, tw, out, n_out, err);
-    for (int k = 0; t && k < nb; k++) lector__input_tables_free(&t[k]);
+    for (int k = 0; t && k < nb; k++) ocr_input_tables_free(&t[k]);
     lector__free(t);
     lector__free(in);
     return st;
@@ -549,9 +549,9 @@ static lector_status classify(lector_engine *e, crop **order, int n, int (*cmp)(
                     cr->turns |= 2;
                     continue;
                 }
-                lector_image r;
-                if ((st = lector__image_rotate180(&cr->img, &r, err))) break;
-                lector__image_release(&cr->img);
+                img_image r;
+                if ((st = img_rotate180(&cr->img, &r, err))) break;
+                img_release(&cr->img);
                 cr->img = r;
             }
         }
@@ -574,7 +574,7 @@ static void page_batch_widths(lector_engine *e, crop **order, int n)
             ws[k] = order[b0 + k]->w;
             hs[k] = order[b0 + k]->h;
         }
-        int bw = lector__rec_batch_width(ws, hs, nb, ih, iw);
+        int bw = ocr_rec_batch_width(ws, hs, nb, ih, iw);
         for (int k = 0; k < nb; k++) order[b0 + k]->bw = bw;
     }
 }
@@ -672,7 +672,7 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
             ws[k] = order[b0 + k]->w;
             hs[k] = order[b0 + k]->h;
         }
-        int bw = by_bw ? order[b0]->bw : lector__rec_batch_width(ws, hs, nb, ih, iw);
+        int bw = by_bw ? order[b0]->bw : ocr_rec_batch_width(ws, hs, nb, ih, iw);
         int rows = by_bw ? gpu_rows_bucket(nb, e->p.rec_batch_num, bs) : nb; /* the extra rows stay zeros */
         if ((st = rec_batch(e, e->rec, order + b0, nb, rows, bw, err))) break;
         if (!e->rec32) continue;
@@ -689,10 +689,10 @@ static lector_status recognise(lector_engine *e, crop **order, int n, int by_bw,
 /* A page's detection done ahead, in a batch with pages of the same input
  * size (lector_read_batch with det_batch_num > 1). */
 typedef struct det_pre {
-    lector_det_input di;
-    lector_input_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
+    ocr_det_input di;
+    ocr_input_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
     lector_image_input im;
-    lector_image letterbox; /* the page with black bands, when it gets them (ocr/letterbox.h) */
+    img_image letterbox; /* the page with black bands, when it gets them (ocr/letterbox.h) */
     int pad_rows;
     int on_device;
     int have_input;
@@ -703,10 +703,10 @@ typedef struct det_pre {
     double ms;
 } det_pre;
 
-static void detect_pages(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre);
+static void detect_pages(lector_engine *e, const img_image *const *imgs, int n, int limit, det_pre *pre);
 
 /* One page's detection: detect_pages of one page. */
-static lector_status detect(lector_engine *e, const lector_image *img, int limit, ocr_box **boxes, int *n_boxes,
+static lector_status detect(lector_engine *e, const img_image *img, int limit, ocr_box **boxes, int *n_boxes,
                             lector_error *err)
 {
     det_pre d;
@@ -733,7 +733,7 @@ typedef struct page_work {
 static void page_work_free(page_work *w)
 {
     for (int i = 0; w->c && i < w->nb; i++) {
-        lector__image_release(&w->c[i].img);
+        img_release(&w->c[i].img);
         lector__free(w->c[i].text);
     }
     lector__free(w->c);
@@ -742,7 +742,7 @@ static void page_work_free(page_work *w)
 }
 
 /* Detects and crops: w->c holds the valid crops (w->nb). On error w is empty. */
-static lector_status page_prep(lector_engine *e, const lector_image *img, const lector_read_options *o, det_pre *pre,
+static lector_status page_prep(lector_engine *e, const img_image *img, const lector_read_options *o, det_pre *pre,
                                page_work *w, lector_timings *tm, lector_error *err)
 {
     memset(w, 0, sizeof *w);
@@ -784,7 +784,7 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
     int dev = e->p.use_det && device_crops(e);
     for (int i = 0; i < nb && !st; i++) {
         if (!e->p.use_det) { /* no crop: a copy of the page */
-            st = lector__image_alloc(&c[i].img, img->width, img->height, img->channels, err);
+            st = img_alloc(&c[i].img, img->width, img->height, img->channels, err);
             for (int y = 0; !st && y < img->height; y++)
                 memcpy(c[i].img.data + (size_t)y * c[i].img.stride, img->data + (size_t)y * img->stride,
                        (size_t)img->width * img->channels);
@@ -825,7 +825,7 @@ static lector_status page_prep(lector_engine *e, const lector_image *img, const 
 }
 
 /* Moves the recognised lines into `page` and frees w. */
-static lector_status page_finish(page_work *w, const lector_image *img, lector_page *page, lector_error *err)
+static lector_status page_finish(page_work *w, const img_image *img, lector_page *page, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     page->width = img->width;
@@ -849,7 +849,7 @@ static lector_status page_finish(page_work *w, const lector_image *img, lector_p
     return st;
 }
 
-static lector_status ocr_page(lector_engine *e, const lector_image *img, const lector_read_options *o,
+static lector_status ocr_page(lector_engine *e, const img_image *img, const lector_read_options *o,
                               lector_page *page, lector_timings *tm, lector_error *err)
 {
     page->width = img->width;
@@ -890,15 +890,15 @@ void lector_result_free(lector_result *r)
     lector__free(r);
 }
 
-static void limits_of(const lector_engine *e, lector_image_limits *l)
+static void limits_of(const lector_engine *e, img_limits *l)
 {
-    lector__image_limits_default(l);
+    img_limits_default(l);
     l->max_pixels = (uint64_t)e->p.max_pixels;
     l->max_file_size = (size_t)e->p.max_file_size;
     l->max_pages = e->p.max_pages;
 }
 
-static lector_status run_pages(lector_engine *e, lector_image *pages, int n, double decode_ms, double t_start,
+static lector_status run_pages(lector_engine *e, img_image *pages, int n, double decode_ms, double t_start,
                                const lector_read_options *o, const char *name, lector_result **out, lector_error *err)
 {
     lector_result *r = lector__calloc(1, sizeof *r);
@@ -930,13 +930,13 @@ lector_status lector_read_memory(lector_engine *e, const void *data, size_t size
     if (!e || !out || (!data && size)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
     double t0 = lector__now_ms();
-    lector_image_limits lim;
+    img_limits lim;
     limits_of(e, &lim);
-    lector_image_pages pages;
-    lector_status st = lector__image_decode(data, size, name, &lim, &pages, err);
+    img_pages pages;
+    lector_status st = img_decode(data, size, name, &lim, &pages, err);
     if (st) return st;
     st = run_pages(e, pages.pages, pages.count, lector__now_ms() - t0, t0, o, name, out, err);
-    lector__image_pages_free(&pages);
+    img_pages_free(&pages);
     return st;
 }
 
@@ -946,13 +946,13 @@ lector_status lector_read_file(lector_engine *e, const char *path, const lector_
     if (!e || !path || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
     double t0 = lector__now_ms();
-    lector_image_limits lim;
+    img_limits lim;
     limits_of(e, &lim);
-    lector_image_pages pages;
-    lector_status st = lector__image_decode_file(path, &lim, &pages, err);
+    img_pages pages;
+    lector_status st = img_decode_file(path, &lim, &pages, err);
     if (st) return st;
     st = run_pages(e, pages.pages, pages.count, lector__now_ms() - t0, t0, o, path, out, err);
-    lector__image_pages_free(&pages);
+    img_pages_free(&pages);
     return st;
 }
 
@@ -963,13 +963,13 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
     if (!e || !px || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
     *out = NULL;
     double t0 = lector__now_ms();
-    lector_image_limits lim;
+    img_limits lim;
     limits_of(e, &lim);
-    lector_image img;
-    lector_status st = lector__image_from_pixels(px, width, height, stride, format, "pixels", &lim, &img, err);
+    img_image img;
+    lector_status st = img_from_pixels(px, width, height, stride, format, "pixels", &lim, &img, err);
     if (st) return st;
     st = run_pages(e, &img, 1, lector__now_ms() - t0, t0, o, "pixels", out, err);
-    lector__image_release(&img);
+    img_release(&img);
     return st;
 }
 
@@ -982,37 +982,37 @@ lector_status lector_read_pixels(lector_engine *e, const uint8_t *px, int width,
 static void det_pre_free_input(det_pre *d)
 {
     if (d->on_device)
-        lector__input_tables_free(&d->tab);
+        ocr_input_tables_free(&d->tab);
     else
-        lector__det_input_free(&d->di);
-    lector__image_release(&d->letterbox);
+        ocr_det_input_free(&d->di);
+    img_release(&d->letterbox);
     d->have_input = 0;
 }
 
-static void detect_pages(lector_engine *e, const lector_image *const *imgs, int n, int limit, det_pre *pre)
+static void detect_pages(lector_engine *e, const img_image *const *imgs, int n, int limit, det_pre *pre)
 {
     int dev = e->on_gpu && gpu_preprocess() && lector_model_takes_images(e->det);
-    lector_det_limit_type lt = (lector_det_limit_type)e->p.det_limit_type;
+    ocr_det_limit_type lt = (ocr_det_limit_type)e->p.det_limit_type;
     for (int k = 0; k < n; k++) {
         lector_error e2;
         det_pre *d = &pre[k];
-        const lector_image *src = imgs[k];
+        const img_image *src = imgs[k];
         d->pad_rows = ocr_letterbox_rows(src->width, src->height, e->p.det_letterbox_min_height,
                                          e->p.det_letterbox_ratio, e->p.max_pixels);
         if (d->pad_rows && (d->st = ocr_letterbox_pad(src, d->pad_rows, &d->letterbox, &d->err))) continue;
         if (d->pad_rows) src = &d->letterbox;
         /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
         d->on_device =
-            dev && !lector__det_image_input(src, limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
+            dev && !ocr_det_image_input(src, limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
         if (d->on_device) {
             d->di.height = d->im.out_height;
             d->di.width = d->im.out_width;
             d->st = LECTOR_OK;
         } else {
-            d->st = lector__det_preprocess_norm(src, limit, lt, e->p.det_mean, e->p.det_std, &d->di, &d->err);
+            d->st = ocr_det_preprocess_norm(src, limit, lt, e->p.det_mean, e->p.det_std, &d->di, &d->err);
         }
         d->have_input = d->st == LECTOR_OK;
-        if (!d->have_input) lector__image_release(&d->letterbox);
+        if (!d->have_input) img_release(&d->letterbox);
     }
     int max_b = e->p.det_batch_num > 0 ? e->p.det_batch_num : 1, runs = 0;
     int *grp = lector__malloc(sizeof *grp * (size_t)(max_b + 1));
@@ -1089,14 +1089,14 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
     }
     if (!n) return LECTOR_OK;
     double t0 = lector__now_ms();
-    lector_image_pages *pages = lector__calloc(n, sizeof *pages);
+    img_pages *pages = lector__calloc(n, sizeof *pages);
     page_work **works = lector__calloc(n, sizeof *works);
     if (!pages || !works) {
         lector__free(pages);
         lector__free(works);
         return lector__error(errs, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    lector_image_limits lim;
+    img_limits lim;
     limits_of(e, &lim);
     size_t total = 0;
     /* per image: decode, detect, crop */
@@ -1107,7 +1107,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
         double ti = lector__now_ms();
         lector_status st = !in->data && in->size ? lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument")
                            : cancelled(o)        ? cancel_error(err)
-                                                 : lector__image_decode(in->data, in->size, name, &lim, &pages[i], err);
+                                                 : img_decode(in->data, in->size, name, &lim, &pages[i], err);
         if (st) {
             statuses[i] = st;
             continue;
@@ -1134,7 +1134,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
             if (!statuses[i]) np_all += (size_t)pages[i].count;
         pre = lector__calloc(np_all ? np_all : 1, sizeof *pre);
         pre_at = lector__calloc(n, sizeof *pre_at);
-        const lector_image **imgs = lector__calloc(np_all ? np_all : 1, sizeof *imgs);
+        const img_image **imgs = lector__calloc(np_all ? np_all : 1, sizeof *imgs);
         if (pre && pre_at && imgs) {
             size_t k = 0;
             for (size_t i = 0; i < n; i++) {
@@ -1250,7 +1250,7 @@ lector_status lector_read_batch(lector_engine *e, const lector_batch_input *inpu
             results[i] = NULL;
         }
         lector__free(works[i]);
-        if (pages[i].pages) lector__image_pages_free(&pages[i]);
+        if (pages[i].pages) img_pages_free(&pages[i]);
     }
     lector__free(works);
     lector__free(pages);

@@ -1,13 +1,13 @@
 /*
  * preprocess.h - PaddleOCR's exact input preprocessing for det, cls and rec.
  *
- * Images are BGR (lector_image, 3 channels); tensors are float32 NCHW with
+ * Images are BGR (img_image, 3 channels); tensors are float32 NCHW with
  * channels in B, G, R order, because PaddleOCR never converts to RGB.
  * Sources (PaddleOCR 2.x): ppocr/data/imaug/operators.py DetResizeForTest
  * (resize_image_type0) and NormalizeImage, tools/infer/predict_cls.py and
  * predict_rec.py resize_norm_img. Floating-point order of operations follows
  * numpy float32 so the values are bit-identical for identical resized pixels.
- * Built into the lector_image library.
+ * Built into the img_image library.
  */
 #ifndef LECTOR_OCR_PREPROCESS_H
 #define LECTOR_OCR_PREPROCESS_H
@@ -15,28 +15,28 @@
 #include "image/image.h"
 #include "lector_rt_image.h" /* lector_image_input */
 
-typedef enum lector_det_limit_type {
-    LECTOR_DET_LIMIT_MAX = 0,        /* longest side scaled down to limit if above (default) */
-    LECTOR_DET_LIMIT_MIN = 1,        /* shortest side scaled up to limit if below */
-    LECTOR_DET_LIMIT_RESIZE_LONG = 2 /* longest side scaled to limit, always */
-} lector_det_limit_type;
+typedef enum ocr_det_limit_type {
+    OCR_DET_LIMIT_MAX = 0,        /* longest side scaled down to limit if above (default) */
+    OCR_DET_LIMIT_MIN = 1,        /* shortest side scaled up to limit if below */
+    OCR_DET_LIMIT_RESIZE_LONG = 2 /* longest side scaled to limit, always */
+} ocr_det_limit_type;
 
 /* Detector input: 1 x 3 x height x width, ImageNet-normalised. */
-typedef struct lector_det_input {
-    float *data; /* lector__free'd by lector__det_input_free */
+typedef struct ocr_det_input {
+    float *data; /* lector__free'd by ocr_det_input_free */
     int height, width;
     float ratio_h;                   /* height / padded_height */
     float ratio_w;                   /* width / padded_width */
     int padded_height, padded_width; /* source size after PaddleOCR's padding
                                         of tiny images (= source size unless
                                         width + height < 64) */
-} lector_det_input;
+} ocr_det_input;
 
 /* Target size of DetResizeForTest type 0: ratio from the limit, then
  * side = int(side * ratio) and side = max(round_half_even(side / 32) * 32, 32).
  * Returns LECTOR_ERR_INVALID_ARGUMENT for non-positive sizes or limit. */
-lector_status lector__det_resize_dims(int width, int height, int limit_side_len, lector_det_limit_type type,
-                                      int *out_width, int *out_height, lector_error *err);
+lector_status ocr_det_resize_dims(int width, int height, int limit_side_len, ocr_det_limit_type type, int *out_width,
+                                  int *out_height, lector_error *err);
 
 /* DetResizeForTest + NormalizeImage + ToCHWImage. An image whose
  * width + height < 64 is first padded with black on the right and bottom to
@@ -44,67 +44,65 @@ lector_status lector__det_resize_dims(int width, int height, int limit_side_len,
  * relative to that padded size, as in PaddleOCR.
  * Resize (cv2 INTER_LINEAR) + (x/255 - mean)/std with mean
  * (0.485, 0.456, 0.406), std (0.229, 0.224, 0.225) on B, G, R + HWC->CHW. */
-lector_status lector__det_preprocess(const lector_image *img, int limit_side_len, lector_det_limit_type type,
-                                     lector_det_input *out, lector_error *err);
-void lector__det_input_free(lector_det_input *in);
+lector_status ocr_det_preprocess(const img_image *img, int limit_side_len, ocr_det_limit_type type, ocr_det_input *out,
+                                 lector_error *err);
+void ocr_det_input_free(ocr_det_input *in);
 /* What a lector_image_input points to besides the pixels: the resize
- * tables (lector__resize_columns / lector__resize_rows), detection's
+ * tables (img_resize_columns / img_resize_rows), detection's
  * normalisation table, a crop's warp matrix. Free with
- * lector__input_tables_free. */
-typedef struct lector_input_tables {
+ * ocr_input_tables_free. */
+typedef struct ocr_input_tables {
     int *xofs, *yofs;
     int16_t *alpha, *beta;
     float lut[3 * 256];
     double warp[9];
-} lector_input_tables;
-void lector__input_tables_free(lector_input_tables *t);
+} ocr_input_tables;
+void ocr_input_tables_free(ocr_input_tables *t);
 
 /* Detection's input as a lector_image_input, for a backend that makes it on
  * its device (lector_model_run_image): the tables of
- * lector__det_preprocess_norm's resize and normalisation, so that the
+ * ocr_det_preprocess_norm's resize and normalisation, so that the
  * device's input is that function's, bit for bit. A page that needs the
  * padding of tiny images (width + height < 64) gets LECTOR_ERR_UNSUPPORTED_OP
- * and takes lector__det_preprocess_norm. `out` points into `t`, and into
+ * and takes ocr_det_preprocess_norm. `out` points into `t`, and into
  * `img` for the pixels. */
-lector_status lector__det_image_input(const lector_image *img, int limit_side_len, lector_det_limit_type type,
-                                      const float mean[3], const float stdv[3], lector_input_tables *t,
-                                      lector_image_input *out, lector_error *err);
+lector_status ocr_det_image_input(const img_image *img, int limit_side_len, ocr_det_limit_type type,
+                                  const float mean[3], const float stdv[3], ocr_input_tables *t,
+                                  lector_image_input *out, lector_error *err);
 
 /* The same with the normalisation's mean and std (B, G, R order) given. */
-lector_status lector__det_preprocess_norm(const lector_image *img, int limit_side_len, lector_det_limit_type type,
-                                          const float mean[3], const float stdv[3], lector_det_input *out,
-                                          lector_error *err);
+lector_status ocr_det_preprocess_norm(const img_image *img, int limit_side_len, ocr_det_limit_type type,
+                                      const float mean[3], const float stdv[3], ocr_det_input *out, lector_error *err);
 
 /* Width a text line is resized to at height img_h inside a tensor of width
  * img_w: min(ceil(img_h * (w / h)), img_w), at least 1. */
-int lector__line_resized_width(int width, int height, int img_h, int img_w);
+int ocr_line_resized_width(int width, int height, int img_h, int img_w);
 
 /* Batch width of the recogniser for crops of sizes (widths[i], heights[i]):
  * int(img_h * max(img_w / img_h, max_i widths[i] / heights[i])) (predict_rec.py). */
-int lector__rec_batch_width(const int *widths, const int *heights, int n, int img_h, int img_w);
+int ocr_rec_batch_width(const int *widths, const int *heights, int n, int img_h, int img_w);
 
 /* Classifier input for one crop (predict_cls.py resize_norm_img): resize to
  * img_h (48) x resized width, (x/255 - 0.5)/0.5, zero padding on the right up
  * to img_w (192). Writes 3 * img_h * img_w floats at `dst` (one batch row). */
-lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int img_w, float *dst, lector_error *err);
+lector_status ocr_cls_preprocess(const img_image *crop, int img_h, int img_w, float *dst, lector_error *err);
 
 /* Recogniser input for one crop (predict_rec.py resize_norm_img) into row
  * `b` of a batch tensor [n, 3, img_h, batch_w]: same as cls with
  * img_w = batch_w. Writes 3 * img_h * batch_w floats at
  * batch + b * 3 * img_h * batch_w. */
-lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w, float *batch, int b,
-                                     lector_error *err);
+lector_status ocr_rec_preprocess(const img_image *crop, int img_h, int batch_w, float *batch, int b, lector_error *err);
 
 /* A text line's row of a cls/rec input made on a device
- * (lector_model_run_images), bit for bit the row lector__cls_preprocess /
- * lector__rec_preprocess make from the crop that lector__image_warp_quad
- * (warp: lector__warp_quad_matrix, crop_width x crop_height) then
- * lector__image_rotate90_ccw (turns bit 0) and lector__image_rotate180
+ * (lector_model_run_images), bit for bit the row ocr_cls_preprocess /
+ * ocr_rec_preprocess make from the crop that img_warp_quad
+ * (warp: img_warp_quad_matrix, crop_width x crop_height) then
+ * img_rotate90_ccw (turns bit 0) and img_rotate180
  * (bit 1) make from `page`: only the page's region under the crop goes up.
  * img_w is the tensor's width (cls_image_width, or the rec batch width).
  * `out` points into `t`, `page` and a static normalisation table. */
-lector_status lector__line_image_input(const lector_image *page, const double warp[9], int crop_width, int crop_height,
-                                       int turns, int img_h, int img_w, lector_input_tables *t, lector_image_input *out,
-                                       lector_error *err);
+lector_status ocr_line_image_input(const img_image *page, const double warp[9], int crop_width, int crop_height,
+                                   int turns, int img_h, int img_w, ocr_input_tables *t, lector_image_input *out,
+                                   lector_error *err);
 
 #endif

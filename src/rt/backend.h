@@ -156,6 +156,10 @@ const rt_backend_iface *rt_backend_onednn(void);
  * Thread-safe. */
 lector_status rt_backend_find(const char *name, const rt_backend_iface **out, int *index, lector_error *err);
 
+/* The name of the i-th backend of the registry ("onednn", "ref", "cuda"),
+ * NULL past the last. */
+const char *rt_backend_registered(size_t i);
+
 /* Creates the backend named by a device string (lector_device_parse: "ref",
  * "cpu", "onednn", "cuda", "cuda:N"; NULL = best CPU). For a device backend,
  * gpu_mem_limit and fp16 configure the device. */
@@ -167,5 +171,11 @@ void rt_backend_free(rt_backend *be);
  * host memory. */
 lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err);
+
+/* The end of a host backend's plan_execute: outputs[i] becomes a new tensor
+ * (the caller's, lector_tensors_free) holding graph output i, copied from
+ * the host memory src(ctx, i). On failure none is left allocated. */
+lector_status rt_outputs_from_host(const rt_graph *g, const void *(*src)(void *ctx, int i), void *ctx,
+                                   lector_tensor *outputs, lector_error *err);
 
 #endif

@@ -63,6 +63,8 @@ static void names(char *buf, size_t len)
         o += (size_t)snprintf(buf + o, len - o, ", %s%s", registry[i].name, registry[i].module ? "[:N]" : "");
 }
 
+const char *rt_backend_registered(size_t i) { return i < LECTOR_ARRAY_LEN(registry) ? registry[i].name : NULL; }
+
 lector_status lector_device_parse(const char *s, lector_device_spec *out, lector_error *err)
 {
     if (!out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_device_parse: NULL argument");

@@ -1,10 +1,11 @@
 /*
  * ops.h - the operator table: for each ONNX operator Lector supports, a
- * shape/type inference function and a plain-C reference kernel.
+ * shape/type inference function and a reference kernel in C.
  *
  * The reference kernels are the oracle of every faster backend (oneDNN,
  * CUDA): readable, correct for every shape, multi-threaded (OpenMP) where it
- * matters (Conv, ConvTranspose, MatMul, Gemm). Constant folding also runs
+ * matters (Conv, ConvTranspose, MatMul, Gemm); the GEMM under those four has
+ * AVX-512 and AVX2 micro-kernels beside its portable C one (gemm.c). Constant folding also runs
  * them, so anything computable from constants never reaches a backend.
  *
  * Semantics are those of ONNX opset 13 for every operator; the loader

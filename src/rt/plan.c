@@ -381,6 +381,18 @@ static void *value_data(const rt_plan *p, void *arena, const lector_tensor *inpu
     return NULL;
 }
 
+typedef struct host_run {
+    const rt_plan *p;
+    void *arena;
+    const lector_tensor *inputs;
+} host_run;
+
+static const void *output_data(void *ctx, int i)
+{
+    const host_run *r = ctx;
+    return value_data(r->p, r->arena, r->inputs, r->p->g->outputs[i]);
+}
+
 lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err)
 {
@@ -411,6 +423,13 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
             return st;
         }
     }
+    host_run run = {p, arena, inputs};
+    return rt_outputs_from_host(g, output_data, &run, outputs, err);
+}
+
+lector_status rt_outputs_from_host(const rt_graph *g, const void *(*src)(void *ctx, int i), void *ctx,
+                                   lector_tensor *outputs, lector_error *err)
+{
     for (int i = 0; i < g->n_outputs; i++) {
         int v = g->outputs[i];
         outputs[i] = rt_value_tensor(&g->values[v]);
@@ -420,7 +439,7 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
             for (int j = 0; j < i; j++) lector__free(outputs[j].data);
             return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
         }
-        memcpy(outputs[i].data, value_data(p, arena, inputs, v), nb);
+        memcpy(outputs[i].data, src(ctx, i), nb);
     }
     return LECTOR_OK;
 }

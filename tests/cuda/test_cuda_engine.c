@@ -427,12 +427,12 @@ static int mode_batch(void)
 
 /* One batch of n crops (boxes of `page`, tensor width tw) through model m
  * both ways; 0 when the outputs are equal bit for bit. */
-static int inputs_batch(lector_model *m, const char *what, const lector_image *page, const float (*quads)[4][2],
+static int inputs_batch(lector_model *m, const char *what, const img_image *page, const float (*quads)[4][2],
                         const int *turns, int n, int img_h, int tw, int *rows_out)
 {
     float *host = calloc((size_t)n * 3 * img_h * tw, sizeof(float));
     lector_image_input *in = calloc((size_t)n, sizeof *in);
-    lector_input_tables *t = calloc((size_t)n, sizeof *t);
+    ocr_input_tables *t = calloc((size_t)n, sizeof *t);
     lector_error err;
     int bad = !host || !in || !t;
     for (int k = 0; k < n && !bad; k++) {
@@ -442,18 +442,18 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
         w = w < 1 ? 1 : w;
         h = h < 1 ? 1 : h;
         double mat[9];
-        lector_image warped, t1 = {0}, t2 = {0}, *crop = &warped;
-        if (lector__warp_quad_matrix(p, w, h, mat) || lector__image_warp_quad(page, p, w, h, &warped, &err)) {
+        img_image warped, t1 = {0}, t2 = {0}, *crop = &warped;
+        if (img_warp_quad_matrix(p, w, h, mat) || img_warp_quad(page, p, w, h, &warped, &err)) {
             bad = 1;
             break;
         }
-        if (turns[k] & 1) lector__image_rotate90_ccw(crop, &t1, &err), crop = &t1;
-        if (turns[k] & 2) lector__image_rotate180(crop, &t2, &err), crop = &t2;
-        bad |= lector__rec_preprocess(crop, img_h, tw, host, k, &err) != LECTOR_OK;
-        bad |= lector__line_image_input(page, mat, w, h, turns[k], img_h, tw, &t[k], &in[k], &err) != LECTOR_OK;
-        lector__image_release(&warped);
-        lector__image_release(&t1);
-        lector__image_release(&t2);
+        if (turns[k] & 1) img_rotate90_ccw(crop, &t1, &err), crop = &t1;
+        if (turns[k] & 2) img_rotate180(crop, &t2, &err), crop = &t2;
+        bad |= ocr_rec_preprocess(crop, img_h, tw, host, k, &err) != LECTOR_OK;
+        bad |= ocr_line_image_input(page, mat, w, h, turns[k], img_h, tw, &t[k], &in[k], &err) != LECTOR_OK;
+        img_release(&warped);
+        img_release(&t1);
+        img_release(&t2);
     }
     lector_tensor x = {LECTOR_DTYPE_FLOAT32, 4, {n, 3, img_h, tw}, host};
     lector_tensor *a = NULL, *b = NULL;
@@ -480,7 +480,7 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
     *rows_out += n;
     lector_tensors_free(a, na);
     lector_tensors_free(b, nb);
-    for (int k = 0; t && k < n; k++) lector__input_tables_free(&t[k]);
+    for (int k = 0; t && k < n; k++) ocr_input_tables_free(&t[k]);
     free(t);
     free(in);
     free(host);
@@ -500,15 +500,14 @@ static int mode_inputs(lector_engine *e)
     int bad = 0, rows = 0;
     for (int i = 0; i < n_images && !bad; i++) {
         lector_result *r = NULL;
-        lector_image_pages pages = {0};
-        lector_image_limits lim;
-        lector__image_limits_default(&lim);
+        img_pages pages = {0};
+        img_limits lim;
+        img_limits_default(&lim);
         FILE *f = fopen(images[i], "rb");
         static uint8_t buf[32 << 20];
         size_t size = f ? fread(buf, 1, sizeof buf, f) : 0;
         if (f) fclose(f);
-        if (lector_read_file(e, images[i], NULL, &r, &err) ||
-            lector__image_decode(buf, size, images[i], &lim, &pages, &err)) {
+        if (lector_read_file(e, images[i], NULL, &r, &err) || img_decode(buf, size, images[i], &lim, &pages, &err)) {
             printf("FAIL %s: %s\n", images[i], err.message);
             bad = 1;
             break;
@@ -530,7 +529,7 @@ static int mode_inputs(lector_engine *e)
         }
         free(q);
         free(turns);
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
         lector_result_free(r);
     }
     printf("inputs: %d crop rows, the GPU-made inputs' outputs %s the CPU-made inputs'\n", rows,

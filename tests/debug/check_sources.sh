@@ -6,6 +6,9 @@
 #    control is documented in docs/DEBUG.md and each one documented exists.
 # 2. Host memory in rt, the backends (the CUDA module included), ocr, image
 #    and serve comes from the fault-injectable allocator (src/util/util.c).
+# 3. Layers point down (docs/CODE_STYLE.md): each folder includes the
+#    internal headers of the folders below it only; the CLI and the service
+#    the public headers and src/util only.
 #   check_sources.sh SOURCE_DIR
 set -u
 cd "$1" || exit 2
@@ -33,6 +36,21 @@ raw=$(grep -rnP '(?<![\w>.])(malloc|calloc|realloc|free|strdup|strndup|posix_mem
       grep -v '^src/util/util.c:')
 [ -z "$raw" ] || ko "host allocation outside the fault-injectable allocator:
 $raw"
+
+# 3. includes: folder -> the internal folders it may include (besides its own
+#    headers and include/); src/gpuenv is the doctor's and not checked here
+while read -r dir may; do
+    bad=$(grep -rnoE '#include "[a-z_]+/' "$dir" | grep -vE "\"($may)/$")
+    [ -z "$bad" ] || ko "$dir includes what lies above it or beside it: $bad"
+done <<'RULES'
+src/util util
+src/rt rt|util|gpuenv
+src/backend backend|rt|util
+src/image image|util
+src/ocr ocr|image|util
+src/serve util
+tools/lector util|batch
+RULES
 
 [ $fail = 0 ] && echo "debug.sources: ok"
 exit $fail

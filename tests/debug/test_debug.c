@@ -11,21 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../soft_check.h"
 #include "lector_rt.h"
 #include "rt/module.h"
 #include "util/testctl.h"
 #include "util/util.h"
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
 
 #define THREADS 8
 
@@ -151,6 +141,5 @@ int main(void)
     test_controls();
     test_log();
     test_module_allocator();
-    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-    return failures ? 1 : 0;
+    return soft_check_exit("debug.facility");
 }

@@ -61,10 +61,10 @@ static void test_corpus(void **state)
         if (strlen(line) >= sizeof names[0]) fail_msg("name too long: %s", line);
         memcpy(names[n++], line, strlen(line) + 1);
         snprintf(path, sizeof path, "%s/%s", LECTOR_CORPUS_DIR, line);
-        lector_image_pages pages;
+        img_pages pages;
         lector_error err;
         memset(&err, 0, sizeof err);
-        lector_status st = lector__image_decode_file(path, NULL, &pages, &err);
+        lector_status st = img_decode_file(path, NULL, &pages, &err);
         char got[64];
         if (st == LECTOR_OK)
             snprintf(got, sizeof got, "OK:%d", pages.count);
@@ -86,7 +86,7 @@ static void test_corpus(void **state)
             printf("  ^ FAILED\n");
             failures++;
         }
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
     }
     fclose(f);
     assert_true(n >= 30);
@@ -118,20 +118,20 @@ static int child_decode(void)
     for (size_t i = 0; i < sizeof valid_files / sizeof valid_files[0]; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", LECTOR_CORPUS_DIR, valid_files[i]);
-        lector_image_pages pages;
+        img_pages pages;
         lector_error err;
-        lector_status st = lector__image_decode_file(path, NULL, &pages, &err);
+        lector_status st = img_decode_file(path, NULL, &pages, &err);
         if (st != LECTOR_OK && st != LECTOR_ERR_OUT_OF_MEMORY) {
             fprintf(stderr, "%s: unexpected %d: %s\n", valid_files[i], st, err.message);
             return 3;
         }
         if (st == LECTOR_OK) {
-            lector_image r;
+            img_image r;
             float q[4][2] = {{0, 0}, {5, 0}, {5, 3}, {0, 3}};
-            if (lector__image_resize(&pages.pages[0], 9, 7, &r, &err) == LECTOR_OK) lector__image_release(&r);
-            if (lector__image_warp_quad(&pages.pages[0], q, 5, 3, &r, &err) == LECTOR_OK) lector__image_release(&r);
+            if (img_resize(&pages.pages[0], 9, 7, &r, &err) == LECTOR_OK) img_release(&r);
+            if (img_warp_quad(&pages.pages[0], q, 5, 3, &r, &err) == LECTOR_OK) img_release(&r);
         }
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
     }
     return 0;
 }

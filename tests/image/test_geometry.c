@@ -19,29 +19,29 @@
 static uint32_t rng = 1;
 static uint8_t rnd8(void) { return (uint8_t)((rng = rng * 1103515245u + 12345u) >> 16); }
 
-static void make_image(lector_image *im, int w, int h, int cn)
+static void make_image(img_image *im, int w, int h, int cn)
 {
-    assert_int_equal(lector__image_alloc(im, w, h, cn, NULL), LECTOR_OK);
+    assert_int_equal(img_alloc(im, w, h, cn, NULL), LECTOR_OK);
     for (size_t i = 0; i < im->stride * (size_t)h; i++) im->data[i] = rnd8();
 }
 
-static uint8_t at(const lector_image *im, int x, int y, int c)
+static uint8_t at(const img_image *im, int x, int y, int c)
 {
     return im->data[(size_t)y * im->stride + (size_t)x * im->channels + c];
 }
 
 static void test_resize_known(void **state)
 {
-    lector_image s, d;
-    assert_int_equal(lector__image_alloc(&s, 2, 1, 1, NULL), LECTOR_OK);
+    img_image s, d;
+    assert_int_equal(img_alloc(&s, 2, 1, 1, NULL), LECTOR_OK);
     s.data[0] = 0, s.data[1] = 100;
-    assert_int_equal(lector__image_resize(&s, 4, 1, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_resize(&s, 4, 1, &d, NULL), LECTOR_OK);
     assert_memory_equal(d.data, ((uint8_t[]){0, 25, 75, 100}), 4); /* cv2.resize gives the same */
-    lector__image_release(&d);
-    lector__image_release(&s);
+    img_release(&d);
+    img_release(&s);
     /* exact 2x downscale = rounded mean of each 2x2 block */
     make_image(&s, 40, 30, 3);
-    assert_int_equal(lector__image_resize(&s, 20, 15, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_resize(&s, 20, 15, &d, NULL), LECTOR_OK);
     for (int y = 0; y < 15; y++)
         for (int x = 0; x < 20; x++)
             for (int c = 0; c < 3; c++) {
@@ -49,16 +49,16 @@ static void test_resize_known(void **state)
                           at(&s, 2 * x + 1, 2 * y + 1, c);
                 assert_int_equal(at(&d, x, y, c), (sum + 2) >> 2);
             }
-    lector__image_release(&d);
+    img_release(&d);
     /* identity is a copy */
-    assert_int_equal(lector__image_resize(&s, 40, 30, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_resize(&s, 40, 30, &d, NULL), LECTOR_OK);
     assert_memory_equal(d.data, s.data, 40 * 30 * 3);
-    lector__image_release(&d);
-    lector__image_release(&s);
+    img_release(&d);
+    img_release(&s);
 }
 
 /* Float bilinear with OpenCV's half-pixel mapping and edge clamping. */
-static double ref_bilinear(const lector_image *s, double fx, double fy, int c)
+static double ref_bilinear(const img_image *s, double fx, double fy, int c)
 {
     int x0 = (int)floor(fx), y0 = (int)floor(fy);
     double ax = fx - x0, ay = fy - y0;
@@ -78,9 +78,9 @@ static void test_resize_vs_float(void **state)
     const int sizes[][4] = {{37, 23, 960, 544}, {640, 480, 123, 77},   {100, 48, 48, 48},
                             {5, 7, 320, 48},    {1280, 720, 960, 544}, {33, 1, 17, 3}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        lector_image s, d;
+        img_image s, d;
         make_image(&s, sizes[k][0], sizes[k][1], 3);
-        assert_int_equal(lector__image_resize(&s, sizes[k][2], sizes[k][3], &d, NULL), LECTOR_OK);
+        assert_int_equal(img_resize(&s, sizes[k][2], sizes[k][3], &d, NULL), LECTOR_OK);
         double sx = (double)s.width / d.width, sy = (double)s.height / d.height;
         int worst = 0;
         for (int y = 0; y < d.height; y++)
@@ -91,8 +91,8 @@ static void test_resize_vs_float(void **state)
                     if (diff > worst) worst = diff;
                 }
         if (worst > 1) fail_msg("resize %dx%d -> %dx%d: max diff %d", s.width, s.height, d.width, d.height, worst);
-        lector__image_release(&s);
-        lector__image_release(&d);
+        img_release(&s);
+        img_release(&d);
     }
 }
 
@@ -100,7 +100,7 @@ static void test_perspective(void **state)
 {
     double src[4][2] = {{10.5, 20}, {200, 15}, {210, 90}, {5, 100}}, dst[4][2] = {{0, 0}, {195, 0}, {195, 80}, {0, 80}};
     double m[9];
-    assert_int_equal(lector__perspective_transform(src, dst, m), 0);
+    assert_int_equal(img_perspective_transform(src, dst, m), 0);
     for (int i = 0; i < 4; i++) {
         double w = m[6] * src[i][0] + m[7] * src[i][1] + m[8];
         double x = (m[0] * src[i][0] + m[1] * src[i][1] + m[2]) / w;
@@ -108,7 +108,7 @@ static void test_perspective(void **state)
         assert_true(fabs(x - dst[i][0]) < 1e-9 && fabs(y - dst[i][1]) < 1e-9);
     }
     double line[4][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 3}};
-    assert_int_equal(lector__perspective_transform(line, dst, m), -1);
+    assert_int_equal(img_perspective_transform(line, dst, m), -1);
 }
 
 static double cubic_w(double t)
@@ -122,27 +122,27 @@ static double cubic_w(double t)
 
 static void test_warp(void **state)
 {
-    lector_image s, d;
+    img_image s, d;
     make_image(&s, 50, 40, 3);
     /* integer translation: exact crop */
     float q[4][2] = {{7, 5}, {27, 5}, {27, 17}, {7, 17}};
-    assert_int_equal(lector__image_warp_quad(&s, q, 20, 12, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_warp_quad(&s, q, 20, 12, &d, NULL), LECTOR_OK);
     for (int y = 0; y < 12; y++)
         for (int x = 0; x < 20; x++)
             for (int c = 0; c < 3; c++) assert_int_equal(at(&d, x, y, c), at(&s, x + 7, y + 5, c));
-    lector__image_release(&d);
+    img_release(&d);
     /* partly outside: replicated border */
     float q2[4][2] = {{-3, -2}, {7, -2}, {7, 8}, {-3, 8}};
-    assert_int_equal(lector__image_warp_quad(&s, q2, 10, 10, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_warp_quad(&s, q2, 10, 10, &d, NULL), LECTOR_OK);
     for (int y = 0; y < 10; y++)
         for (int x = 0; x < 10; x++) {
             int sx = x - 3 < 0 ? 0 : x - 3, sy = y - 2 < 0 ? 0 : y - 2;
             assert_int_equal(at(&d, x, y, 1), at(&s, sx, sy, 1));
         }
-    lector__image_release(&d);
+    img_release(&d);
     /* 2x enlargement of a region vs float bicubic (a = -0.75, clamped) */
     float q3[4][2] = {{10, 10}, {30, 10}, {30, 25}, {10, 25}};
-    assert_int_equal(lector__image_warp_quad(&s, q3, 40, 30, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_warp_quad(&s, q3, 40, 30, &d, NULL), LECTOR_OK);
     int worst = 0;
     for (int y = 0; y < 30; y++)
         for (int x = 0; x < 40; x++)
@@ -157,27 +157,27 @@ static void test_warp(void **state)
                 if (diff > worst) worst = diff;
             }
     if (worst > 1) fail_msg("warp vs float bicubic: max diff %d", worst);
-    lector__image_release(&d);
+    img_release(&d);
     /* degenerate quad */
     float q4[4][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};
-    assert_int_equal(lector__image_warp_quad(&s, q4, 10, 10, &d, NULL), LECTOR_ERR_INVALID_ARGUMENT);
-    lector__image_release(&s);
+    assert_int_equal(img_warp_quad(&s, q4, 10, 10, &d, NULL), LECTOR_ERR_INVALID_ARGUMENT);
+    img_release(&s);
 }
 
 static void test_rotate(void **state)
 {
-    lector_image s, d;
-    assert_int_equal(lector__image_alloc(&s, 3, 2, 1, NULL), LECTOR_OK);
+    img_image s, d;
+    assert_int_equal(img_alloc(&s, 3, 2, 1, NULL), LECTOR_OK);
     for (int i = 0; i < 6; i++) s.data[i] = (uint8_t)(i + 1); /* [[1,2,3],[4,5,6]] */
-    assert_int_equal(lector__image_rotate90_ccw(&s, &d, NULL), LECTOR_OK);
+    assert_int_equal(img_rotate90_ccw(&s, &d, NULL), LECTOR_OK);
     assert_int_equal(d.width, 2);
     assert_int_equal(d.height, 3);
     assert_memory_equal(d.data, ((uint8_t[]){3, 6, 2, 5, 1, 4}), 6); /* np.rot90 */
-    lector__image_release(&d);
-    assert_int_equal(lector__image_rotate180(&s, &d, NULL), LECTOR_OK);
+    img_release(&d);
+    assert_int_equal(img_rotate180(&s, &d, NULL), LECTOR_OK);
     assert_memory_equal(d.data, ((uint8_t[]){6, 5, 4, 3, 2, 1}), 6);
-    lector__image_release(&d);
-    lector__image_release(&s);
+    img_release(&d);
+    img_release(&s);
 }
 
 static uint8_t *read_all(const char *path, size_t n)
@@ -207,23 +207,23 @@ static void test_opencv_oracle(void **state)
         if (t == 'W')
             for (int k = 0; k < 8; k++) assert_int_equal(fscanf(m, "%f", &q[k / 2][k % 2]), 1);
         snprintf(path, sizeof path, "%s/%c%d.in", LECTOR_OPENCV_DIR, t == 'R' ? 'r' : 'w', id);
-        lector_image s, d;
-        assert_int_equal(lector__image_alloc(&s, sw, sh, 3, NULL), LECTOR_OK);
+        img_image s, d;
+        assert_int_equal(img_alloc(&s, sw, sh, 3, NULL), LECTOR_OK);
         uint8_t *in = read_all(path, (size_t)sw * sh * 3);
         memcpy(s.data, in, (size_t)sw * sh * 3);
         free(in);
         snprintf(path, sizeof path, "%s/%c%d.out", LECTOR_OPENCV_DIR, t == 'R' ? 'r' : 'w', id);
         uint8_t *ref = read_all(path, (size_t)dw * dh * 3);
-        lector_status st = t == 'R' ? lector__image_resize(&s, dw, dh, &d, NULL)
-                                    : lector__image_warp_quad(&s, (const float(*)[2])q, dw, dh, &d, NULL);
+        lector_status st =
+            t == 'R' ? img_resize(&s, dw, dh, &d, NULL) : img_warp_quad(&s, (const float(*)[2])q, dw, dh, &d, NULL);
         assert_int_equal(st, LECTOR_OK);
         for (size_t k = 0; k < (size_t)dw * dh * 3; k++)
             if (d.data[k] != ref[k])
                 fail_msg("%c%d (%dx%d -> %dx%d): x=%zu y=%zu c=%zu: ours %d, OpenCV %d", t, id, sw, sh, dw, dh,
                          k / 3 % (size_t)dw, k / 3 / (size_t)dw, k % 3, d.data[k], ref[k]);
         free(ref);
-        lector__image_release(&s);
-        lector__image_release(&d);
+        img_release(&s);
+        img_release(&d);
         cases++;
     }
     fclose(m);
@@ -233,34 +233,33 @@ static void test_opencv_oracle(void **state)
 static void test_det_dims(void **state)
 {
     int w, h;
-    assert_int_equal(lector__det_resize_dims(1280, 720, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_resize_dims(1280, 720, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 960);
     assert_int_equal(h, 544); /* 540 -> round(16.875) * 32 */
     /* Python's round() is half-to-even: 80/32 = 2.5 -> 2, 48/32 = 1.5 -> 2 */
-    assert_int_equal(lector__det_resize_dims(80, 48, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_resize_dims(80, 48, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 64);
     assert_int_equal(h, 64);
-    assert_int_equal(lector__det_resize_dims(10, 10, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_resize_dims(10, 10, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 32);
     assert_int_equal(h, 32);
-    assert_int_equal(lector__det_resize_dims(100, 50, 736, LECTOR_DET_LIMIT_MIN, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_resize_dims(100, 50, 736, OCR_DET_LIMIT_MIN, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 1472);
     assert_int_equal(h, 736);
     /* portrait, max: 1000x3000 -> ratio 0.32 -> 320x960 */
-    assert_int_equal(lector__det_resize_dims(1000, 3000, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_resize_dims(1000, 3000, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
     assert_int_equal(w, 320);
     assert_int_equal(h, 960);
-    assert_int_equal(lector__det_resize_dims(0, 5, 960, LECTOR_DET_LIMIT_MAX, &w, &h, NULL),
-                     LECTOR_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ocr_det_resize_dims(0, 5, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_ERR_INVALID_ARGUMENT);
 }
 
 static void test_det_preprocess(void **state)
 {
-    lector_image im;
-    assert_int_equal(lector__image_alloc(&im, 100, 60, 3, NULL), LECTOR_OK);
+    img_image im;
+    assert_int_equal(img_alloc(&im, 100, 60, 3, NULL), LECTOR_OK);
     for (int i = 0; i < 100 * 60; i++) im.data[3 * i] = 10, im.data[3 * i + 1] = 20, im.data[3 * i + 2] = 30;
-    lector_det_input in;
-    assert_int_equal(lector__det_preprocess(&im, 960, LECTOR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
+    ocr_det_input in;
+    assert_int_equal(ocr_det_preprocess(&im, 960, OCR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
     assert_int_equal(in.width, 96);
     assert_int_equal(in.height, 64);
     assert_true(fabsf(in.ratio_w - 0.96f) < 1e-6f && fabsf(in.ratio_h - 64.f / 60) < 1e-6f);
@@ -272,12 +271,12 @@ static void test_det_preprocess(void **state)
         assert_true(in.data[c * plane + plane - 1] == e[c]);
     }
     assert_int_equal(in.padded_width, 100);
-    lector__det_input_free(&in);
-    lector__image_release(&im);
+    ocr_det_input_free(&in);
+    img_release(&im);
     /* tiny image: padded with black to 32x32 first (w + h < 64) */
-    assert_int_equal(lector__image_alloc(&im, 10, 20, 3, NULL), LECTOR_OK);
+    assert_int_equal(img_alloc(&im, 10, 20, 3, NULL), LECTOR_OK);
     memset(im.data, 255, 10 * 20 * 3);
-    assert_int_equal(lector__det_preprocess(&im, 960, LECTOR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
+    assert_int_equal(ocr_det_preprocess(&im, 960, OCR_DET_LIMIT_MAX, &in, NULL), LECTOR_OK);
     assert_int_equal(in.width, 32);
     assert_int_equal(in.height, 32);
     assert_int_equal(in.padded_width, 32);
@@ -287,14 +286,14 @@ static void test_det_preprocess(void **state)
     assert_true(in.data[9] == (255 * scale - 0.485f) / 0.229f);
     assert_true(in.data[10] == (0 * scale - 0.485f) / 0.229f);
     assert_true(in.data[20 * 32] == (0 * scale - 0.485f) / 0.229f);
-    lector__det_input_free(&in);
-    lector__image_release(&im);
+    ocr_det_input_free(&in);
+    img_release(&im);
 }
 
 /* The formula of lector_image_input (docs/RUNTIME.md, include/lector_rt_image.h), which the CUDA
  * backend's ck_image_rows computes, written out here from the header's
- * words over lector__det_image_input's tables: it must give the CPU's detection input
- * (lector__det_preprocess, itself bit-exact with OpenCV) bit for bit, for
+ * words over ocr_det_image_input's tables: it must give the CPU's detection input
+ * (ocr_det_preprocess, itself bit-exact with OpenCV) bit for bit, for
  * downscaling, upscaling and equal sizes. */
 static void test_image_input_formula(void **state)
 {
@@ -302,15 +301,14 @@ static void test_image_input_formula(void **state)
                                    {1000, 1000}, {3000, 200}, {64, 33}, {500, 2100}};
     const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
-        lector_image im;
+        img_image im;
         make_image(&im, sizes[t][0], sizes[t][1], 3);
         for (int limit = 480; limit <= 1280; limit += 800) { /* 480: down; 1280: up for the small ones */
-            lector_det_input ref;
-            assert_int_equal(lector__det_preprocess_norm(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &ref, NULL),
-                             LECTOR_OK);
-            lector_input_tables tab;
+            ocr_det_input ref;
+            assert_int_equal(ocr_det_preprocess_norm(&im, limit, OCR_DET_LIMIT_MAX, mean, stdv, &ref, NULL), LECTOR_OK);
+            ocr_input_tables tab;
             lector_image_input in;
-            assert_int_equal(lector__det_image_input(&im, limit, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
+            assert_int_equal(ocr_det_image_input(&im, limit, OCR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
                              LECTOR_OK);
             int dw = ref.width, dh = ref.height;
             assert_int_equal(in.out_width, dw);
@@ -334,24 +332,24 @@ static void test_image_input_formula(void **state)
                 }
             if (bad) fprintf(stderr, "%dx%d -> %dx%d: %zu values differ\n", im.width, im.height, dw, dh, bad);
             assert_int_equal(bad, 0);
-            lector__input_tables_free(&tab);
-            lector__det_input_free(&ref);
+            ocr_input_tables_free(&tab);
+            ocr_det_input_free(&ref);
         }
-        lector__image_release(&im);
+        img_release(&im);
     }
     /* a tiny page is padded first: the CPU path */
-    lector_image tiny;
+    img_image tiny;
     make_image(&tiny, 10, 20, 3);
-    lector_input_tables tab;
+    ocr_input_tables tab;
     lector_image_input in;
-    assert_int_equal(lector__det_image_input(&tiny, 960, LECTOR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
+    assert_int_equal(ocr_det_image_input(&tiny, 960, OCR_DET_LIMIT_MAX, mean, stdv, &tab, &in, NULL),
                      LECTOR_ERR_UNSUPPORTED_OP);
-    lector__image_release(&tiny);
+    img_release(&tiny);
 }
 
 /* The crop part of lector_image_input's formula (docs/RUNTIME.md),
  * written out here from the header's words, reading only the region that
- * lector__line_image_input hands over: pixel (x, y) of the turned crop. A
+ * ocr_line_image_input hands over: pixel (x, y) of the turned crop. A
  * tap outside the region counts in *outside. */
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -391,13 +389,13 @@ static int crop_px(const lector_image_input *in, int x, int y, int c, size_t *ou
     return clampi((sum + (1 << 14)) >> 15, 0, 255);
 }
 
-/* lector__line_image_input's row through the header's formula against the
- * CPU path's row (lector__image_warp_quad, the turns, lector__rec_preprocess):
+/* ocr_line_image_input's row through the header's formula against the
+ * CPU path's row (img_warp_quad, the turns, ocr_rec_preprocess):
  * bit for bit, for straight, skewed, perspective and tall boxes, boxes over
  * the page's edge, every turn, and cls and rec widths. */
 static void test_line_input_formula(void **state)
 {
-    lector_image page;
+    img_image page;
     make_image(&page, 400, 260, 3);
     static const float quads[][4][2] = {
         {{10, 20}, {210, 20}, {210, 52}, {10, 52}},                          /* straight */
@@ -415,20 +413,20 @@ static void test_line_input_formula(void **state)
         int w = (int)fmax(hypot(p[0][0] - p[1][0], p[0][1] - p[1][1]), hypot(p[2][0] - p[3][0], p[2][1] - p[3][1]));
         int h = (int)fmax(hypot(p[0][0] - p[3][0], p[0][1] - p[3][1]), hypot(p[1][0] - p[2][0], p[1][1] - p[2][1]));
         double m[9];
-        assert_int_equal(lector__warp_quad_matrix(p, w, h, m), 0);
-        lector_image warped;
-        assert_int_equal(lector__image_warp_quad(&page, p, w, h, &warped, NULL), LECTOR_OK);
+        assert_int_equal(img_warp_quad_matrix(p, w, h, m), 0);
+        img_image warped;
+        assert_int_equal(img_warp_quad(&page, p, w, h, &warped, NULL), LECTOR_OK);
         for (int turns = 0; turns < 4; turns++) {
-            lector_image crop = warped, t1 = {0}, t2 = {0};
-            if (turns & 1) assert_int_equal(lector__image_rotate90_ccw(&crop, &t1, NULL), LECTOR_OK), crop = t1;
-            if (turns & 2) assert_int_equal(lector__image_rotate180(&crop, &t2, NULL), LECTOR_OK), crop = t2;
+            img_image crop = warped, t1 = {0}, t2 = {0};
+            if (turns & 1) assert_int_equal(img_rotate90_ccw(&crop, &t1, NULL), LECTOR_OK), crop = t1;
+            if (turns & 2) assert_int_equal(img_rotate180(&crop, &t2, NULL), LECTOR_OK), crop = t2;
             for (size_t k = 0; k < sizeof widths / sizeof *widths; k++) {
                 int tw = widths[k];
                 float *ref = calloc((size_t)3 * 48 * tw, sizeof(float));
-                assert_int_equal(lector__rec_preprocess(&crop, 48, tw, ref, 0, NULL), LECTOR_OK);
-                lector_input_tables t;
+                assert_int_equal(ocr_rec_preprocess(&crop, 48, tw, ref, 0, NULL), LECTOR_OK);
+                ocr_input_tables t;
                 lector_image_input in;
-                assert_int_equal(lector__line_image_input(&page, m, w, h, turns, 48, tw, &t, &in, NULL), LECTOR_OK);
+                assert_int_equal(ocr_line_image_input(&page, m, w, h, turns, 48, tw, &t, &in, NULL), LECTOR_OK);
                 assert_true(in.origin_x >= 0 && in.origin_y >= 0 && in.origin_x + in.width <= page.width &&
                             in.origin_y + in.height <= page.height);
                 size_t bad = 0, outside = 0;
@@ -456,32 +454,32 @@ static void test_line_input_formula(void **state)
                             bad, outside);
                 assert_int_equal(bad, 0);
                 assert_int_equal(outside, 0);
-                lector__input_tables_free(&t);
+                ocr_input_tables_free(&t);
                 free(ref);
             }
-            lector__image_release(&t1);
-            lector__image_release(&t2);
+            img_release(&t1);
+            img_release(&t2);
         }
-        lector__image_release(&warped);
+        img_release(&warped);
     }
-    lector__image_release(&page);
+    img_release(&page);
     assert_true(checked > 1000000);
 }
 
 static void test_line_preprocess(void **state)
 {
-    assert_int_equal(lector__line_resized_width(100, 20, 48, 192), 192);
-    assert_int_equal(lector__line_resized_width(20, 20, 48, 192), 48);
-    assert_int_equal(lector__line_resized_width(21, 20, 48, 192), 51); /* ceil(50.4) */
+    assert_int_equal(ocr_line_resized_width(100, 20, 48, 192), 192);
+    assert_int_equal(ocr_line_resized_width(20, 20, 48, 192), 48);
+    assert_int_equal(ocr_line_resized_width(21, 20, 48, 192), 51); /* ceil(50.4) */
     int ws[2] = {100, 400}, hs[2] = {32, 32};
-    assert_int_equal(lector__rec_batch_width(ws, hs, 2, 48, 320), 600);
-    assert_int_equal(lector__rec_batch_width(ws, hs, 1, 48, 320), 320);
+    assert_int_equal(ocr_rec_batch_width(ws, hs, 2, 48, 320), 600);
+    assert_int_equal(ocr_rec_batch_width(ws, hs, 1, 48, 320), 320);
 
-    lector_image im;
-    assert_int_equal(lector__image_alloc(&im, 20, 20, 3, NULL), LECTOR_OK);
+    img_image im;
+    assert_int_equal(img_alloc(&im, 20, 20, 3, NULL), LECTOR_OK);
     memset(im.data, 200, 20 * 20 * 3);
     float *cls = malloc(sizeof(float) * 3 * 48 * 192);
-    assert_int_equal(lector__cls_preprocess(&im, 48, 192, cls, NULL), LECTOR_OK);
+    assert_int_equal(ocr_cls_preprocess(&im, 48, 192, cls, NULL), LECTOR_OK);
     float v = 200 / 255.0f;
     v -= 0.5f;
     v /= 0.5f;
@@ -493,12 +491,12 @@ static void test_line_preprocess(void **state)
     free(cls);
     float *rec = calloc(2 * 3 * 48 * 600, sizeof(float));
     for (size_t i = 0; i < 3 * 48 * 600; i++) rec[i] = 7; /* row 0 must stay untouched */
-    assert_int_equal(lector__rec_preprocess(&im, 48, 600, rec, 1, NULL), LECTOR_OK);
+    assert_int_equal(ocr_rec_preprocess(&im, 48, 600, rec, 1, NULL), LECTOR_OK);
     assert_true(rec[3 * 48 * 600 - 1] == 7);
     const float *r1 = rec + 3 * 48 * 600;
     assert_true(r1[0] == v && r1[47] == v && r1[48] == 0 && r1[2 * 48 * 600 + 47] == v);
     free(rec);
-    lector__image_release(&im);
+    img_release(&im);
 }
 
 int main(void)

@@ -39,32 +39,31 @@ static void read_data(const char *rel, th_buf *b)
     }
 }
 
-static const uint8_t *px(const lector_image *img, int x, int y)
+static const uint8_t *px(const img_image *img, int x, int y)
 {
     return img->data + (size_t)y * img->stride + (size_t)x * img->channels;
 }
 
-static lector_status decode(const th_buf *b, const char *name, lector_image_pages *pages, lector_error *err)
+static lector_status decode(const th_buf *b, const char *name, img_pages *pages, lector_error *err)
 {
-    return lector__image_decode(b->data, b->size, name, NULL, pages, err);
+    return img_decode(b->data, b->size, name, NULL, pages, err);
 }
 
 static void test_detect(void **state)
 {
-    assert_int_equal(lector__image_detect((const uint8_t *)"\xFF\xD8\xFF\xE0", 4), LECTOR_IMAGE_FORMAT_JPEG);
-    assert_int_equal(lector__image_detect((const uint8_t *)"\x89PNG\r\n\x1a\n", 8), LECTOR_IMAGE_FORMAT_PNG);
-    assert_int_equal(lector__image_detect((const uint8_t *)"II*\0", 4), LECTOR_IMAGE_FORMAT_TIFF);
-    assert_int_equal(lector__image_detect((const uint8_t *)"MM\0*", 4), LECTOR_IMAGE_FORMAT_TIFF);
-    assert_int_equal(lector__image_detect((const uint8_t *)"RIFF\0\0\0\0WEBP", 12), LECTOR_IMAGE_FORMAT_WEBP);
-    assert_int_equal(lector__image_detect((const uint8_t *)"BM", 2), LECTOR_IMAGE_FORMAT_BMP);
-    assert_int_equal(lector__image_detect((const uint8_t *)"hello", 5), LECTOR_IMAGE_FORMAT_UNKNOWN);
-    assert_int_equal(lector__image_detect(NULL, 0), LECTOR_IMAGE_FORMAT_UNKNOWN);
-    lector_image_pages p;
+    assert_int_equal(img_detect((const uint8_t *)"\xFF\xD8\xFF\xE0", 4), IMG_FORMAT_JPEG);
+    assert_int_equal(img_detect((const uint8_t *)"\x89PNG\r\n\x1a\n", 8), IMG_FORMAT_PNG);
+    assert_int_equal(img_detect((const uint8_t *)"II*\0", 4), IMG_FORMAT_TIFF);
+    assert_int_equal(img_detect((const uint8_t *)"MM\0*", 4), IMG_FORMAT_TIFF);
+    assert_int_equal(img_detect((const uint8_t *)"RIFF\0\0\0\0WEBP", 12), IMG_FORMAT_WEBP);
+    assert_int_equal(img_detect((const uint8_t *)"BM", 2), IMG_FORMAT_BMP);
+    assert_int_equal(img_detect((const uint8_t *)"hello", 5), IMG_FORMAT_UNKNOWN);
+    assert_int_equal(img_detect(NULL, 0), IMG_FORMAT_UNKNOWN);
+    img_pages p;
     lector_error err;
-    assert_int_equal(lector__image_decode((const uint8_t *)"hello world", 11, "notes.jpg", NULL, &p, &err),
-                     LECTOR_ERR_IMAGE);
+    assert_int_equal(img_decode((const uint8_t *)"hello world", 11, "notes.jpg", NULL, &p, &err), LECTOR_ERR_IMAGE);
     assert_non_null(strstr(err.message, "notes.jpg"));
-    assert_int_equal(lector__image_decode((const uint8_t *)"", 0, "empty.png", NULL, &p, &err), LECTOR_ERR_IMAGE);
+    assert_int_equal(img_decode((const uint8_t *)"", 0, "empty.png", NULL, &p, &err), LECTOR_ERR_IMAGE);
     assert_non_null(strstr(err.message, "empty.png"));
 }
 
@@ -77,11 +76,11 @@ static void test_jpeg_icdar(void **state)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         th_buf b = {0};
         read_data(names[i], &b);
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         assert_int_equal(decode(&b, names[i], &p, &err), LECTOR_OK);
         assert_int_equal(p.count, 1);
-        lector_image *im = &p.pages[0];
+        img_image *im = &p.pages[0];
         assert_int_equal(im->width, 1280);
         assert_int_equal(im->height, 720);
         assert_int_equal(im->channels, 3);
@@ -95,7 +94,7 @@ static void test_jpeg_icdar(void **state)
                 if (q[0] != r[2] || q[1] != r[1] || q[2] != r[0]) fail_msg("%s differs at %d,%d", names[i], x, y);
             }
         free(rgb);
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         th_buf_free(&b);
     }
 }
@@ -136,11 +135,11 @@ static void test_jpeg_exif_synthetic(void **state)
     static const int tr[9] = {0, 1, 0, 2, 3, 2, 0, 1, 3};
     for (int o = 1; o <= 8; o++) {
         th_buf b = make_oriented_jpeg(o);
-        assert_int_equal(lector__jpeg_exif_orientation(b.data, b.size), o);
-        lector_image_pages p;
+        assert_int_equal(img_jpeg_exif_orientation(b.data, b.size), o);
+        img_pages p;
         lector_error err;
         assert_int_equal(decode(&b, "oriented.jpg", &p, &err), LECTOR_OK);
-        lector_image *im = &p.pages[0];
+        img_image *im = &p.pages[0];
         assert_int_equal(im->width, o >= 5 ? 32 : 64);
         assert_int_equal(im->height, o >= 5 ? 64 : 32);
         int v_tl = px(im, im->width / 4, im->height / 4)[1];
@@ -148,7 +147,7 @@ static void test_jpeg_exif_synthetic(void **state)
         if (abs(v_tl - quad_val[tl[o]]) > 3 || abs(v_tr - quad_val[tr[o]]) > 3)
             fail_msg("orientation %d: top-left %d (want %d) top-right %d (want %d)", o, v_tl, quad_val[tl[o]], v_tr,
                      quad_val[tr[o]]);
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         th_buf_free(&b);
     }
 }
@@ -159,9 +158,9 @@ static void test_jpeg_exif_real(void **state)
 {
     th_buf b = {0};
     read_data("rapidocr_tests/images/img_exif_orientation.jpg", &b);
-    int o = lector__jpeg_exif_orientation(b.data, b.size);
+    int o = img_jpeg_exif_orientation(b.data, b.size);
     assert_true(o > 1 && o <= 8);
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
     assert_int_equal(decode(&b, "img_exif_orientation.jpg", &p, &err), LECTOR_OK);
     if (o >= 5) {
@@ -171,7 +170,7 @@ static void test_jpeg_exif_real(void **state)
         assert_int_equal(p.pages[0].width, 752);
         assert_int_equal(p.pages[0].height, 306);
     }
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     th_buf_free(&b);
 }
 
@@ -181,11 +180,11 @@ static void check_png(uint32_t w, uint32_t h, int ct, int bd, const uint8_t *pix
     th_buf b = {0};
     assert_int_equal(th_png_encode(&b, w, h, ct, bd, pixels, pal, npal, trns, ntrns), 0);
     assert_int_equal(b.data[28], th_png_interlace); /* IHDR interlace method */
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
     lector_status st = decode(&b, "gen.png", &p, &err);
     if (st != LECTOR_OK) fail_msg("color type %d depth %d: %s", ct, bd, err.message);
-    lector_image *im = &p.pages[0];
+    img_image *im = &p.pages[0];
     assert_int_equal(im->width, (int)w);
     assert_int_equal(im->height, (int)h);
     for (uint32_t y = 0; y < h; y++)
@@ -195,7 +194,7 @@ static void check_png(uint32_t w, uint32_t h, int ct, int bd, const uint8_t *pix
                 fail_msg("ct %d bd %d at %u,%u: got %d,%d,%d want %d,%d,%d", ct, bd, x, y, q[0], q[1], q[2], e[0], e[1],
                          e[2]);
         }
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     th_buf_free(&b);
 }
 
@@ -265,10 +264,10 @@ static void test_png_transparent_real(void **state)
     for (int k = 0; k < 2; k++) {
         th_buf b = {0};
         read_data(names[k], &b);
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         assert_int_equal(decode(&b, names[k], &p, &err), LECTOR_OK);
-        lector_image *im = &p.pages[0];
+        img_image *im = &p.pages[0];
         assert_int_equal(im->width, 1890);
         assert_int_equal(im->height, 503);
         int bg = px(im, 0, 0)[0];
@@ -277,7 +276,7 @@ static void test_png_transparent_real(void **state)
         for (int y = 0; y < im->height; y++)
             for (int x = 0; x < im->width; x++) contrast += abs(px(im, x, y)[1] - bg) > 128;
         assert_true(contrast > 1000); /* the text is there */
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         th_buf_free(&b);
     }
 }
@@ -289,7 +288,7 @@ static void test_tiff_real(void **state)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         th_buf b = {0};
         read_data(names[i], &b);
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         lector_status st = decode(&b, names[i], &p, &err);
         if (st != LECTOR_OK) fail_msg("%s", err.message);
@@ -303,7 +302,7 @@ static void test_tiff_real(void **state)
         assert_int_equal(p.count, ndirs);
         assert_int_equal(p.pages[0].width, (int)w);
         assert_int_equal(p.pages[0].height, (int)h);
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         th_buf_free(&b);
     }
 }
@@ -316,7 +315,7 @@ static void test_tiff_multipage(void **state)
     for (int c = 0; c < 3; c++) {
         th_buf b = {0};
         assert_int_equal(th_tiff_pages(&b, 3, ws, hs, rgb, comps[c]), 0);
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         lector_status st = decode(&b, "pages.tif", &p, &err);
         if (st != LECTOR_OK) fail_msg("%s", err.message);
@@ -329,12 +328,12 @@ static void test_tiff_multipage(void **state)
             assert_int_equal(q[1], rgb[i][1]);
             assert_int_equal(q[2], rgb[i][0]);
         }
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         /* page limit */
-        lector_image_limits lim;
-        lector__image_limits_default(&lim);
+        img_limits lim;
+        img_limits_default(&lim);
         lim.max_pages = 2;
-        assert_int_equal(lector__image_decode(b.data, b.size, "pages.tif", &lim, &p, &err), LECTOR_ERR_LIMIT);
+        assert_int_equal(img_decode(b.data, b.size, "pages.tif", &lim, &p, &err), LECTOR_ERR_LIMIT);
         assert_non_null(strstr(err.message, "pages.tif"));
         assert_null(p.pages);
         th_buf_free(&b);
@@ -349,21 +348,21 @@ static void test_webp(void **state)
     uint8_t *enc = NULL;
     size_t n = WebPEncodeLosslessBGR(bgr, W, H, W * 3, &enc);
     assert_true(n > 0);
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
-    assert_int_equal(lector__image_decode(enc, n, "gen.webp", NULL, &p, &err), LECTOR_OK);
+    assert_int_equal(img_decode(enc, n, "gen.webp", NULL, &p, &err), LECTOR_OK);
     assert_int_equal(p.pages[0].width, W);
     for (int y = 0; y < H; y++) assert_memory_equal(px(&p.pages[0], 0, y), bgr + y * W * 3, W * 3);
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     /* truncated */
-    assert_int_equal(lector__image_decode(enc, n / 2, "cut.webp", NULL, &p, &err), LECTOR_ERR_IMAGE);
+    assert_int_equal(img_decode(enc, n / 2, "cut.webp", NULL, &p, &err), LECTOR_ERR_IMAGE);
     assert_non_null(strstr(err.message, "cut.webp"));
     WebPFree(enc);
     /* with alpha: dark pixels, alternate transparent -> white */
     for (int i = 0; i < N; i++)
         rgba[4 * i] = 10, rgba[4 * i + 1] = 20, rgba[4 * i + 2] = 30, rgba[4 * i + 3] = i % 2 ? 0 : 255;
     n = WebPEncodeLosslessRGBA(rgba, W, H, W * 4, &enc);
-    assert_int_equal(lector__image_decode(enc, n, "alpha.webp", NULL, &p, &err), LECTOR_OK);
+    assert_int_equal(img_decode(enc, n, "alpha.webp", NULL, &p, &err), LECTOR_OK);
     for (int i = 0; i < N; i++) {
         const uint8_t *q = px(&p.pages[0], i % W, i / W);
         if (i % 2)
@@ -371,7 +370,7 @@ static void test_webp(void **state)
         else
             assert_true(q[0] == 30 && q[1] == 20 && q[2] == 10);
     }
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     WebPFree(enc);
 }
 
@@ -380,9 +379,9 @@ static const uint8_t cols[6][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {10, 2
 
 static void check_bmp(th_buf *b, const char *what)
 {
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
-    lector_status st = lector__image_decode(b->data, b->size, what, NULL, &p, &err);
+    lector_status st = img_decode(b->data, b->size, what, NULL, &p, &err);
     if (st != LECTOR_OK) fail_msg("%s: %s", what, err.message);
     assert_int_equal(p.pages[0].width, 3);
     assert_int_equal(p.pages[0].height, 2);
@@ -391,7 +390,7 @@ static void check_bmp(th_buf *b, const char *what)
         if (q[0] != cols[i][2] || q[1] != cols[i][1] || q[2] != cols[i][0])
             fail_msg("%s pixel %d: %d,%d,%d", what, i, q[0], q[1], q[2]);
     }
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     th_buf_free(b);
 }
 
@@ -450,12 +449,12 @@ static void test_bmp(void **state)
     check_bmp(&b, "pal4.bmp");
     /* truncated pixel data and bogus offset */
     th_bmp_encode(&b, 3, 2, 24, 0, 40, NULL, NULL, 0, rows, 24);
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
-    assert_int_equal(lector__image_decode(b.data, b.size - 13, "cut.bmp", NULL, &p, &err), LECTOR_ERR_IMAGE);
+    assert_int_equal(img_decode(b.data, b.size - 13, "cut.bmp", NULL, &p, &err), LECTOR_ERR_IMAGE);
     assert_non_null(strstr(err.message, "cut.bmp"));
     b.data[10] = 0xFF, b.data[11] = 0xFF, b.data[12] = 0xFF, b.data[13] = 0x7F;
-    assert_int_equal(lector__image_decode(b.data, b.size, "offset.bmp", NULL, &p, &err), LECTOR_ERR_IMAGE);
+    assert_int_equal(img_decode(b.data, b.size, "offset.bmp", NULL, &p, &err), LECTOR_ERR_IMAGE);
     th_buf_free(&b);
 }
 
@@ -463,37 +462,36 @@ static void test_from_pixels(void **state)
 {
     /* 2x2 with stride padding */
     uint8_t rgba[2 * 12] = {1, 2, 3, 255, 4, 5, 6, 255, 0, 0, 0, 0, 7, 8, 9, 255, 10, 11, 12, 0, 0, 0, 0, 0};
-    lector_image im;
+    img_image im;
     lector_error err;
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGBA, "raw", NULL, &im, &err), LECTOR_OK);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGBA, "raw", NULL, &im, &err), LECTOR_OK);
     assert_memory_equal(px(&im, 0, 0), ((uint8_t[]){3, 2, 1}), 3);
     assert_memory_equal(px(&im, 1, 1), ((uint8_t[]){255, 255, 255}), 3);
-    lector__image_release(&im);
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_BGRA, "raw", NULL, &im, &err), LECTOR_OK);
+    img_release(&im);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_BGRA, "raw", NULL, &im, &err), LECTOR_OK);
     assert_memory_equal(px(&im, 1, 0), ((uint8_t[]){4, 5, 6}), 3);
-    lector__image_release(&im);
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGB, "raw", NULL, &im, &err), LECTOR_OK);
+    img_release(&im);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGB, "raw", NULL, &im, &err), LECTOR_OK);
     assert_memory_equal(px(&im, 1, 0), ((uint8_t[]){5, 4, 255}), 3);
-    lector__image_release(&im);
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_BGR, "raw", NULL, &im, &err), LECTOR_OK);
+    img_release(&im);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_BGR, "raw", NULL, &im, &err), LECTOR_OK);
     assert_memory_equal(px(&im, 0, 1), ((uint8_t[]){7, 8, 9}), 3);
-    lector__image_release(&im);
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_GRAY, "raw", NULL, &im, &err), LECTOR_OK);
+    img_release(&im);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_GRAY, "raw", NULL, &im, &err), LECTOR_OK);
     assert_memory_equal(px(&im, 1, 1), ((uint8_t[]){8, 8, 8}), 3);
-    lector__image_release(&im);
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 5, LECTOR_PIXEL_RGBA, "raw", NULL, &im, &err),
+    img_release(&im);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 5, LECTOR_PIXEL_RGBA, "raw", NULL, &im, &err),
                      LECTOR_ERR_INVALID_ARGUMENT);
-    lector_image_limits lim;
-    lector__image_limits_default(&lim);
+    img_limits lim;
+    img_limits_default(&lim);
     lim.max_pixels = 3;
-    assert_int_equal(lector__image_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGBA, "raw", &lim, &im, &err),
-                     LECTOR_ERR_LIMIT);
+    assert_int_equal(img_from_pixels(rgba, 2, 2, 12, LECTOR_PIXEL_RGBA, "raw", &lim, &im, &err), LECTOR_ERR_LIMIT);
 }
 
 /* 60000x60000 headers in every format are refused before allocation. */
 static void test_huge_headers(void **state)
 {
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
     /* PNG: IHDR only */
     uint8_t px1[1] = {0};
@@ -501,13 +499,13 @@ static void test_huge_headers(void **state)
     assert_int_equal(th_png_encode(&b, 1, 1, 0, 8, px1, NULL, 0, NULL, 0), 0);
     b.data[16] = 0, b.data[17] = 0, b.data[18] = 0xEA, b.data[19] = 0x60; /* 60000 */
     b.data[20] = 0, b.data[21] = 0, b.data[22] = 0xEA, b.data[23] = 0x60;
-    assert_int_equal(lector__image_decode(b.data, b.size, "huge.png", NULL, &p, &err), LECTOR_ERR_LIMIT);
+    assert_int_equal(img_decode(b.data, b.size, "huge.png", NULL, &p, &err), LECTOR_ERR_LIMIT);
     assert_non_null(strstr(err.message, "huge.png"));
     th_buf_free(&b);
     /* BMP */
     uint8_t rows[4] = {0};
     th_bmp_encode(&b, 60000, 60000, 24, 0, 40, NULL, NULL, 0, rows, 4);
-    assert_int_equal(lector__image_decode(b.data, b.size, "huge.bmp", NULL, &p, &err), LECTOR_ERR_LIMIT);
+    assert_int_equal(img_decode(b.data, b.size, "huge.bmp", NULL, &p, &err), LECTOR_ERR_LIMIT);
     th_buf_free(&b);
     /* JPEG: patch SOF dimensions of a small JPEG */
     th_buf j = make_oriented_jpeg(1);
@@ -516,13 +514,13 @@ static void test_huge_headers(void **state)
             j.data[i + 5] = 0xEA, j.data[i + 6] = 0x60, j.data[i + 7] = 0xEA, j.data[i + 8] = 0x60;
             break;
         }
-    assert_int_equal(lector__image_decode(j.data, j.size, "huge.jpg", NULL, &p, &err), LECTOR_ERR_LIMIT);
+    assert_int_equal(img_decode(j.data, j.size, "huge.jpg", NULL, &p, &err), LECTOR_ERR_LIMIT);
     assert_non_null(strstr(err.message, "huge.jpg"));
     /* file size limit */
-    lector_image_limits lim;
-    lector__image_limits_default(&lim);
+    img_limits lim;
+    img_limits_default(&lim);
     lim.max_file_size = 100;
-    assert_int_equal(lector__image_decode(j.data, j.size, "big.jpg", &lim, &p, &err), LECTOR_ERR_LIMIT);
+    assert_int_equal(img_decode(j.data, j.size, "big.jpg", &lim, &p, &err), LECTOR_ERR_LIMIT);
     th_buf_free(&j);
 }
 
@@ -538,19 +536,18 @@ static uint64_t digest_all(void)
 {
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < N_THREAD_FILES; i++) {
-        lector_image_pages p;
-        if (lector__image_decode(thread_bufs[i].data, thread_bufs[i].size, thread_files[i], NULL, &p, NULL) !=
-            LECTOR_OK)
+        img_pages p;
+        if (img_decode(thread_bufs[i].data, thread_bufs[i].size, thread_files[i], NULL, &p, NULL) != LECTOR_OK)
             return 0;
-        lector_image w;
+        img_image w;
         float q[4][2] = {{3.5f, 2}, {60, 4}, {58, 30}, {2, 28}};
-        if (lector__image_warp_quad(&p.pages[0], q, 57, 26, &w, NULL) != LECTOR_OK) return 0;
+        if (img_warp_quad(&p.pages[0], q, 57, 26, &w, NULL) != LECTOR_OK) return 0;
         for (int y = 0; y < p.pages[0].height; y += 7)
             for (int x = 0; x < p.pages[0].width * 3; x += 5)
                 h = (h ^ p.pages[0].data[y * p.pages[0].stride + x]) * 1099511628211ull;
         for (size_t k = 0; k < w.stride * (size_t)w.height; k++) h = (h ^ w.data[k]) * 1099511628211ull;
-        lector__image_release(&w);
-        lector__image_pages_free(&p);
+        img_release(&w);
+        img_pages_free(&p);
     }
     return h;
 }
@@ -627,7 +624,7 @@ static th_buf png_with_chunks(const char *type, int n, uint32_t len)
     return b;
 }
 
-static void check_known_png(const lector_image_pages *p)
+static void check_known_png(const img_pages *p)
 {
     assert_int_equal(p->count, 1);
     assert_int_equal(p->pages[0].width, 4);
@@ -645,16 +642,16 @@ static void test_png_chunk_limits(void **state)
     const int counts[] = {0, 600, 2000};
     for (int i = 0; i < 3; i++) {
         th_buf b = png_with_chunks("tEXt", counts[i], 20);
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         lector_status st = decode(&b, "text.png", &p, &err);
         if (st != LECTOR_OK) fail_msg("%d tEXt chunks: %s", counts[i], err.message);
         check_known_png(&p);
-        lector__image_pages_free(&p);
+        img_pages_free(&p);
         th_buf_free(&b);
     }
     th_buf big = png_with_chunks("tEXt", 1, (17u << 20));
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
     assert_int_equal(decode(&big, "bigtext.png", &p, &err), LECTOR_ERR_LIMIT);
     assert_non_null(strstr(err.message, "bigtext.png"));
@@ -695,7 +692,7 @@ static void test_jpeg_limit_before_libjpeg(void **state)
                 j.data[k + 7] = (uint8_t)(sizes[i][0] >> 8), j.data[k + 8] = (uint8_t)sizes[i][0];
                 break;
             }
-        lector_image_pages p;
+        img_pages p;
         lector_error err;
         assert_int_equal(decode(&j, "wide.jpg", &p, &err), LECTOR_ERR_LIMIT);
         assert_non_null(strstr(err.message, "wide.jpg"));
@@ -713,13 +710,13 @@ static void test_tiff_total_before_decoding(void **state)
     const uint8_t rgb[3][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
     th_buf b = {0};
     assert_int_equal(th_tiff_pages(&b, 3, ws, hs, rgb, COMPRESSION_ADOBE_DEFLATE), 0);
-    lector_image_limits lim;
-    lector__image_limits_default(&lim);
+    img_limits lim;
+    img_limits_default(&lim);
     lim.max_total_pixels = 150000; /* pages 1 and 2 fit, page 3 does not */
-    lector_image_pages p;
+    img_pages p;
     lector_error err;
     lector__fail_alloc_after(1);
-    lector_status st = lector__image_decode(b.data, b.size, "pages.tif", &lim, &p, &err);
+    lector_status st = img_decode(b.data, b.size, "pages.tif", &lim, &p, &err);
     lector__fail_alloc_after(0);
     if (st != LECTOR_ERR_LIMIT) fail_msg("want LECTOR_ERR_LIMIT, got %d: %s", st, err.message);
     assert_non_null(strstr(err.message, "pages.tif"));
@@ -727,9 +724,9 @@ static void test_tiff_total_before_decoding(void **state)
     assert_null(p.pages);
     /* and without the allocation failures the pages under the limit decode */
     lim.max_total_pixels = 180000;
-    assert_int_equal(lector__image_decode(b.data, b.size, "pages.tif", &lim, &p, &err), LECTOR_OK);
+    assert_int_equal(img_decode(b.data, b.size, "pages.tif", &lim, &p, &err), LECTOR_OK);
     assert_int_equal(p.count, 3);
-    lector__image_pages_free(&p);
+    img_pages_free(&p);
     th_buf_free(&b);
 }
 

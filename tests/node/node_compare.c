@@ -70,3 +70,44 @@ int node_compare(const char *name, int k, const lector_tensor *got, const lector
     if (bad) printf("  %s: output %d: %lld of %lld elements differ\n", name, k, (long long)bad, (long long)n);
     return bad != 0;
 }
+
+int node_run_cases(const char *dir, const char *cases_file, const char *op, int with_const, int argc, char **argv,
+                   int first, int (*run_case)(const char *dir, const char *name))
+{
+    int run = 0, failed = 0, skipped = 0;
+    for (int i = first; i < argc; i++, run++) {
+        int f = run_case(dir, argv[i]);
+        printf("%s %s\n", f ? "FAIL" : "ok  ", argv[i]);
+        failed += f;
+    }
+    if (first >= argc) {
+        FILE *f = fopen(cases_file, "r");
+        if (!f) {
+            fprintf(stderr, "cannot open %s\n", cases_file);
+            return 2;
+        }
+        char line[1024];
+        while (fgets(line, sizeof line, f)) {
+            char name[512], cop[128], flag[32];
+            int k = line[0] == '#' ? 0 : sscanf(line, "%511s %127s %31s", name, cop, flag);
+            if (k < 1 || (op && (k < 2 || strcmp(cop, op) != 0))) continue;
+            if (k == 3 && !strcmp(flag, "const") && !with_const) {
+                printf("skip %s (shape-determining graph input; see test_node_kernels)\n", name);
+                skipped++;
+                continue;
+            }
+            int fl = run_case(dir, name);
+            printf("%s %s\n", fl ? "FAIL" : "ok  ", name);
+            failed += fl;
+            run++;
+        }
+        fclose(f);
+    }
+    printf("%d cases, %d failed, %d skipped\n", run, failed, skipped);
+    if (run == 0) {
+        if (skipped) return 77;
+        fprintf(stderr, "no case selected\n");
+        return 2;
+    }
+    return failed ? 1 : 0;
+}

@@ -124,37 +124,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1], *op = NULL;
-    int first_case = 3, run = 0, failed = 0;
+    int first_case = 3;
     if (argc >= 5 && !strcmp(argv[3], "--op")) {
         op = argv[4];
         first_case = 5;
     }
-    if (first_case < argc) {
-        for (int i = first_case; i < argc; i++, run++) {
-            int f = run_case(dir, argv[i]);
-            printf("%s %s\n", f ? "FAIL" : "ok  ", argv[i]);
-            failed += f;
-        }
-    } else {
-        FILE *f = fopen(argv[2], "r");
-        if (!f) {
-            fprintf(stderr, "cannot open %s\n", argv[2]);
-            return 2;
-        }
-        char line[1024];
-        while (fgets(line, sizeof line, f)) {
-            char name[512], cop[128];
-            if (line[0] == '#') continue;
-            int k = sscanf(line, "%511s %127s", name, cop);
-            if (k < 1 || (op && (k < 2 || strcmp(cop, op) != 0))) continue;
-            int fl = run_case(dir, name);
-            printf("%s %s\n", fl ? "FAIL" : "ok  ", name);
-            failed += fl;
-            run++;
-        }
-        fclose(f);
-    }
-    printf("%d cases, %d failed\n", run, failed);
-    if (run == 0) return 2;
-    return failed ? 1 : 0;
+    return node_run_cases(dir, argv[2], op, 1, argc, argv, first_case, run_case);
 }

@@ -30,16 +30,16 @@ int main(void)
         if (!strcmp(cmd, "minrect")) {
             int n = (int)strtol(s, &end, 10);
             s = end;
-            geo_pt *p = malloc(sizeof *p * (size_t)n);
+            ocr_pt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
                 p[i].x = strtof(s, &end);
                 s = end;
                 p[i].y = strtof(s, &end);
                 s = end;
             }
-            geo_pt b[4];
+            ocr_pt b[4];
             float ss;
-            geo_mini_box(p, n, b, &ss);
+            ocr_mini_box(p, n, b, &ss);
             for (int i = 0; i < 4; i++) printf("%.4f %.4f ", b[i].x, b[i].y);
             printf("%.4f\n", ss);
             free(p);
@@ -50,7 +50,7 @@ int main(void)
             s = end;
             int n = (int)strtol(s, &end, 10);
             s = end;
-            geo_ipt *p = malloc(sizeof *p * (size_t)n);
+            ocr_ipt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
                 p[i].x = (int)strtol(s, &end, 10);
                 s = end;
@@ -58,7 +58,7 @@ int main(void)
                 s = end;
             }
             uint8_t *m = calloc((size_t)w * h, 1);
-            geo_fill_poly(m, w, h, p, n);
+            ocr_fill_poly(m, w, h, p, n);
             for (int i = 0; i < w * h; i++) putchar('0' + m[i]);
             putchar('\n');
             free(m);
@@ -71,24 +71,24 @@ int main(void)
             while (*s == ' ') s++;
             uint8_t *m = malloc((size_t)w * h);
             for (int i = 0; i < w * h; i++) m[i] = s[i] == '1';
-            geo_contours c;
-            geo_find_contours(m, w, h, &c);
+            ocr_contours c;
+            ocr_find_contours(m, w, h, &c);
             for (size_t k = 0; k < c.n; k++) {
                 if (k) putchar('|');
                 for (size_t i = 0; i < c.list[k].count; i++) {
-                    const geo_ipt *q = &c.pts[c.list[k].start + i];
+                    const ocr_ipt *q = &c.pts[c.list[k].start + i];
                     printf(i ? ";%d,%d" : "%d,%d", q->x, q->y);
                 }
             }
             putchar('\n');
-            geo_contours_free(&c);
+            ocr_contours_free(&c);
             free(m);
         } else if (!strcmp(cmd, "offset")) {
             double d = strtod(s, &end);
             s = end;
             int n = (int)strtol(s, &end, 10);
             s = end;
-            geo_pt *p = malloc(sizeof *p * (size_t)n);
+            ocr_pt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
                 p[i].x = strtof(s, &end);
                 s = end;
@@ -96,7 +96,7 @@ int main(void)
                 s = end;
             }
             int no;
-            geo_ipt *o = geo_offset_round(p, n, d, &no);
+            ocr_ipt *o = ocr_offset_round(p, n, d, &no);
             for (int i = 0; i < no; i++) printf(i ? ";%d,%d" : "%d,%d", o[i].x, o[i].y);
             putchar('\n');
             lector__free(o);

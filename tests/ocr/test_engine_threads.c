@@ -11,6 +11,7 @@
 
 #include "image/image.h"
 #include "lector.h"
+#include "results.h"
 
 #define THREADS 8
 #define ROUNDS  2
@@ -60,21 +61,6 @@ static lector_status read_input(int k, lector_result **r, lector_error *err)
     }
 }
 
-static int same(const lector_result *a, const lector_result *b)
-{
-    if (a->n_pages != b->n_pages) return 0;
-    for (size_t p = 0; p < a->n_pages; p++) {
-        const lector_page *x = &a->pages[p], *y = &b->pages[p];
-        if (x->width != y->width || x->height != y->height || x->n_lines != y->n_lines) return 0;
-        for (size_t i = 0; i < x->n_lines; i++) {
-            if (strcmp(x->lines[i].text, y->lines[i].text) || x->lines[i].score != y->lines[i].score ||
-                memcmp(x->lines[i].box, y->lines[i].box, sizeof x->lines[i].box))
-                return 0;
-        }
-    }
-    return 1;
-}
-
 static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg;
@@ -87,7 +73,7 @@ static void *worker(void *arg)
             fprintf(stderr, "thread %d input %d: %s\n", id, k, err.message);
             bad = 1;
         } else {
-            bad = !same(res, expected[k]);
+            bad = !results_equal(res, expected[k]);
             if (bad) fprintf(stderr, "thread %d input %d: result differs from single-threaded\n", id, k);
         }
         lector_result_free(res);
@@ -124,9 +110,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* raw RGB pixels of the sample, from the image layer's decoder */
-    lector_image_pages pages;
-    if (lector__image_decode_file(sample, NULL, &pages, &err) || pages.pages[0].width != W ||
-        pages.pages[0].height != H) {
+    img_pages pages;
+    if (img_decode_file(sample, NULL, &pages, &err) || pages.pages[0].width != W || pages.pages[0].height != H) {
         fprintf(stderr, "cannot decode %s\n", sample);
         return 1;
     }
@@ -139,7 +124,7 @@ int main(int argc, char **argv)
             d[1] = s[1];
             d[2] = s[0]; /* BGR -> RGB */
         }
-    lector__image_pages_free(&pages);
+    img_pages_free(&pages);
     for (int k = 0; k < INPUTS; k++) {
         if (read_input(k, &expected[k], &err)) {
             fprintf(stderr, "input %d: %s\n", k, err.message);

@@ -45,9 +45,9 @@ int main(void)
     CHECK(ocr_letterbox_rows(100000, 1000, 30, 8.f, 2600000000LL) == 12000, "within a larger limit");
 
     /* the padded copy: black bands, the image's rows in between */
-    lector_image img, pad;
+    img_image img, pad;
     lector_error err;
-    CHECK(lector__image_alloc(&img, 5, 2, 3, &err) == LECTOR_OK, "alloc");
+    CHECK(img_alloc(&img, 5, 2, 3, &err) == LECTOR_OK, "alloc");
     memset(img.data, 200, (size_t)img.stride * 2);
     img.data[0] = 7;
     CHECK(ocr_letterbox_pad(&img, 3, &pad, &err) == LECTOR_OK, "%s", err.message);
@@ -61,8 +61,8 @@ int main(void)
         }
     CHECK(!bad, "%d bytes differ", bad);
     CHECK(ocr_letterbox_pad(&img, 0, &pad, &err) == LECTOR_ERR_INVALID_ARGUMENT && !pad.data, "0 rows refused");
-    lector__image_release(&pad);
-    lector__image_release(&img);
+    img_release(&pad);
+    img_release(&img);
 
     /* boxes back to a 445x39 image padded by 35: moved up 35 and clipped to [0, 444] x [0, 38]; a
      * box within a band is dropped; the kept ones sorted top to bottom */

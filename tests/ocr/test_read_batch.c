@@ -16,24 +16,9 @@
 #include <string.h>
 
 #include "lector.h"
+#include "results.h"
 
 #define MAXIN 32
-
-static int same(const lector_result *a, const lector_result *b)
-{
-    if (a->n_pages != b->n_pages) return 0;
-    for (size_t p = 0; p < a->n_pages; p++) {
-        const lector_page *x = &a->pages[p], *y = &b->pages[p];
-        if (x->width != y->width || x->height != y->height || x->n_lines != y->n_lines) return 0;
-        for (size_t i = 0; i < x->n_lines; i++) {
-            if (strcmp(x->lines[i].text, y->lines[i].text) || x->lines[i].score != y->lines[i].score ||
-                x->lines[i].rotated != y->lines[i].rotated ||
-                memcmp(x->lines[i].box, y->lines[i].box, sizeof x->lines[i].box))
-                return 0;
-        }
-    }
-    return 1;
-}
 
 static unsigned char *slurp(const char *path, size_t *n)
 {
@@ -133,7 +118,7 @@ int main(int argc, char **argv)
                 CHECK(s1 == LECTOR_OK && st[i] == LECTOR_OK && res[i], "mode %zu input %s: %s", m, in[i].name,
                       st[i] ? errs[i].message : e1.message);
                 if (one && res[i]) {
-                    CHECK(same(res[i], one), "mode %zu input %s: batch result differs from a single read", m,
+                    CHECK(results_equal(res[i], one), "mode %zu input %s: batch result differs from a single read", m,
                           in[i].name);
                     for (size_t pg = 0; pg < one->n_pages; pg++) lines += one->pages[pg].n_lines;
                 }

@@ -6,7 +6,7 @@
  *   det: whole images, DetResizeForTest (limit 960, max), one per run;
  *   rec: ground-truth line/word quads cropped like pipeline.c's crop_box
  *        (warp, rotate tall crops), sorted by aspect ratio, batches of 6 with
- *        lector__rec_batch_width, plus a few single-line batches;
+ *        ocr_rec_batch_width, plus a few single-line batches;
  *   cls: the same crops, 48 x 192, batches of 6.
  * Every input is written as an onnx.TensorProto; the oracle
  * (tests/oracle/ort_run.js) runs all of them in one node process; then
@@ -77,7 +77,7 @@ static const struct {
     {"sroie_subset", NULL, 16}, {"icdar2015_test", NULL, 12}, {"icdar2015_test", "ch4_test_images/img_20.jpg", 4}};
 
 typedef struct crop {
-    lector_image img;
+    img_image img;
     float ratio;
     int rotated;
     char label[96];
@@ -158,12 +158,12 @@ static int make_det_cases(const char *data_dir, const char *work, int n_images)
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", data_dir, det_images[i]);
         lector_error err;
-        lector_image_pages pages;
-        if (lector__image_decode_file(path, NULL, &pages, &err)) return fail("decode %s: %s", path, err.message);
-        lector_det_input di;
-        lector_status st = lector__det_preprocess(&pages.pages[0], 960, LECTOR_DET_LIMIT_MAX, &di, &err);
+        img_pages pages;
+        if (img_decode_file(path, NULL, &pages, &err)) return fail("decode %s: %s", path, err.message);
+        ocr_det_input di;
+        lector_status st = ocr_det_preprocess(&pages.pages[0], 960, OCR_DET_LIMIT_MAX, &di, &err);
         int sw = pages.pages[0].width, sh = pages.pages[0].height;
-        lector__image_pages_free(&pages);
+        img_pages_free(&pages);
         if (st) return fail("det preprocess %s: %s", path, err.message);
         size_t bytes = sizeof(float) * 3 * (size_t)di.height * (size_t)di.width;
         float *copy = malloc(bytes);
@@ -172,25 +172,25 @@ static int make_det_cases(const char *data_dir, const char *work, int n_images)
         pcase *pc = add_case(work, M_DET, copy, 1, 3, di.height, di.width);
         if (!pc) return fail("too many cases");
         snprintf(pc->what, sizeof pc->what, "%s (%dx%d -> %dx%d)", det_images[i], sw, sh, di.width, di.height);
-        lector__det_input_free(&di);
+        ocr_det_input_free(&di);
     }
     return 0;
 }
 
 /* pipeline.c crop_box: warp the quad onto a w x h rectangle, rotate tall crops. */
-static int crop_quad(const lector_image *img, const float q[4][2], lector_image *out, int *rotated)
+static int crop_quad(const img_image *img, const float q[4][2], img_image *out, int *rotated)
 {
     int w = (int)fmax(hypot(q[0][0] - q[1][0], q[0][1] - q[1][1]), hypot(q[2][0] - q[3][0], q[2][1] - q[3][1]));
     int h = (int)fmax(hypot(q[0][0] - q[3][0], q[0][1] - q[3][1]), hypot(q[1][0] - q[2][0], q[1][1] - q[2][1]));
     if (w < 1) w = 1;
     if (h < 1) h = 1;
     lector_error err;
-    lector_image warped;
-    if (lector__image_warp_quad(img, q, w, h, &warped, &err)) return fail("warp: %s", err.message);
+    img_image warped;
+    if (img_warp_quad(img, q, w, h, &warped, &err)) return fail("warp: %s", err.message);
     *rotated = (double)warped.height / warped.width >= 1.5;
     if (*rotated) {
-        lector_status st = lector__image_rotate90_ccw(&warped, out, &err);
-        lector__image_release(&warped);
+        lector_status st = img_rotate90_ccw(&warped, out, &err);
+        img_release(&warped);
         return st ? fail("rotate: %s", err.message) : 0;
     }
     *out = warped;
@@ -206,7 +206,7 @@ static int load_crops(const char *data_dir, const char *set, const char *only, i
     FILE *f = fopen(path, "r");
     if (!f) return fail("cannot open %s", path);
     char line[4096], cur_path[1024] = "";
-    lector_image_pages pages = {0};
+    img_pages pages = {0};
     int got = 0, rc = 0;
     while (got < take && *n < max && fgets(line, sizeof line, f)) {
         char *col[4] = {0};
@@ -223,11 +223,11 @@ static int load_crops(const char *data_dir, const char *set, const char *only, i
         if (sscanf(col[2], "%f,%f,%f,%f,%f,%f,%f,%f", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
             continue;
         if (strcmp(cur_path, col[0]) != 0) {
-            lector__image_pages_free(&pages);
+            img_pages_free(&pages);
             char ip[1024];
             snprintf(ip, sizeof ip, "%s/%s/%s", data_dir, set, col[0]);
             lector_error err;
-            if (lector__image_decode_file(ip, NULL, &pages, &err)) {
+            if (img_decode_file(ip, NULL, &pages, &err)) {
                 rc = fail("decode %s: %s", ip, err.message);
                 break;
             }
@@ -246,7 +246,7 @@ static int load_crops(const char *data_dir, const char *set, const char *only, i
         (*n)++;
         got++;
     }
-    lector__image_pages_free(&pages);
+    img_pages_free(&pages);
     fclose(f);
     return rc;
 }
@@ -265,12 +265,12 @@ static int add_rec_batch(const char *work, crop *c, int nb)
         ws[k] = c[k].img.width;
         hs[k] = c[k].img.height;
     }
-    int bw = lector__rec_batch_width(ws, hs, nb, REC_H, REC_W);
+    int bw = ocr_rec_batch_width(ws, hs, nb, REC_H, REC_W);
     float *batch = calloc((size_t)nb * 3 * REC_H * (size_t)bw, sizeof(float));
     if (!batch) return fail("out of memory");
     lector_error err;
     for (int k = 0; k < nb; k++)
-        if (lector__rec_preprocess(&c[k].img, REC_H, bw, batch, k, &err)) {
+        if (ocr_rec_preprocess(&c[k].img, REC_H, bw, batch, k, &err)) {
             free(batch);
             return fail("rec preprocess %s: %s", c[k].label, err.message);
         }
@@ -286,7 +286,7 @@ static int add_cls_batch(const char *work, crop *c, int nb)
     if (!batch) return fail("out of memory");
     lector_error err;
     for (int k = 0; k < nb; k++)
-        if (lector__cls_preprocess(&c[k].img, CLS_H, CLS_W, batch + (size_t)k * 3 * CLS_H * CLS_W, &err)) {
+        if (ocr_cls_preprocess(&c[k].img, CLS_H, CLS_W, batch + (size_t)k * 3 * CLS_H * CLS_W, &err)) {
             free(batch);
             return fail("cls preprocess %s: %s", c[k].label, err.message);
         }
@@ -324,7 +324,7 @@ static int make_line_cases(const char *data_dir, const char *work, int max_crops
     int singles[3] = {0, n / 2, n - 1};
     for (int k = 0; k < 3 && !rc && n >= 3; k++) rc = add_rec_batch(work, crops + singles[k], 1);
     for (int b0 = 0; b0 < n && !rc; b0 += BATCH) rc = add_cls_batch(work, crops + b0, n - b0 < BATCH ? n - b0 : BATCH);
-    for (int i = 0; i < n; i++) lector__image_release(&crops[i].img);
+    for (int i = 0; i < n; i++) img_release(&crops[i].img);
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /*
- * model_builder.h - builds tiny ONNX models in memory with protobuf-c, for
- * tests that need a model with a chosen op, opset or domain.
+ * model_builder.h - tiny ONNX models with a chosen op, opset or domain
+ * (tests/common/graph_builder.h builds them), and the allocation-failure
+ * sweep of a model's load and run.
  */
 #ifndef LECTOR_TEST_MODEL_BUILDER_H
 #define LECTOR_TEST_MODEL_BUILDER_H

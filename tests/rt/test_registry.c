@@ -10,20 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../soft_check.h"
 #include "lector_rt.h"
 #include "rt/backend.h"
 #include "rt/module.h"
-
-static int failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
 
 static void parse_ok(const char *s, lector_device dev, const char *backend, int index)
 {
@@ -185,6 +175,5 @@ int main(int argc, char **argv)
     test_parse();
     test_builtin();
     test_modules(argv[1]);
-    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-    return failures ? 1 : 0;
+    return soft_check_exit("rt.registry");
 }

@@ -64,7 +64,7 @@ static void usage(FILE *f)
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
         "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
         "  --threads N                      threads per inference (default: physical cores)\n"
-        "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
+        "  --backend cpu|ref                CPU backend (ref = the reference kernels)\n"
         "detection (PaddleOCR defaults):\n"
         "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
         "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"

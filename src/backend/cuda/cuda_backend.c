@@ -620,10 +620,10 @@ static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
 static algo_entry *algos;
 static int n_algos, cap_algos;
 
-/* LECTOR_CUDA_CONV_SEARCH=1: the timed search. Off by default: on the H200
- * cuDNN's heuristic gave the faster plans in half precision (det batch 32:
- * 17.3 ms against 20.7 with the search; docs/BENCHMARKS.md), and fp32 plans keep
- * the algorithms whose results were checked against the CPU's to the text. */
+/* LECTOR_CUDA_CONV_SEARCH=1: the timed search. Off by default: cuDNN's
+ * heuristic gave the faster plans in half precision (docs/BENCHMARKS.md has
+ * the runs), and fp32 plans keep the algorithms whose results were checked
+ * against the CPU's to the text. */
 static int conv_search(void) { return cu_switch(LECTOR__TC_CUDA_CONV_SEARCH, 0); }
 
 static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,

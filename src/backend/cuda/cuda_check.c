@@ -13,7 +13,7 @@
  * must be equal. Each step is checked on the GPU's own inputs, so errors do
  * not accumulate and the first bad step is named. A failure makes the run
  * return LECTOR_ERR_BACKEND with the step, its operator and the figures.
- * Slow (the reference kernels are plain C): for tests on small inputs.
+ * Slow (the reference kernels run on the CPU): for tests on small inputs.
  */
 #include <math.h>
 #include <stdio.h>

@@ -446,7 +446,7 @@ __device__ __forceinline__ double clamp_int_range(double v)
     return -2147483648.0 < r ? r : -2147483648.0;
 }
 
-/* The crop of row r (r.warp), pixel by pixel, as lector__image_warp_quad
+/* The crop of row r (r.warp), pixel by pixel, as img_warp_quad
  * makes it: the same double operations, none fused; the taps replicate the
  * full image's border and lie in the uploaded region. One thread per crop
  * pixel (x, y), all channels, into up + r.crop. */
@@ -499,7 +499,7 @@ __device__ __forceinline__ const uint8_t *source_px(const ck_image_row &r, const
 }
 
 /* One thread per destination pixel of a row, all channels: the horizontal
- * pass of the two source rows, then the vertical one, as lector__image_resize. */
+ * pass of the two source rows, then the vertical one, as img_resize. */
 __global__ void k_image_rows(const char *up, const ck_image_row *rows, int n_rows, int cn, float *y, int dh, int dw)
 {
     int dx = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.z;

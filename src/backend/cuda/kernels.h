@@ -125,9 +125,8 @@ int ck_dwconv_nhwc(ck_stream s, const void *x, const float *w, void *y, int64_t 
  * k > 0: the k x k taps unrolled, each input column of a row loaded once into
  * registers (k 3 or 5, stride and dilation 1 along W, channels by 4); k = 0:
  * loops over the taps, tw > 1 when stride and dilation along W are 1. The
- * unrolled kernel's v and tw come from a sweep (v 4, 8; tw 1, 2, 4) over the
- * PP-OCR models' depthwise shapes on an H200: v 4 beat 8, tw 4 was best for
- * 5 x 5 taps and 2 for 3 x 3 (docs/GPU.md). */
+ * unrolled kernel's v and tw are the best of a sweep over the PP-OCR models'
+ * depthwise shapes (docs/BENCHMARKS.md, "depthwise"). */
 typedef struct ck_dw_work {
     int v, tw, k;
 } ck_dw_work;

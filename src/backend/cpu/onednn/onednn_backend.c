@@ -885,7 +885,8 @@ static int build_conv(dn_cc *c, int ni, int transposed)
 /* ConvTranspose with kernel == stride, no padding, one group (the DB head's
  * 2x2/2 upsampling): every input pixel writes its own k*k output block, so
  * it is a 1x1 convolution to Cout*k*k channels (nhwc) followed by a
- * depth-to-space reorder. oneDNN 2.6's own deconvolution is 20x slower here. */
+ * depth-to-space reorder: faster than oneDNN 2.6's own deconvolution on
+ * these shapes (docs/BENCHMARKS.md). */
 static int build_deconv_d2s(dn_cc *c, int ni)
 {
     rt_graph *g = c->g;
@@ -2064,7 +2065,7 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
  * oneDNN splits every primitive statically over its OpenMP threads, so on an
  * oversubscribed machine each parallel region waits for the slowest,
  * preempted worker (a time slice per region, hundreds per run): 2 threads
- * can be 10x slower than 1. When the other load on the machine (the 1-minute
+ * can be much slower than 1 (docs/BENCHMARKS.md). When the other load on the machine (the 1-minute
  * load average minus our own threads, sampled every 0.5 s) leaves fewer free
  * cores than T - 0.5 (T <= 2) or T / 2 (T > 2), a run uses a single-thread
  * variant of the plan, compiled on first need. `threads` stays the upper
@@ -2124,6 +2125,18 @@ static void *slot_ptr(const dn_plan *dp, int s, void *arena, const lector_tensor
     case DN_SLOT_INPUT: return inputs[sl->input].data;
     default: return (char *)arena + sl->off;
     }
+}
+
+typedef struct dn_run {
+    const dn_plan *dp;
+    void *arena;
+    const lector_tensor *inputs;
+} dn_run;
+
+static const void *output_data(void *ctx, int i)
+{
+    const dn_run *r = ctx;
+    return slot_ptr(r->dp, r->dp->out_slot[i], r->arena, r->inputs);
 }
 
 static dn_ctx *ctx_get(rt_backend *be, dn_plan *dp)
@@ -2279,24 +2292,12 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
     dnnl_stream_wait(x->stream);
     ctx_put(dp, x, dp->n_mem);
     omp_set_num_threads(omp_before);
-    if (st) {
-        lector__free(own_arena);
-        return st;
-    }
-    for (int i = 0; i < g->n_outputs; i++) {
-        int v = g->outputs[i];
-        outputs[i] = rt_value_tensor(&g->values[v]);
-        size_t nb = rt_value_nbytes(&g->values[v]);
-        outputs[i].data = lector__aligned_alloc(nb ? nb : 1);
-        if (!outputs[i].data) {
-            for (int j = 0; j < i; j++) lector__free(outputs[j].data);
-            lector__free(own_arena);
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory for outputs", g->name);
-        }
-        memcpy(outputs[i].data, slot_ptr(dp, dp->out_slot[i], arena, inputs), nb);
+    if (!st) {
+        dn_run run = {dp, arena, inputs};
+        st = rt_outputs_from_host(g, output_data, &run, outputs, err);
     }
     lector__free(own_arena);
-    return LECTOR_OK;
+    return st;
 }
 
 /* ---- backend ---------------------------------------------------------------------- */

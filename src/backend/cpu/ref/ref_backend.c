@@ -1,6 +1,7 @@
 /*
  * ref_backend.c - the reference CPU backend: host memory, the shared
- * executor, and the plain-C kernel of every op (chosen by rt_plan_build).
+ * executor, and the reference kernel of every op (chosen by rt_plan_build):
+ * C, with AVX-512 / AVX2 micro-kernels in the GEMM (gemm.c).
  * It is the oracle the oneDNN and CUDA backends are tested against.
  */
 #include "rt/backend.h"

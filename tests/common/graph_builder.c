@@ -75,8 +75,13 @@ static Onnx__ValueInfoProto *value_info(gb *b, const char *name, int ndim, const
         onnx__tensor_shape_proto__init(sp);
         for (int i = 0; i < ndim; i++) {
             onnx__tensor_shape_proto__dimension__init(&d[i]);
-            d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            d[i].dim_value = dims[i];
+            if (dims[i] >= 0) {
+                d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                d[i].dim_value = dims[i];
+            } else {
+                d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+                d[i].dim_param = "N";
+            }
             dp[i] = &d[i];
         }
         sp->n_dim = (size_t)ndim;
@@ -98,6 +103,11 @@ void gb_input(gb *b, const char *name, int ndim, const int64_t *dims)
 }
 
 void gb_output(gb *b, const char *name) { b->outs[b->g.n_output++] = value_info(b, name, -1, NULL); }
+
+void gb_output_shaped(gb *b, const char *name, int ndim, const int64_t *dims)
+{
+    b->outs[b->g.n_output++] = value_info(b, name, ndim, dims);
+}
 
 void gb_init(gb *b, const char *name, int ndim, const int64_t *dims, const float *data, float lo, float hi,
              uint32_t seed)
@@ -141,6 +151,22 @@ void gb_init_i64(gb *b, const char *name, int n, const int64_t *vals)
     b->inits[b->g.n_initializer++] = t;
 }
 
+void gb_scalar(gb *b, const char *name, float v)
+{
+    const int64_t one = 1;
+    gb_init(b, name, 1, &one, &v, 0, 0, 0);
+}
+
+void gb_bn(gb *b, const char *names, int64_t channels, uint32_t seed)
+{
+    static const float lo[4] = {0.5f, -0.5f, -0.2f, 0.5f}, hi[4] = {1.5f, 0.5f, 0.2f, 1.5f};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", names);
+    char *save = NULL, *name = strtok_r(buf, ",", &save);
+    for (int i = 0; i < 4 && name; i++, name = strtok_r(NULL, ",", &save))
+        gb_init(b, name, 1, &channels, NULL, lo[i], hi[i], seed + (uint32_t)i);
+}
+
 /* Splits "a,b,,c" into names (empty allowed). */
 static size_t split_names(gb *b, const char *s, char ***out)
 {
@@ -164,10 +190,15 @@ void gb_node(gb *b, const char *op, const char *ins, const char *outs, const cha
 {
     Onnx__NodeProto *n = gb_alloc(b, sizeof *n);
     onnx__node_proto__init(n);
-    n->op_type = gb_strdup(b, op);
+    const char *colon = strrchr(op, ':');
+    n->op_type = gb_strdup(b, colon ? colon + 1 : op);
     n->domain = "";
+    if (colon) {
+        n->domain = gb_alloc(b, (size_t)(colon - op) + 1);
+        memcpy(n->domain, op, (size_t)(colon - op));
+    }
     char nm[64];
-    snprintf(nm, sizeof nm, "%s_%zu", op, b->g.n_node);
+    snprintf(nm, sizeof nm, "%s_%zu", n->op_type, b->g.n_node);
     n->name = gb_strdup(b, nm);
     n->n_input = split_names(b, ins, &n->input);
     n->n_output = split_names(b, outs, &n->output);
