@@ -103,7 +103,7 @@ int img_jpeg_exif_orientation(const uint8_t *d, size_t n)
 }
 
 lector_status img_decode_jpeg(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
-                                  img_image *out, lector_error *err)
+                              img_image *out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     uint8_t *cmyk = NULL;
@@ -129,8 +129,7 @@ lector_status img_decode_jpeg(const uint8_t *data, size_t size, const char *name
         st = lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid JPEG header: %s", name, tjGetErrorStr2(tj));
         goto done;
     }
-    st =
-        img_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
+    st = img_check_dims((uint64_t)(w > 0 ? w : 0), (uint64_t)(h > 0 ? h : 0), name, "JPEG", limits, NULL, err);
     if (st != LECTOR_OK) goto done;
     st = img_alloc(out, w, h, 3, err);
     if (st != LECTOR_OK) {

@@ -94,7 +94,7 @@ static lector_status png_error(lector_error *err, int rc, const char *name, cons
 }
 
 lector_status img_decode_png(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
-                                 img_image *out, lector_error *err)
+                             img_image *out, lector_error *err)
 {
     size_t n_text;
     lector_status st = png_scan(data, size, name, &n_text, err);

@@ -83,7 +83,7 @@ static lector_status tiff_fail(lector_error *err, lector_status code, const char
 }
 
 lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
-                                  img_pages *out, lector_error *err)
+                              img_pages *out, lector_error *err)
 {
     mem_src src = {data, size, 0};
     tiff_diag diag;

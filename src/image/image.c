@@ -77,7 +77,7 @@ const char *img_format_name(img_format format)
 }
 
 lector_status img_check_dims(uint64_t width, uint64_t height, const char *name, const char *format,
-                                       const img_limits *limits, uint64_t *total, lector_error *err)
+                             const img_limits *limits, uint64_t *total, lector_error *err)
 {
     if (width == 0 || height == 0)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image has an empty size %llux%llu", name, format,
@@ -167,8 +167,8 @@ static lector_status single_page(img_image *img, img_pages *out, const char *nam
     return LECTOR_OK;
 }
 
-lector_status img_decode(const uint8_t *data, size_t size, const char *name,
-                                   const img_limits *limits, img_pages *out, lector_error *err)
+lector_status img_decode(const uint8_t *data, size_t size, const char *name, const img_limits *limits, img_pages *out,
+                         lector_error *err)
 {
     img_limits def;
     if (!name) name = "image";
@@ -204,8 +204,7 @@ lector_status img_decode(const uint8_t *data, size_t size, const char *name,
     return single_page(&img, out, name, err);
 }
 
-lector_status img_decode_file(const char *path, const img_limits *limits, img_pages *out,
-                                        lector_error *err)
+lector_status img_decode_file(const char *path, const img_limits *limits, img_pages *out, lector_error *err)
 {
     img_limits def;
     if (!path) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "no image path");
@@ -223,9 +222,8 @@ lector_status img_decode_file(const char *path, const img_limits *limits, img_pa
     return st;
 }
 
-lector_status img_from_pixels(const uint8_t *pixels, int width, int height, size_t stride,
-                                        lector_pixel_format format, const char *name, const img_limits *limits,
-                                        img_image *out, lector_error *err)
+lector_status img_from_pixels(const uint8_t *pixels, int width, int height, size_t stride, lector_pixel_format format,
+                              const char *name, const img_limits *limits, img_image *out, lector_error *err)
 {
     static const int bpp_of[] = {3, 3, 1, 4, 4};
     img_limits def;

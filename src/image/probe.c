@@ -97,8 +97,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
     }
     if (fmt != IMG_FORMAT_TIFF) max_page = total = w * h;
     if (!w || !h)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image of an empty size", name,
-                             img_format_name(fmt));
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: %s image of an empty size", name, img_format_name(fmt));
     info->format = img_format_name(fmt);
     info->pages = pages;
     info->width = w > INT32_MAX ? INT32_MAX : (int)w;

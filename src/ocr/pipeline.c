@@ -337,8 +337,8 @@ void lector_engine_trim(lector_engine *e)
 
 typedef struct crop {
     img_image img; /* on the CPU path; empty where the device crops (on_device) */
-    int w, h;         /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
-    float ratio;      /* width / height */
+    int w, h;      /* the crop as cls and rec see it (after the quarter turn of tall boxes) */
+    float ratio;   /* width / height */
     /* on_device: the crop is made on the GPU from the page's bytes with these */
     int on_device;
     const img_image *page;
@@ -493,7 +493,7 @@ static lector_status run_lines(lector_model *m, crop *const *cr, int nb, int row
     if (!t || !in) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
     for (int k = 0; k < nb && !st; k++)
         st = ocr_line_image_input(cr[k]->page, cr[k]->warp, cr[k]->warp_w, cr[k]->warp_h, cr[k]->turns, img_h, tw,
-                                      &t[k], &in[k], err);
+                                  &t[k], &in[k], err);
     if (!st) st = lector_model_run_images(m, in, (size_t)nb, (size_t)rows, tw, out, n_out, err);
     for (int k = 0; t && k < nb; k++) ocr_input_tables_free(&t[k]);
     lector__free(t);
@@ -849,8 +849,8 @@ static lector_status page_finish(page_work *w, const img_image *img, lector_page
     return st;
 }
 
-static lector_status ocr_page(lector_engine *e, const img_image *img, const lector_read_options *o,
-                              lector_page *page, lector_timings *tm, lector_error *err)
+static lector_status ocr_page(lector_engine *e, const img_image *img, const lector_read_options *o, lector_page *page,
+                              lector_timings *tm, lector_error *err)
 {
     page->width = img->width;
     page->height = img->height;
@@ -1002,8 +1002,7 @@ static void detect_pages(lector_engine *e, const img_image *const *imgs, int n, 
         if (d->pad_rows && (d->st = ocr_letterbox_pad(src, d->pad_rows, &d->letterbox, &d->err))) continue;
         if (d->pad_rows) src = &d->letterbox;
         /* on the GPU the page goes up as bytes (a tiny page, padded first, as pixels on the CPU) */
-        d->on_device =
-            dev && !ocr_det_image_input(src, limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
+        d->on_device = dev && !ocr_det_image_input(src, limit, lt, e->p.det_mean, e->p.det_std, &d->tab, &d->im, &e2);
         if (d->on_device) {
             d->di.height = d->im.out_height;
             d->di.width = d->im.out_width;
