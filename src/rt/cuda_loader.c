@@ -6,7 +6,7 @@
  * Order: the module file (gpuenv_cuda_module_path: LECTOR_CUDA_MODULE, else
  * next to the executable, else ../lib of it, as in the offline bundle); the driver (libcuda.so.1);
  * cuBLAS and cuDNN of the CUDA major the module was built for, found through
- * src/gpuenv the way `lector doctor` finds them and preloaded by absolute
+ * src/gpuenv (the discovery layer) the way `lector doctor` finds them and preloaded by absolute
  * path, so that the module's DT_NEEDED entries bind to exactly those files;
  * NVRTC when it is there (optional); then the module itself and its entry
  * point and API version. The result,
@@ -134,8 +134,10 @@ const rt_backend_iface *rt_cuda_module(char *reason, size_t len)
     return module_iface;
 }
 
-/* L5 of `lector doctor` (src/gpuenv/checks.c): the real loader and a real
- * backend on GPU `device` (context, stream, cuDNN and cuBLAS handles). */
+/* L5 of `lector doctor` (src/doctor/check_engine.c, which declares it too):
+ * the real loader and a real backend on GPU `device` (context, stream, cuDNN
+ * and cuBLAS handles). */
+int lector_engine_gpu_selftest(int device, char *msg, size_t len);
 int lector_engine_gpu_selftest(int device, char *msg, size_t len)
 {
     char name[32];

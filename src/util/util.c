@@ -12,6 +12,15 @@
 /* ---- allocation with fault injection ---------------------------------- */
 
 static atomic_long alloc_countdown = -2; /* -2: not read yet, -1: disabled */
+static atomic_long alloc_failures;       /* allocations that returned NULL */
+
+static void *counted(void *p)
+{
+    if (!p) atomic_fetch_add(&alloc_failures, 1);
+    return p;
+}
+
+long lector__alloc_failures(void) { return atomic_load(&alloc_failures); }
 
 static int alloc_should_fail(void)
 {
@@ -29,27 +38,27 @@ static int alloc_should_fail(void)
 
 void *lector__malloc(size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return malloc(size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(malloc(size ? size : 1));
 }
 
 void *lector__calloc(size_t n, size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return calloc(n ? n : 1, size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(calloc(n ? n : 1, size ? size : 1));
 }
 
 void *lector__realloc(void *p, size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return realloc(p, size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(realloc(p, size ? size : 1));
 }
 
 void *lector__aligned_alloc(size_t size)
 {
-    if (alloc_should_fail()) return NULL;
+    if (alloc_should_fail()) return counted(NULL);
     void *p = NULL;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) return NULL;
+    if (posix_memalign(&p, 64, size ? size : 64) != 0) return counted(NULL);
     return p;
 }
 

@@ -14,9 +14,6 @@
 #include "gpuenv/gpuenv.h"
 #endif
 #include "lector_rt.h"
-#ifdef LECTOR_HAVE_DOCTOR
-#include "lector_doctor.h"
-#endif
 
 int cli_parse_gpu_mem(const char *s, int device, size_t *out)
 {
@@ -173,10 +170,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
-#ifdef LECTOR_HAVE_DOCTOR
-    if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
-#endif
+    if (!strcmp(cmd, "doctor")) return cmd_doctor(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
     /* anything else: OCR of the files given (Tesseract's habit) */
     return cmd_ocr(argc, argv);
 }

@@ -3,6 +3,8 @@
  *   FAKE_CUDNN=<cudnnGetVersion> FAKE_CUDNN_CUDART=<cudnnGetCudartVersion>
  *   FAKE_CUDART=<cudaRuntimeGetVersion>
  *   FAKE_CUBLAS_MAJOR/MINOR/PATCH (cublasGetProperty, cublasLtGetProperty)
+ *   FAKE_PAD=<bytes>  a file that large (a driver's libcuda is tens of MiB;
+ *                     the toolkit's stub a few hundred KiB)
  * SONAME, NEEDED, RPATH and RUNPATH come from the link line. */
 #include <stddef.h>
 
@@ -32,4 +34,8 @@ int cublasGetProperty(int t, int *v)
     return 0;
 }
 int cublasLtGetProperty(int t, int *v) { return cublasGetProperty(t, v); }
+#endif
+
+#ifdef FAKE_PAD
+const char gpuenv_fake_pad[FAKE_PAD] = {1};
 #endif

@@ -6,11 +6,11 @@
  * matching counts the characters of the keys found. */
 #include <stddef.h>
 
-#include "gpuenv/gpuenv.h"
+#include "doctor/doctor.h"
 
 #define K(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-const gpuenv_explain_entry gpuenv_explain_table[] = {
+const doctor_explain_entry doctor_explain_table[] = {
     {"paddle-cudnn-dso",
      "(PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method "
      "cudnnGetVersion. [Hint: cudnn_dso_handle should not be null.]",
@@ -310,4 +310,4 @@ const gpuenv_explain_entry gpuenv_explain_table[] = {
      "-", "Lector's runtime (src/rt/plan.c) and CUDA backend (src/backend/cuda/cuda_backend.c)"},
 };
 
-const size_t gpuenv_explain_table_len = sizeof gpuenv_explain_table / sizeof gpuenv_explain_table[0];
+const size_t doctor_explain_table_len = sizeof doctor_explain_table / sizeof doctor_explain_table[0];
