@@ -158,11 +158,14 @@ static const char *generic_ids[] = {"generic-not-found",   "generic-undefined-sy
 static _Thread_local char gen_cause[4][640], gen_fix[4][400], gen_layer[4][64];
 static _Thread_local unsigned gen_slot;
 
-static int generic(const char *t, lector_explain_match *out)
+static int generic(const char *t, const char *original, lector_explain_match *out)
 {
     char lib[128];
     const family_rule *f = find_family(t, lib, sizeof lib);
     if (!f) return 0;
+    /* the library's name as the text spells it */
+    const char *at = strcasestr(original, lib);
+    if (at) snprintf(lib, sizeof lib, "%.*s", (int)strlen(lib), at);
     for (size_t i = 0; i < sizeof errors / sizeof *errors; i++) {
         if (!strstr(t, errors[i].key)) continue;
         unsigned s = gen_slot++ % 4;
@@ -182,6 +185,8 @@ size_t lector_explain_match_text(const char *text, lector_explain_match *out, si
     char *t = normalise(text);
     if (!t) return 0;
     size_t n = 0;
+    size_t hits[16];
+    if (max > 16) max = 16;
     for (size_t i = 0; i < doctor_explain_table_len; i++) {
         const doctor_explain_entry *e = &doctor_explain_table[i];
         size_t total = 0, hit = 0, nhit = 0;
@@ -198,18 +203,23 @@ size_t lector_explain_match_text(const char *text, lector_explain_match *out, si
            matches all of a specific entry beats a partial generic one */
         int score = (int)(100 * hit / total);
         lector_explain_match m = from_entry(e, score);
+        /* best first; at equal scores the entry whose keys cover more of the
+           text is the more specific one */
         size_t pos = n;
-        while (pos > 0 && out[pos - 1].score < score) pos--;
+        while (pos > 0 && (out[pos - 1].score < score || (out[pos - 1].score == score && hits[pos - 1] < hit))) pos--;
         if (pos >= max) continue;
         size_t last = n < max ? n : max - 1;
         memmove(&out[pos + 1], &out[pos], (last - pos) * sizeof *out);
+        memmove(&hits[pos + 1], &hits[pos], (last - pos) * sizeof *hits);
         out[pos] = m;
+        hits[pos] = hit;
         if (n < max) n++;
     }
-    /* a weak match only (one distinctive fragment of several): the family
-       rule, when the text names a library, comes first */
+    /* no known message matched in full: the rule for the library family
+       the text names comes first (a partial match shares only a generic
+       phrase such as "wrong ELF class" with it) */
     lector_explain_match g;
-    if ((n == 0 || out[0].score < 50) && generic(t, &g)) {
+    if ((n == 0 || out[0].score < 100) && generic(t, text, &g)) {
         size_t last = n < max ? n : max - 1;
         memmove(&out[1], &out[0], last * sizeof *out);
         out[0] = g;
