@@ -100,7 +100,7 @@ static why static_problem(lector_doctor_report *r, const gpuenv_drvfile *df, int
             w = (why){DOCTOR_FAIL, DOCTOR_HITS_GPU, "wsl_linux_driver",
                       "A Linux NVIDIA driver's libcuda is installed inside WSL2 and shadows the one WSL provides "
                       "(/usr/lib/wsl/lib): it cannot talk to /dev/dxg",
-                      doctor_fix_not_this(r, &df->find, 1)};
+                      doctor_fix_remove_driver_userspace(r, df->version, &df->find)};
         } else if (kver[0] && df->version[0] && strcmp(df->version, kver) != 0) {
             int newer = gpuenv_vercmp(df->version, kver) > 0;
             w = (why){DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_version_mismatch",
@@ -156,7 +156,7 @@ static void map_error(lector_doctor_report *r, int rc, const why *sw, const char
         *code = r->facts.in_container ? "container_without_gpus" : "no_device";
         *cause = r->facts.in_container ? "CUDA sees no device: this container was started without GPUs"
                                        : "No CUDA-capable device is visible to the CUDA driver";
-        *fix = r->facts.in_container ? "docker run --gpus all ..." : "nvidia-smi -L";
+        *fix = r->facts.in_container ? DOCTOR_FIX_CONTAINER_GPUS : "nvidia-smi -L";
         break;
     case 999:
         *code = "cuda_unknown_uvm";

@@ -31,8 +31,10 @@ static void check_libraries(lector_doctor_report *r)
     }
     if (missing) {
         r->facts.lector_libs_ok = 0;
-        char fix[160];
-        snprintf(fix, sizeof fix, "pip install nvidia-cublas-cu%d nvidia-cudnn-cu%d", lm, lm);
+        static const char *const pkgs[] = {"cublas", "cudnn"};
+        char fix[160], *pip = doctor_fix_pip(pkgs, 2, lm);
+        snprintf(fix, sizeof fix, "%s", pip ? pip : "");
+        lector__free(pip);
         doctor_add(r, DOCTOR_L5, "l5.libraries", "Lector's CUDA libraries", DOCTOR_FAIL, DOCTOR_HITS_LECTOR,
                    "lector_libraries_missing",
                    "Lector's CUDA backend needs cuBLAS and cuBLASLt of its CUDA major and cuDNN 9, and finds no "

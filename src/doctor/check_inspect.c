@@ -62,24 +62,6 @@ static int load_cuda_major(const gpuenv_load *ld)
     return 0;
 }
 
-/* The pip package that ships a CUDA library. */
-static char *pip_fix(const char *name, int cuda_major)
-{
-    static const struct {
-        const char *stem, *pkg;
-    } pk[] = {{"cublasLt", "cublas"},   {"cublas", "cublas"}, {"cudart", "cuda-runtime"}, {"cudnn", "cudnn"},
-              {"nvrtc", "cuda-nvrtc"},  {"cufft", "cufft"},   {"curand", "curand"},       {"cusparse", "cusparse"},
-              {"cusolver", "cusolver"}, {"nccl", "nccl"},     {"nvJitLink", "nvjitlink"}};
-    const char *st = gpu_stem(name);
-    for (size_t i = 0; st && i < sizeof pk / sizeof *pk; i++)
-        if (strcmp(pk[i].stem, st) == 0) {
-            int m = major_is_cuda(st) && so_major(name) > 0 ? so_major(name) : cuda_major;
-            if (m <= 0) m = 12;
-            return gpuenv_asprintf("pip install nvidia-%s-cu%d", pk[i].pkg, m);
-        }
-    return NULL;
-}
-
 static const char *base_of(const char *p) { return gpuenv_basename(p); }
 
 void doctor_check_loaded_gpu_libs(lector_doctor_report *r, int layer, const char *id_prefix, const gpuenv_load *ld,
@@ -197,8 +179,8 @@ static void inspect_one(lector_doctor_report *r, doctor_inspect *ins, size_t idx
                     }
                 gpuenv_cands_free(&cv);
             }
-            if (!fix) fix = pip_fix(first, load_cuda_major(ld) ? load_cuda_major(ld) : driver_cuda_major(r));
-            if (!fix) fix = gpuenv_asprintf("install the package that provides %s", first);
+            if (!fix)
+                fix = doctor_fix_install_lib(first, load_cuda_major(ld) ? load_cuda_major(ld) : driver_cuda_major(r));
             fix = doctor_own(r, fix);
         }
         c = doctor_add(r, DOCTOR_LINSPECT, id, base_of(path), DOCTOR_FAIL, DOCTOR_HITS_INSPECTED,

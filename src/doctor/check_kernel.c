@@ -116,8 +116,7 @@ static void check_nodes(lector_doctor_report *r, int image)
                        "container_without_gpus",
                        "This container was started without GPUs: no /dev/nvidia* (and no driver libraries) were "
                        "given to it",
-                       "docker run --gpus all ... (or --runtime=nvidia; in Kubernetes request nvidia.com/gpu)",
-                       "missing %s", missing.v[0]);
+                       DOCTOR_FIX_CONTAINER_GPUS, "missing %s", missing.v[0]);
     } else if (missing.n && gpuenv_strv_has(&missing, "/dev/nvidia-uvm") && missing.n == 1) {
         c = doctor_add(r, DOCTOR_L1, "l1.devnodes", "device nodes", DOCTOR_FAIL, DOCTOR_HITS_GPU, "nvidia_uvm_missing",
                        "/dev/nvidia-uvm is missing: nvidia_uvm is not loaded; cuInit fails with error 999 or 3",
@@ -126,8 +125,8 @@ static void check_nodes(lector_doctor_report *r, int image)
         c = doctor_add(r, DOCTOR_L1, "l1.devnodes", "device nodes", DOCTOR_FAIL, DOCTOR_HITS_GPU,
                        "device_nodes_missing",
                        "NVIDIA device nodes are missing: the module is not loaded or its nodes were not created",
-                       r->facts.in_container ? "docker run --gpus all ..." : "sudo nvidia-modprobe -c=0 -u",
-                       "missing %s", missing.v[0]);
+                       r->facts.in_container ? DOCTOR_FIX_CONTAINER_GPUS : "sudo nvidia-modprobe -c=0 -u", "missing %s",
+                       missing.v[0]);
     } else {
         c = doctor_add(r, DOCTOR_L1, "l1.devnodes", "device nodes", DOCTOR_OK, 0, "", "", "",
                        "device nodes present and accessible");

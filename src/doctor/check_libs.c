@@ -329,9 +329,8 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
                 gpuenv_cands_free(&dc);
             }
         }
-        if (!fix)
-            fix = gpuenv_asprintf("install %s next to %s (from the same release)",
-                                  n->load.missing.n ? n->load.missing.v[0] : "the matching library", fd->path);
+        if (!fix && n->load.missing.n) fix = doctor_fix_install_lib(n->load.missing.v[0], s->major);
+        if (!fix) fix = doctor_fix_install_lib(s->soname, r->facts.lector_major);
         verdict_set(r, v, DOCTOR_FAIL, hits, code,
                     gpuenv_asprintf("%s is found (%s) but does not load: %s", s->soname, fd->path, err), fix);
         return;
@@ -380,17 +379,14 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
                     gpuenv_asprintf("Only a copy of %s built for another machine (not x86_64, e.g. a Jetson/aarch64 "
                                     "build) is on the loader's path: %s",
                                     s->soname, fd->skip[0].path),
-                    gpuenv_asprintf("install the x86_64 build of %s (e.g. pip install nvidia-%s-cu%d)", f->label,
-                                    strcmp(f->stem, "cudnn") == 0 ? "cudnn" : "cublas",
-                                    r->facts.lector_major ? r->facts.lector_major : 12));
+                    doctor_fix_install_lib(s->soname, r->facts.lector_major));
         return;
     }
     if (only_class) {
-        verdict_set(
-            r, v, DOCTOR_FAIL, hits, "library_wrong_class",
-            gpuenv_asprintf("Only a 32-bit %s is on the loader's path: %s (\"wrong ELF class: ELFCLASS32\")", s->soname,
-                            fd->skip[0].path),
-            gpuenv_asprintf("install the x86_64 build of %s (the 32-bit copy is %s)", f->label, fd->skip[0].path));
+        verdict_set(r, v, DOCTOR_FAIL, hits, "library_wrong_class",
+                    gpuenv_asprintf("Only a 32-bit %s is on the loader's path: %s (\"wrong ELF class: ELFCLASS32\")",
+                                    s->soname, fd->skip[0].path),
+                    doctor_fix_install_lib(s->soname, r->facts.lector_major));
         return;
     }
     const gpuenv_cand *c = copy_of(fs, s, 1);
@@ -398,9 +394,7 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
         verdict_set(r, v, DOCTOR_FAIL, hits, "library_missing",
                     gpuenv_asprintf("No usable %s anywhere: dlopen(\"%s\") fails (%s)", s->soname, s->soname,
                                     fd->error ? fd->error : "not found"),
-                    gpuenv_asprintf("install %s %d for x86_64 (e.g. pip install nvidia-%s-cu%d)", f->label, s->major,
-                                    strcmp(f->stem, "cudnn") == 0 ? "cudnn" : "cublas",
-                                    r->facts.lector_major ? r->facts.lector_major : 12));
+                    doctor_fix_install_lib(s->soname, r->facts.lector_major));
         return;
     }
     char *dir = doctor_own(r, gpuenv_dirname(c->path));
@@ -591,9 +585,9 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
         /* the CUDA major to install: Lector's for its libraries, else the driver's */
         int dm = driver_cuda(r) / 1000;
         int m = lh || !dm ? (r->facts.lector_major ? r->facts.lector_major : 12) : dm;
-        static const char *const pkg[] = {"cuda-runtime", "cublas", "cublas", "cudnn", "cuda-nvrtc"};
-        char fix[160], cause[320];
-        snprintf(fix, sizeof fix, "pip install nvidia-%s-cu%d", pkg[f - families], m);
+        char fix[160], cause[320], *pip = doctor_fix_pip(&f->stem, 1, m);
+        snprintf(fix, sizeof fix, "%s", pip ? pip : "");
+        lector__free(pip);
         if (strcmp(f->stem, "nvrtc") == 0)
             snprintf(cause, sizeof cause,
                      "NVRTC (libnvrtc.so.*) is not installed: Lector runs fused elementwise chains in an "
@@ -675,10 +669,12 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
             lector__free(dy);
             int lh = r->facts.lector_major == x->major;
             if (vknown && !gpuenv_ver_same(x->version, y->version)) {
-                gpuenv_find f = y->named.find;
-                char *fix =
-                    doctor_own(r, f.via == GPUENV_VIA_LD_LIBRARY_PATH ? doctor_fix_not_this(r, &x->named.find, 0)
-                                                                      : doctor_fix_not_this(r, &f, 0));
+                /* the odd one out is the copy LD_LIBRARY_PATH brought in */
+                const gpuenv_find *odd =
+                    x->named.find.via == GPUENV_VIA_LD_LIBRARY_PATH && y->named.find.via != GPUENV_VIA_LD_LIBRARY_PATH
+                        ? &x->named.find
+                        : &y->named.find;
+                char *fix = doctor_own(r, doctor_fix_not_this(r, odd, 0));
                 doctor_add(r, DOCTOR_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", DOCTOR_FAIL,
                            DOCTOR_HITS_NAMED | (lh ? DOCTOR_HITS_LECTOR : 0), "cublas_mixed",
                            "libcublas and libcublasLt come from different releases (\"undefined symbol ... version "

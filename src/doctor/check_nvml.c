@@ -17,9 +17,8 @@ static void gpu_health(lector_doctor_report *r, unsigned i, const gpuenv_nvml_gp
         doctor_add(r, DOCTOR_L2, id, "GPU", DOCTOR_FAIL, lost ? DOCTOR_HITS_GPU : 0,
                    lost ? "gpu_lost" : "nvml_device_error",
                    lost ? "The GPU fell off the bus (NVML_ERROR_GPU_IS_LOST)" : "NVML cannot open this GPU",
-                   lost ? "sudo nvidia-smi -r -i 0 (or reboot); check dmesg | grep -i xid" : "nvidia-smi -q",
-                   "GPU %u: nvmlDeviceGetHandleByIndex failed: %s (%d)", i, gpuenv_nvml_error_name(g->handle_rc),
-                   g->handle_rc);
+                   lost ? "sudo reboot" : "nvidia-smi -q", "GPU %u: nvmlDeviceGetHandleByIndex failed: %s (%d)", i,
+                   gpuenv_nvml_error_name(g->handle_rc), g->handle_rc);
         return;
     }
     if (i < GPUENV_MAX_GPUS) {
@@ -142,7 +141,7 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
         } else if (p->init_rc == 17) {
             code = "nvml_os_error";
             cause = "The operating system refused NVML access (device cgroup or container permissions)";
-            fix = "docker run --gpus all ...";
+            fix = DOCTOR_FIX_CONTAINER_GPUS;
         }
         c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_FAIL, DOCTOR_HITS_GPU, code, cause, fix,
                        "nvmlInit_v2() = %d (%s) [%s]", p->init_rc, gpuenv_nvml_error_name(p->init_rc),
@@ -163,7 +162,7 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
         if (p->count_rc || p->count == 0) {
             doctor_add(r, DOCTOR_L2, "l2.gpus", "GPUs", DOCTOR_FAIL, DOCTOR_HITS_GPU, "no_gpu",
                        "The driver sees no NVIDIA GPU (none installed, or this container was not given any)",
-                       r->facts.in_container ? "docker run --gpus all ..." : "lspci | grep -i nvidia",
+                       r->facts.in_container ? DOCTOR_FIX_CONTAINER_GPUS : "lspci | grep -i nvidia",
                        "nvmlDeviceGetCount = %u (rc %d)", p->count, p->count_rc);
         } else {
             doctor_add(r, DOCTOR_L2, "l2.gpus", "GPUs", DOCTOR_OK, 0, "", "", "", "%u GPU(s)", p->count);

@@ -182,6 +182,12 @@ void doctor_check_loaded_gpu_libs(lector_doctor_report *r, int layer, const char
 
 /* ------------------------------------------------------------ fixes.c */
 
+/* A container started without the GPUs: the host's runtime must hand them
+ * in (the NVIDIA Container Toolkit), and the container be started with them. */
+#define DOCTOR_FIX_CONTAINER_GPUS                                                                             \
+    "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker (on the host; then " \
+    "start the container again with --gpus all)"
+
 /** "export LD_LIBRARY_PATH=..." without item `dir` ("unset LD_LIBRARY_PATH"
  *  when nothing is left). */
 char *doctor_fix_llp_without(const gpuenv_ldso *L, const char *dir);
@@ -201,6 +207,19 @@ char *doctor_fix_not_this(const lector_doctor_report *r, const gpuenv_find *f, i
 char *doctor_fix_driver_userspace(const lector_doctor_report *r);
 /** Command that installs a newer driver (>= min_version). */
 char *doctor_fix_driver_upgrade(const lector_doctor_report *r, const char *min_version);
+/** Remove a driver's user-space libraries (libcuda of `version`) that do not
+ *  belong (a Linux driver inside WSL2): its package, else the file. */
+char *doctor_fix_remove_driver_userspace(const lector_doctor_report *r, const char *version, const gpuenv_find *f);
+/** The stem of a CUDA library's name ("libcublasLt.so.12" -> "cublasLt"), NULL if not one. */
+const char *doctor_cuda_stem(const char *name);
+/** The pip package of a stem for a CUDA major into buf; -1 if none ships it. */
+int doctor_pip_package(const char *stem, int cuda_major, char *buf, size_t len);
+/** "pip install PKG..." for these stems. */
+char *doctor_fix_pip(const char *const *stems, size_t n, int cuda_major);
+/** A command that installs the library a SONAME names: its pip package for
+ *  CUDA libraries (the SONAME's major when it is the CUDA major), else the
+ *  distribution package that ships the file. */
+char *doctor_fix_install_lib(const char *soname, int cuda_major);
 
 /* ----------------------------------------------------------- verdict.c */
 

@@ -114,6 +114,25 @@ static char *move_away(const gpuenv_ldso *L, const char *path, int ldconfig)
     return s;
 }
 
+/* In a directory ldconfig scans, moving a SONAME link away does nothing:
+ * the next ldconfig makes it again from the real file. Move the real file
+ * (and drop the link that would dangle). */
+static char *move_away_real(const gpuenv_ldso *L, const char *path)
+{
+    char *real = gpuenv_root_realpath(L->root, path);
+    if (!real || strcmp(real, path) == 0) {
+        lector__free(real);
+        return move_away(L, path, 1);
+    }
+    char *mv = move_away(L, real, 0);
+    char *q = gpuenv_shell_quote(path);
+    char *s = mv && q ? gpuenv_asprintf("%s && %srm %s && sudo ldconfig", mv, sudo_for(L, path), q) : NULL;
+    lector__free(mv);
+    lector__free(q);
+    lector__free(real);
+    return s;
+}
+
 char *doctor_fix_not_this(const lector_doctor_report *r, const gpuenv_find *f, int move_file)
 {
     const gpuenv_ldso *L = &r->ldso;
@@ -139,9 +158,9 @@ char *doctor_fix_not_this(const lector_doctor_report *r, const gpuenv_find *f, i
             lector__free(dir);
             if (s || configured) return s;
         }
-        return move_away(L, f->path, 1);
+        return move_away_real(L, f->path);
     }
-    case GPUENV_VIA_DEFAULT: return move_away(L, f->path, 1);
+    case GPUENV_VIA_DEFAULT: return move_away_real(L, f->path);
     default: return move_away(L, f->path, 0);
     }
 }
@@ -153,12 +172,20 @@ static int debian_like(const lector_doctor_report *r)
            strcmp(id, "linuxmint") == 0;
 }
 
+char *doctor_fix_remove_driver_userspace(const lector_doctor_report *r, const char *version, const gpuenv_find *f)
+{
+    int branch = gpuenv_ver_major(version);
+    if (branch > 0 && debian_like(r))
+        return gpuenv_asprintf("sudo apt-get remove --purge 'libnvidia-compute-%d*' && sudo ldconfig", branch);
+    return doctor_fix_not_this(r, f, 1);
+}
+
 char *doctor_fix_driver_userspace(const lector_doctor_report *r)
 {
     if (r->facts.wsl)
         return lector__strdup("install or update the NVIDIA driver on the Windows side (it provides "
                               "/usr/lib/wsl/lib/libcuda.so.1); do not install a Linux driver inside WSL2");
-    if (r->facts.in_container) return lector__strdup("docker run --gpus all ... (NVIDIA Container Toolkit)");
+    if (r->facts.in_container) return lector__strdup(DOCTOR_FIX_CONTAINER_GPUS);
     int branch = gpuenv_ver_major(r->facts.kernel_driver);
     if (branch <= 0) return lector__strdup("sudo apt install nvidia-driver-580");
     if (strcmp(r->facts.os_id, "debian") == 0) return lector__strdup("sudo apt install nvidia-driver libcuda1");
@@ -177,4 +204,86 @@ char *doctor_fix_driver_upgrade(const lector_doctor_report *r, const char *min_v
         return gpuenv_asprintf("sudo apt install nvidia-driver-%d && sudo reboot%s", branch,
                                r->facts.in_container ? " (on the host: containers use the host's driver)" : "");
     return gpuenv_asprintf("sudo dnf module install nvidia-driver:%d && sudo reboot", branch);
+}
+
+/* The pip package that ships a CUDA library. Up to CUDA 12 the toolkit's
+ * wheels carry the CUDA major in their name (nvidia-cublas-cu12); from
+ * CUDA 13 they do not (nvidia-cublas 13.x); cuDNN and NCCL keep it
+ * (nvidia-cudnn-cu13). */
+static const struct {
+    const char *stem, *pkg;
+    int keeps_suffix;
+} pip_pkgs[] = {{"cublasLt", "cublas", 0}, {"cublas", "cublas", 0},      {"cudart", "cuda-runtime", 0},
+                {"cudnn", "cudnn", 1},     {"nvrtc", "cuda-nvrtc", 0},   {"cufft", "cufft", 0},
+                {"curand", "curand", 0},   {"cusparse", "cusparse", 0},  {"cusolver", "cusolver", 0},
+                {"nccl", "nccl", 1},       {"nvJitLink", "nvjitlink", 0}};
+
+/* The stem of a CUDA library name ("libcublasLt.so.12" -> "cublasLt"). */
+const char *doctor_cuda_stem(const char *name)
+{
+    const char *base = gpuenv_basename(name);
+    if (strncmp(base, "lib", 3) == 0) base += 3;
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < sizeof pip_pkgs / sizeof *pip_pkgs; i++) {
+        size_t n = strlen(pip_pkgs[i].stem);
+        if (strncmp(base, pip_pkgs[i].stem, n) == 0 && (base[n] == '.' || base[n] == '_' || !base[n]) && n > best_len) {
+            best = pip_pkgs[i].stem;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
+int doctor_pip_package(const char *stem, int cuda_major, char *buf, size_t len)
+{
+    if (cuda_major <= 0) cuda_major = 12;
+    for (size_t i = 0; i < sizeof pip_pkgs / sizeof *pip_pkgs; i++) {
+        if (strcmp(pip_pkgs[i].stem, stem) != 0) continue;
+        if (cuda_major >= 13 && !pip_pkgs[i].keeps_suffix)
+            snprintf(buf, len, "nvidia-%s", pip_pkgs[i].pkg);
+        else
+            snprintf(buf, len, "nvidia-%s-cu%d", pip_pkgs[i].pkg, cuda_major);
+        return 0;
+    }
+    return -1;
+}
+
+char *doctor_fix_pip(const char *const *stems, size_t n, int cuda_major)
+{
+    gpuenv_buf b = {0};
+    gpuenv_buf_puts(&b, "pip install");
+    for (size_t i = 0; i < n; i++) {
+        char pkg[64];
+        int dup = 0;
+        if (doctor_pip_package(stems[i], cuda_major, pkg, sizeof pkg)) continue;
+        for (size_t k = 0; k < i; k++) {
+            char prev[64];
+            dup |= doctor_pip_package(stems[k], cuda_major, prev, sizeof prev) == 0 && strcmp(prev, pkg) == 0;
+        }
+        if (!dup) gpuenv_buf_printf(&b, " %s", pkg);
+    }
+    return gpuenv_buf_take(&b);
+}
+
+char *doctor_fix_install_lib(const char *soname, int cuda_major)
+{
+    const char *stem = doctor_cuda_stem(soname);
+    if (stem) {
+        /* the SONAME's own major is the CUDA major for these */
+        const char *so = strstr(soname, ".so.");
+        int m = so ? gpuenv_ver_major(so + 4) : -1;
+        if ((strcmp(stem, "cudart") == 0 || strcmp(stem, "cublas") == 0 || strcmp(stem, "cublasLt") == 0 ||
+             strcmp(stem, "nvrtc") == 0 || strcmp(stem, "nvJitLink") == 0) &&
+            m >= 10)
+            cuda_major = m;
+        /* cuDNN 8 has no CUDA 13 build */
+        if (strcmp(stem, "cudnn") == 0 && m == 8 && cuda_major > 12) cuda_major = 12;
+        return doctor_fix_pip(&stem, 1, cuda_major);
+    }
+    char *q = gpuenv_shell_quote(soname);
+    /* another library: the distribution's package that ships the file */
+    char *s = q ? gpuenv_asprintf("sudo apt-get install -y \"$(apt-file search -l %s | head -n1)\"", q) : NULL;
+    lector__free(q);
+    return s;
 }
