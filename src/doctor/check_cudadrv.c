@@ -35,25 +35,19 @@ static why static_problem(lector_doctor_report *r, const gpuenv_drvfile *df, int
     switch (df->kind) {
     case GPUENV_DRV_NONE: {
         if (image) break;
-        /* a copy the loader does not reach (WSL's /usr/lib/wsl/lib without
-           its ld.so.conf file, a driver in a non-standard prefix) */
-        gpuenv_cands cv;
-        char *fix = NULL;
-        if (gpuenv_collect(&r->ldso, "cuda", &cv) == 0) {
-            for (size_t i = 0; i < cv.n && !fix; i++)
-                if (cv.v[i].elf_ok && cv.v[i].soname && strcmp(cv.v[i].soname, "libcuda.so.1") == 0 &&
-                    !strstr(cv.v[i].real, "/stubs/")) {
-                    char *dir = gpuenv_dirname(cv.v[i].path);
-                    fix = dir ? doctor_fix_llp_prepend(dir) : NULL;
-                    lector__free(dir);
-                }
-            gpuenv_cands_free(&cv);
+        /* a copy the loader does not reach: no SONAME link (ldconfig not
+           run), or a directory no search path names (WSL's /usr/lib/wsl/lib
+           without its ld.so.conf file, a driver in a non-standard prefix) */
+        doctor_notfound nf;
+        int e = doctor_explain_notfound(r, "libcuda.so.1", "libcuda_not_in_search_path", &nf);
+        if (e == -2) {
+            r->oom = 1;
+            break;
         }
-        if (fix) {
-            w = (why){DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_not_in_search_path",
-                      "libcuda.so.1 exists but no search path leads to it (its directory is neither in "
-                      "/etc/ld.so.cache nor on LD_LIBRARY_PATH)",
-                      fix};
+        if (e == 1) {
+            w = (why){DOCTOR_FAIL, DOCTOR_HITS_GPU, nf.code, doctor_own(r, nf.cause), nf.fix};
+            nf.cause = nf.fix = NULL;
+            doctor_notfound_free(&nf);
             break;
         }
         w = (why){DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_missing",
@@ -235,10 +229,15 @@ static void probe(lector_doctor_report *r, const char *path, const gpuenv_drvfil
     const char *lib = p->loaded_path[0] ? p->loaded_path : path;
     doctor_check *c;
     if (!p->loaded) {
+        /* the file's own verdict says why, if it has one */
         char *fix = doctor_own(r, doctor_fix_driver_userspace(r));
-        c = doctor_add(r, DOCTOR_L3, "l3.libcuda", "libcuda", DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_missing",
-                       "libcuda.so.1 (the CUDA driver library, installed with the NVIDIA driver) cannot be loaded",
-                       sw->st == DOCTOR_FAIL && sw->fix ? sw->fix : fix, "dlopen(%s) failed: %s", path, p->error);
+        int own = sw->st == DOCTOR_FAIL && sw->fix;
+        c = doctor_add(
+            r, DOCTOR_L3, "l3.libcuda", "libcuda", DOCTOR_FAIL, DOCTOR_HITS_GPU, own ? sw->code : "libcuda_missing",
+            own ? sw->cause
+                : "libcuda.so.1 (the CUDA driver library, installed with the NVIDIA driver) cannot be loaded",
+            own ? sw->fix : fix, "dlopen(%s) failed: %s", path, p->error);
+        if (df->find.error) doctor_evidence(r, c, "the loader's search for libcuda.so.1: %s", df->find.error);
         lector__free(fix);
         lector__free(p);
         return;
@@ -249,10 +248,13 @@ static void probe(lector_doctor_report *r, const char *path, const gpuenv_drvfil
         char *fix = sw->st != DOCTOR_OK && strcmp(sw->code, "libcuda_stub") == 0
                         ? NULL
                         : doctor_own(r, doctor_fix_not_this(r, &f, 0));
-        doctor_add(r, DOCTOR_L3, "l3.libcuda", "libcuda", DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_stub",
-                   "The libcuda loaded is the toolkit's link-time stub (stubs/libcuda.so), not the driver: every "
-                   "CUDA call fails with CUDA_ERROR_STUB_LIBRARY (34)",
-                   fix ? fix : sw->fix, "loaded %s%s", lib, p->init_rc == 34 ? ", cuInit = 34" : "");
+        c = doctor_add(r, DOCTOR_L3, "l3.libcuda", "libcuda", DOCTOR_FAIL, DOCTOR_HITS_GPU, "libcuda_stub",
+                       "The libcuda loaded is the toolkit's link-time stub (stubs/libcuda.so), not the driver: every "
+                       "CUDA call fails with CUDA_ERROR_STUB_LIBRARY (34)",
+                       fix ? fix : sw->fix, "loaded %s%s", lib, p->init_rc == 34 ? ", cuInit = 34" : "");
+        if (df->find.path)
+            doctor_evidence(r, c, "the loader hands out libcuda.so.1 -> %s (via %s)", df->find.path,
+                            gpuenv_via_str(df->find.via));
         lector__free(fix);
         lector__free(p);
         return;
@@ -340,6 +342,67 @@ static void reconcile_uvm(lector_doctor_report *r)
     }
 }
 
+/* What dlopen("libcuda.so") gets, next to the libcuda.so.1 that works:
+ * nothing (a driver or container without the dev link), the toolkit's stub
+ * (lib64/stubs on LD_LIBRARY_PATH), or another driver's copy (a Linux
+ * driver installed inside WSL2). Only programs that load that name fail. */
+static void check_unversioned(lector_doctor_report *r, const gpuenv_drvfile *df)
+{
+    doctor_named n;
+    if (doctor_named_open(r, "libcuda.so", &n)) {
+        r->oom = 1;
+        return;
+    }
+    const char *sudo = r->facts.in_container ? "" : "sudo ";
+    if (!n.load.ok) {
+        char *dir = doctor_own(r, gpuenv_dirname(df->real ? df->real : df->find.path));
+        char *fix =
+            !dir ? NULL
+            : df->kind == GPUENV_DRV_WSL
+                ? doctor_own(r, doctor_fix_llp_prepend(dir))
+                : doctor_own(r, gpuenv_asprintf("%sln -s libcuda.so.1 %s/libcuda.so && %sldconfig", sudo, dir, sudo));
+        doctor_add(r, DOCTOR_L3, "l3.libcuda_unversioned", "libcuda.so", DOCTOR_FAIL, DOCTOR_HITS_NAMED,
+                   "libcuda_unversioned_missing",
+                   "Only libcuda.so.1 is reachable: programs that dlopen the unversioned libcuda.so (Paddle, numba, "
+                   "warp, cuDNN 8's libcudnn_cnn_infer) fail with \"libcuda.so: cannot open shared object file\"",
+                   fix ? fix : "", "%s", n.load.error ? n.load.error : "not found");
+        lector__free(fix);
+        lector__free(dir);
+        doctor_named_free(&n);
+        return;
+    }
+    struct stat st;
+    long long size = n.real && gpuenv_root_stat(r->root, n.real, &st) == 0 ? (long long)st.st_size : -1;
+    char *ver = n.real ? gpuenv_soname_version(n.real) : NULL;
+    int drv_ver = ver && gpuenv_ver_major(ver) >= 100;
+    int wsl_copy = n.real && strncmp(n.real, "/usr/lib/wsl/", 13) == 0;
+    if (n.real && (strstr(n.real, "/stubs/") || (size >= 0 && size < 600 * 1024 && !wsl_copy))) {
+        char *fix = doctor_own(r, doctor_fix_not_this(r, &n.find, 0));
+        doctor_add(r, DOCTOR_L3, "l3.libcuda_unversioned", "libcuda.so", DOCTOR_FAIL, DOCTOR_HITS_NAMED, "libcuda_stub",
+                   "dlopen(\"libcuda.so\") gets the toolkit's link-time stub, not the driver: programs that load that "
+                   "name (numba, warp, Paddle) fail with CUDA_ERROR_STUB_LIBRARY (34) or undefined symbols",
+                   fix ? fix : "", "libcuda.so -> %s = %s (via %s)", n.find.path ? n.find.path : "?", n.real,
+                   gpuenv_via_str(n.find.via));
+        lector__free(fix);
+    } else if (!wsl_copy && drv_ver && (r->facts.wsl || (df->version[0] && strcmp(ver, df->version) != 0))) {
+        char *fix = doctor_own(r, r->facts.wsl ? doctor_fix_remove_driver_userspace(r, ver, &n.find)
+                                               : doctor_fix_not_this(r, &n.find, 1));
+        doctor_add(r, DOCTOR_L3, "l3.libcuda_unversioned", "libcuda.so", DOCTOR_FAIL, DOCTOR_HITS_NAMED,
+                   r->facts.wsl ? "wsl_linux_driver" : "libcuda_version_mismatch",
+                   r->facts.wsl ? "A Linux NVIDIA driver's libraries are installed inside WSL2: dlopen(\"libcuda.so\") "
+                                  "gets its libcuda, which cannot talk to /dev/dxg (CUDA_ERROR_NO_DEVICE)"
+                                : "dlopen(\"libcuda.so\") gets another driver's libcuda than libcuda.so.1 does",
+                   fix ? fix : "", "libcuda.so -> %s (driver %s); libcuda.so.1 -> %s", n.real, ver,
+                   df->real ? df->real : "?");
+        lector__free(fix);
+    } else {
+        doctor_add(r, DOCTOR_L3, "l3.libcuda_unversioned", "libcuda.so", DOCTOR_OK, 0, "", "", "",
+                   "libcuda.so -> %s (via %s)", n.real ? n.real : "?", gpuenv_via_str(n.find.via));
+    }
+    lector__free(ver);
+    doctor_named_free(&n);
+}
+
 void doctor_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *opt)
 {
     gpuenv_drvfile df;
@@ -359,27 +422,9 @@ void doctor_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *
     if (sw.st == DOCTOR_FAIL && sw.hits & DOCTOR_HITS_GPU) r->facts.driver_failed = 1;
     lector__free(sw.fix);
 
-    /* Paddle (non-pip builds) and cuDNN 8's sub-libraries dlopen libcuda.so */
-    if (df.find.outcome == GPUENV_FOUND && (df.kind == GPUENV_DRV_DRIVER || df.kind == GPUENV_DRV_WSL)) {
-        doctor_named n;
-        if (doctor_named_open(r, "libcuda.so", &n)) {
-            r->oom = 1;
-        } else if (!n.load.ok) {
-            char *dir = doctor_own(r, gpuenv_dirname(df.find.path));
-            char *fix = dir ? doctor_own(r, gpuenv_asprintf("sudo ln -s %s/libcuda.so.1 %s/libcuda.so && sudo "
-                                                            "ldconfig",
-                                                            dir, dir))
-                            : NULL;
-            doctor_add(r, DOCTOR_L3, "l3.libcuda_unversioned", "libcuda.so", DOCTOR_WARN, DOCTOR_HITS_NAMED,
-                       "libcuda_unversioned_missing",
-                       "Only libcuda.so.1 exists: programs that dlopen the unversioned libcuda.so (Paddle, cuDNN "
-                       "8's libcudnn_cnn_infer) fail with \"libcuda.so: cannot open shared object file\"",
-                       fix ? fix : "", "%s", n.load.error ? n.load.error : "not found");
-            lector__free(fix);
-            lector__free(dir);
-        }
-        doctor_named_free(&n);
-    }
+    /* Paddle, numba, warp and cuDNN 8's sub-libraries dlopen libcuda.so */
+    if (df.find.outcome == GPUENV_FOUND && (df.kind == GPUENV_DRV_DRIVER || df.kind == GPUENV_DRV_WSL))
+        check_unversioned(r, &df);
     gpuenv_drvfile_free(&df);
     if (r->facts.gpu_usable) reconcile_uvm(r);
 }

@@ -112,7 +112,8 @@ static void resolve_splits(lector_doctor_report *r, const doctor_named *shim, co
             lector__free(d);
             gpuenv_find_free(&f);
         } else if (f.outcome == GPUENV_NOT_FOUND) {
-            if (gpuenv_strv_push(&sr->missing, names->v[i])) r->oom = 1;
+            /* the loader's own words */
+            if (gpuenv_strv_push(&sr->missing, f.error ? f.error : names->v[i])) r->oom = 1;
             gpuenv_find_free(&f);
         } else if (!sr->bad_path) {
             sr->bad_path = doctor_own(r, lector__strdup(f.path));
@@ -146,8 +147,12 @@ static char *complete_dir(lector_doctor_report *r, const gpuenv_strv *names, int
 }
 
 void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, const char *version, int major,
-                         int lector_hit)
+                         int lector_hit, int newest)
 {
+    /* the newest loadable major owns the plain ids; an older one (cuDNN 8
+       next to 9) gets its own */
+    char split_id[32];
+    snprintf(split_id, sizeof split_id, newest ? "l4.cudnn_split" : "l4.cudnn%d_split", major);
     if (major != 8 && major < 9) return;
     const gpuenv_load *ld = &shim->load;
     const gpuenv_obj *so = ld->obj[ld->first_requested];
@@ -163,7 +168,7 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
         /* nothing to report */
     } else if (sr.bad_path) {
         char *fix = doctor_own(r, doctor_fix_not_this(r, &sr.bad, 1));
-        c = doctor_add(r, DOCTOR_L4, "l4.cudnn_split", "cuDNN split libraries", DOCTOR_FAIL, hits, "library_unloadable",
+        c = doctor_add(r, DOCTOR_L4, split_id, "cuDNN split libraries", DOCTOR_FAIL, hits, "library_unloadable",
                        "A cuDNN split library the shim loads by name is not a usable library, and the loader stops "
                        "there: the first cuDNN call that needs it fails",
                        fix, "%s", sr.bad.error ? sr.bad.error : sr.bad_path);
@@ -183,8 +188,7 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
                                   "sudo ldconfig",
                                   partial, partial, partial);
         else
-            fix = gpuenv_asprintf("reinstall one cuDNN %d completely (pip install --force-reinstall nvidia-cudnn-cu%d)",
-                                  major, r->facts.lector_major ? r->facts.lector_major : 12);
+            fix = doctor_fix_reinstall_cudnn(r, real_dir, major, r->facts.lector_major);
         fix = doctor_own(r, fix);
         gpuenv_buf vb = {0};
         for (size_t i = 0; i < sr.versions.n; i++) gpuenv_buf_printf(&vb, "%s%s", i ? ", " : "", sr.versions.v[i]);
@@ -193,8 +197,8 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
             r, gpuenv_asprintf("cuDNN's split libraries come from different versions (%s)%s%s: cudnnCreate or the "
                                "first convolution fails (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)",
                                vs ? vs : "?", partial ? ": a partial copy in " : "", partial ? partial : ""));
-        c = doctor_add(r, DOCTOR_L4, "l4.cudnn_split", "cuDNN split libraries", DOCTOR_FAIL, hits, "cudnn_split_mixed",
-                       cause, fix, "mixed versions: %s", vs ? vs : "?");
+        c = doctor_add(r, DOCTOR_L4, split_id, "cuDNN split libraries", DOCTOR_FAIL, hits, "cudnn_split_mixed", cause,
+                       fix, "mixed versions: %s", vs ? vs : "?");
         lector__free(vs);
         lector__free(cause);
         lector__free(fix);
@@ -207,11 +211,9 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
         else if (full)
             fix = doctor_fix_llp_prepend(full);
         else
-            fix = gpuenv_asprintf("pip install --force-reinstall nvidia-cudnn-cu%d",
-                                  r->facts.lector_major ? r->facts.lector_major : 12);
+            fix = doctor_fix_reinstall_cudnn(r, real_dir, major, r->facts.lector_major);
         fix = doctor_own(r, fix);
-        c = doctor_add(r, DOCTOR_L4, "l4.cudnn_split", "cuDNN split libraries", DOCTOR_FAIL, hits,
-                       "cudnn_split_missing",
+        c = doctor_add(r, DOCTOR_L4, split_id, "cuDNN split libraries", DOCTOR_FAIL, hits, "cudnn_split_missing",
                        "libcudnn.so.N loads its split libraries on demand; the missing ones fail the first cuDNN call "
                        "that needs them (\"Could not load library libcudnn_...\")",
                        fix, "%zu of %zu split libraries not found next to %s (first: %s)", sr.missing.n, names.n,
@@ -219,29 +221,32 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
         lector__free(full);
         lector__free(fix);
     } else {
-        c = doctor_add(r, DOCTOR_L4, "l4.cudnn_split", "cuDNN split libraries", DOCTOR_OK, 0, "", "", "",
+        c = doctor_add(r, DOCTOR_L4, split_id, "cuDNN split libraries", DOCTOR_OK, 0, "", "", "",
                        "all %zu split libraries found, one version", names.n);
     }
     for (size_t i = 0; c && i < sr.lines.n; i++) doctor_evidence(r, c, "%s", sr.lines.v[i]);
-    for (size_t i = 0; c && i < sr.missing.n; i++) doctor_evidence(r, c, "%s: not found", sr.missing.v[i]);
+    for (size_t i = 0; c && i < sr.missing.n; i++) doctor_evidence(r, c, "dlopen from the shim: %s", sr.missing.v[i]);
 
     /* Paddle (non-pip builds) and cuDNN 8's sub-libraries dlopen the
        unversioned name; pip wheels and runtime images do not ship it */
     doctor_named u;
-    if (!r->oom && doctor_named_open(r, "libcudnn.so", &u) == 0) {
+    if (!newest) {
+        /* libcudnn.so is one name: checked with the newest major */
+    } else if (!r->oom && doctor_named_open(r, "libcudnn.so", &u) == 0) {
         if (!u.load.ok) {
-            char *dir = doctor_own(r, gpuenv_dirname(so->path));
+            char *dir = doctor_own(r, gpuenv_dirname(so->real ? so->real : so->path));
             int user = dir && (strncmp(dir, "/home/", 6) == 0 || strstr(dir, "site-packages"));
             char *fix =
                 dir ? doctor_own(r, gpuenv_asprintf("%sln -s %s %s/libcudnn.so%s", user ? "" : "sudo ",
                                                     gpuenv_basename(so->path), dir, user ? "" : " && sudo ldconfig"))
                     : NULL;
-            doctor_add(r, DOCTOR_L4, "l4.cudnn_unversioned", "libcudnn.so", DOCTOR_WARN, DOCTOR_HITS_NAMED,
+            doctor_add(r, DOCTOR_L4, "l4.cudnn_unversioned", "libcudnn.so", DOCTOR_FAIL, DOCTOR_HITS_NAMED,
                        "cudnn_unversioned_missing",
                        "The unversioned libcudnn.so is missing: loaders that ask for it (Paddle: \"The third-party "
                        "dynamic library (libcudnn.so) ... is not configured correctly\") fail although "
                        "libcudnn.so.N is installed",
-                       fix ? fix : "", "dlopen(\"libcudnn.so\") fails; %s exists", so->path);
+                       fix ? fix : "", "dlopen(\"libcudnn.so\"): %s; %s exists", u.load.error ? u.load.error : "fails",
+                       so->path);
             lector__free(fix);
             lector__free(dir);
         } else {

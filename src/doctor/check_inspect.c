@@ -139,6 +139,66 @@ void doctor_check_loaded_gpu_libs(lector_doctor_report *r, int layer, const char
     }
 }
 
+/* A library the inspected object ships next to itself (found through its
+ * DT_RUNPATH) but that LD_LIBRARY_PATH, searched before DT_RUNPATH, answers
+ * with another version: the program runs with a library it was not built
+ * with (torch: "cuDNN version incompatibility ... your LD_LIBRARY_PATH"). */
+static void check_shadows(lector_doctor_report *r, const gpuenv_load *ld, size_t idx)
+{
+    gpuenv_ldso bare;
+    if (gpuenv_ldso_init(&bare, r->root, "", "")) {
+        r->oom = 1;
+        return;
+    }
+    char id[64];
+    snprintf(id, sizeof id, "inspect.%zu.shadows", idx);
+    int found = 0;
+    for (size_t i = 0; i < ld->n_edge && !found && !r->oom; i++) {
+        const gpuenv_edge *e = &ld->edge[i];
+        if (e->to < 0 || ld->obj[e->to]->via != GPUENV_VIA_LD_LIBRARY_PATH) continue;
+        const gpuenv_obj *o = ld->obj[e->to];
+        gpuenv_find f;
+        if (gpuenv_ldso_find(&bare, e->name, ld->obj[e->from], NULL, 0, &f)) {
+            r->oom = 1;
+            break;
+        }
+        char *own = f.outcome == GPUENV_FOUND && (f.via == GPUENV_VIA_RUNPATH || f.via == GPUENV_VIA_RPATH)
+                        ? gpuenv_root_realpath(r->root, f.path)
+                        : NULL;
+        char *v_llp = own ? gpuenv_soname_version(o->real) : NULL;
+        char *v_own = own ? gpuenv_soname_version(own) : NULL;
+        if (own && v_llp && v_own && strcmp(own, o->real) != 0 && !gpuenv_ver_same(v_llp, v_own)) {
+            found = 1;
+            /* the LD_LIBRARY_PATH item that brought it in */
+            char *dir = doctor_own(r, gpuenv_dirname(o->path));
+            const char *item = NULL;
+            for (size_t k = 0; dir && k < r->ldso.llp.n && !item; k++) {
+                char *c = r->ldso.llp.v[k][0] ? gpuenv_root_realpath(r->root, r->ldso.llp.v[k]) : NULL;
+                char *dc = gpuenv_root_realpath(r->root, dir);
+                if (c && dc && strcmp(c, dc) == 0) item = r->ldso.llp.v[k];
+                lector__free(c);
+                lector__free(dc);
+            }
+            char *fix =
+                doctor_own(r, item ? doctor_fix_llp_without(&r->ldso, item) : lector__strdup("unset LD_LIBRARY_PATH"));
+            doctor_add(r, DOCTOR_LINSPECT, id, "LD_LIBRARY_PATH", DOCTOR_FAIL, DOCTOR_HITS_INSPECTED,
+                       "ld_library_path_shadows",
+                       "LD_LIBRARY_PATH (searched before DT_RUNPATH) hands it another version of a library it ships "
+                       "next to itself: it runs with a library it was not built with (\"version incompatibility\", "
+                       "missing symbols, CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)",
+                       fix ? fix : "", "%s -> %s (%s) from LD_LIBRARY_PATH; its own: %s (%s)", e->name, o->path, v_llp,
+                       own, v_own);
+            lector__free(fix);
+            lector__free(dir);
+        }
+        lector__free(own);
+        lector__free(v_llp);
+        lector__free(v_own);
+        gpuenv_find_free(&f);
+    }
+    gpuenv_ldso_free(&bare);
+}
+
 static void inspect_one(lector_doctor_report *r, doctor_inspect *ins, size_t idx)
 {
     char id[64];
@@ -162,7 +222,14 @@ static void inspect_one(lector_doctor_report *r, doctor_inspect *ins, size_t idx
         char *ms = doctor_own(r, gpuenv_buf_take(&mb));
         char *fix = NULL;
         const char *first = ld->missing.n ? ld->missing.v[0] : NULL;
-        if (first) {
+        doctor_notfound nf;
+        int e = first ? doctor_explain_notfound(r, first, "library_not_in_search_path", &nf) : 0;
+        if (e == -2) r->oom = 1;
+        if (e == 1) {
+            if (strcmp(nf.code, "soname_link_missing") == 0) fix = lector__strdup(nf.fix);
+            doctor_notfound_free(&nf);
+        }
+        if (first && !fix) {
             /* a copy elsewhere: its directory; else the package that ships it */
             const char *st = gpu_stem(first);
             char stem[96];
@@ -206,6 +273,7 @@ static void inspect_one(lector_doctor_report *r, doctor_inspect *ins, size_t idx
                         v && *v ? v : "?");
         lector__free(v);
     }
+    if (ld->ok) check_shadows(r, ld, idx);
     char prefix[48];
     snprintf(prefix, sizeof prefix, "inspect.%zu", idx);
     doctor_check_loaded_gpu_libs(r, DOCTOR_LINSPECT, prefix, ld, DOCTOR_HITS_INSPECTED);

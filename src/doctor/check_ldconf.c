@@ -39,13 +39,29 @@ void doctor_check_ldconf(lector_doctor_report *r, const lector_doctor_options *o
     }
     doctor_check *c;
     if (L->cache_state != 1) {
-        c = doctor_add(r, DOCTOR_L4, "l4.ldcache", "ld.so.cache", conf.dirs.n ? DOCTOR_WARN : DOCTOR_OK,
+        /* libraries in a configured directory the loader does not search
+           by itself are unreachable without the cache */
+        const char *lost = NULL;
+        for (size_t i = 0; i < conf.dirs.n && !lost && !r->oom; i++) {
+            int dflt = 0;
+            for (size_t k = 0; k < L->default_dirs.n; k++) dflt |= strcmp(conf.dirs.v[i], L->default_dirs.v[k]) == 0;
+            gpuenv_strv names = {0};
+            if (dflt || gpuenv_root_list(r->root, conf.dirs.v[i], &names)) continue;
+            for (size_t k = 0; k < names.n && !lost; k++)
+                if (strncmp(names.v[k], "lib", 3) == 0 && strstr(names.v[k], ".so")) lost = conf.dirs.v[i];
+            gpuenv_strv_free(&names);
+        }
+        c = doctor_add(r, DOCTOR_L4, "l4.ldcache", "ld.so.cache",
+                       lost          ? DOCTOR_FAIL
+                       : conf.dirs.n ? DOCTOR_WARN
+                                     : DOCTOR_OK,
                        DOCTOR_HITS_NAMED, conf.dirs.n ? "ldcache_missing" : "",
                        conf.dirs.n ? "/etc/ld.so.cache is missing or not a glibc cache, so the directories "
                                      "/etc/ld.so.conf names are not searched"
                                    : "",
-                       conf.dirs.n ? "sudo ldconfig" : "", "%s",
-                       L->cache_state == 0 ? "no /etc/ld.so.cache" : "/etc/ld.so.cache is not a glibc cache");
+                       conf.dirs.n ? (r->facts.in_container ? "ldconfig" : "sudo ldconfig") : "", "%s%s%s",
+                       L->cache_state == 0 ? "no /etc/ld.so.cache" : "/etc/ld.so.cache is not a glibc cache",
+                       lost ? "; unreachable: " : "", lost ? lost : "");
         gpuenv_ldconf_free(&conf);
         return;
     }

@@ -287,6 +287,43 @@ static int configured_not_cached(const lector_doctor_report *r, const char *dir)
     return configured;
 }
 
+/* Lector preloads cuBLASLt, cuBLAS and cuDNN by absolute path, each its
+ * first usable copy: a dependency of one of those that fails by name (a
+ * broken libcublasLt.so.N first on LD_LIBRARY_PATH) is already loaded when
+ * the next one asks for it. */
+static int dependency_hits_lector(const lector_doctor_report *r, const doctor_named *n, const char *err)
+{
+    char dep[256];
+    if (n->load.missing.n)
+        snprintf(dep, sizeof dep, "%s", n->load.missing.v[0]);
+    else
+        snprintf(dep, sizeof dep, "%.*s", (int)strcspn(err, ":"), err);
+    const char *stem = doctor_cuda_stem(dep);
+    if (!stem || !r->facts.lector_major ||
+        (strcmp(stem, "cublasLt") && strcmp(stem, "cublas") && strcmp(stem, "cudnn")))
+        return 1;
+    gpuenv_libinfo best;
+    if (gpuenv_find_best_in(&r->ldso, stem, r->facts.lector_major, &best)) return 1;
+    return strcmp(best.path, dep) == 0;
+}
+
+/* A loop with no real file left: remove the links, install the library. */
+static char *loop_fix(const lector_doctor_report *r, const char *link, const char *soname)
+{
+    char *dir = gpuenv_dirname(link);
+    char *inst = doctor_fix_install_lib(soname, r->facts.lector_major);
+    const char *sudo = strncmp(link, "/home/", 6) == 0 ? "" : "sudo ";
+    char *s =
+        dir && inst
+            ? gpuenv_asprintf("%sfind %s -maxdepth 1 -xtype l -name '%.*s*' -delete && %s", sudo, dir,
+                              (int)(strstr(soname, ".so") ? strstr(soname, ".so") - soname + 3 : (long)strlen(soname)),
+                              soname, inst)
+            : NULL;
+    lector__free(dir);
+    lector__free(inst);
+    return s;
+}
+
 /* Why a name-based load of s->soname fails, if it does. */
 static void load_problem(lector_doctor_report *r, const family *f, const fam_state *fs, const soname_state *s,
                          int lector_hit, verdict *v)
@@ -310,8 +347,40 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
     if (fd->outcome == GPUENV_FOUND) {
         /* found, but a dependency or a symbol version fails */
         const char *err = n->load.error ? n->load.error : "?";
+        if (lector_hit && !dependency_hits_lector(r, n, err)) hits &= ~DOCTOR_HITS_LECTOR;
         const char *code = strstr(err, "version `") ? "library_version_mismatch" : "library_dependency_missing";
         char *fix = NULL;
+        int unusable = !strstr(err, "cannot open shared object file") && !strstr(err, "version `") && strchr(err, ':');
+        if (n->load.missing.n && !unusable) {
+            doctor_notfound nf;
+            int e = doctor_explain_notfound(r, n->load.missing.v[0], "library_not_in_search_path", &nf);
+            if (e == -2) {
+                r->oom = 1;
+                return;
+            }
+            if (e == 1 && strcmp(nf.code, "soname_link_missing") == 0) {
+                verdict_set(
+                    r, v, DOCTOR_FAIL, hits, nf.code,
+                    gpuenv_asprintf("%s is found (%s) but does not load: %s. %s", s->soname, fd->path, err, nf.cause),
+                    nf.fix);
+                nf.fix = NULL;
+                doctor_notfound_free(&nf);
+                return;
+            }
+            if (e == 1) doctor_notfound_free(&nf);
+        } else if (unusable) {
+            /* a dependency the loader cannot use ("file too short", "invalid
+               ELF header"): glibc names it first */
+            char *bad = doctor_own(r, gpuenv_strndup(err, strcspn(err, ":")));
+            if (!bad) return;
+            verdict_set(r, v, DOCTOR_FAIL, hits, "library_unloadable",
+                        gpuenv_asprintf("%s (%s) needs a library whose first copy on the loader's path is not "
+                                        "usable: %s",
+                                        s->soname, fd->path, err),
+                        doctor_fix_path_away(r, bad));
+            lector__free(bad);
+            return;
+        }
         if (n->load.missing.n) {
             /* a copy of the missing dependency elsewhere? */
             gpuenv_cands dc;
@@ -360,7 +429,7 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
                                     "gives up on that directory and finds no other copy",
                                     s->soname, loop->path),
                     target ? gpuenv_asprintf("sudo ln -sf %s %s && sudo ldconfig", target, loop->path)
-                           : gpuenv_asprintf("sudo rm %s && sudo ldconfig", loop->path));
+                           : loop_fix(r, loop->path, s->soname));
         lector__free(dir);
         return;
     }
@@ -382,6 +451,21 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
                     doctor_fix_install_lib(s->soname, r->facts.lector_major));
         return;
     }
+    const gpuenv_cand *c64 = (only_class || only_machine) ? copy_of(fs, s, 1) : NULL;
+    if (c64 && fd->skip[0].via == GPUENV_VIA_LD_LIBRARY_PATH) {
+        /* a usable copy elsewhere: LD_LIBRARY_PATH names the wrong directory */
+        char *bad = doctor_own(r, gpuenv_dirname(fd->skip[0].path));
+        char *good = doctor_own(r, gpuenv_dirname(c64->path));
+        if (bad && good)
+            verdict_set(r, v, DOCTOR_FAIL, hits, only_class ? "library_wrong_class" : "library_wrong_arch",
+                        gpuenv_asprintf("LD_LIBRARY_PATH leads to a %s %s (%s), which the loader passes over; the "
+                                        "x86_64 copy is in %s, which no search path names",
+                                        only_class ? "32-bit" : "foreign-machine", s->soname, fd->skip[0].path, good),
+                        doctor_fix_llp_replace(&r->ldso, bad, good));
+        lector__free(bad);
+        lector__free(good);
+        return;
+    }
     if (only_class) {
         verdict_set(r, v, DOCTOR_FAIL, hits, "library_wrong_class",
                     gpuenv_asprintf("Only a 32-bit %s is on the loader's path: %s (\"wrong ELF class: ELFCLASS32\")",
@@ -389,6 +473,19 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
                     doctor_fix_install_lib(s->soname, r->facts.lector_major));
         return;
     }
+    doctor_notfound nf;
+    int e = doctor_explain_notfound(r, s->soname, "library_not_in_search_path", &nf);
+    if (e == -2) {
+        r->oom = 1;
+        return;
+    }
+    if (e == 1 && strcmp(nf.code, "soname_link_missing") == 0) {
+        verdict_set(r, v, DOCTOR_FAIL, hits, nf.code, nf.cause, nf.fix);
+        nf.cause = nf.fix = NULL;
+        doctor_notfound_free(&nf);
+        return;
+    }
+    if (e == 1) doctor_notfound_free(&nf);
     const gpuenv_cand *c = copy_of(fs, s, 1);
     if (!c) {
         verdict_set(r, v, DOCTOR_FAIL, hits, "library_missing",
@@ -507,7 +604,7 @@ static void cudnn_cuda_problem(lector_doctor_report *r, const fam_state *rt, con
             if (!rt_major) rt_major = rt->s[j].major;
         }
     if (rt_any && !rt_has) {
-        verdict_set(r, v, DOCTOR_FAIL, hits, "cudnn_other_cuda_major",
+        verdict_set(r, v, DOCTOR_WARN, hits, "cudnn_other_cuda_major",
                     gpuenv_asprintf("cuDNN %s (%s) is built for CUDA %d, but the CUDA runtime here is CUDA %d",
                                     s->version, s->named.real ? s->named.real : s->soname, cb, rt_major),
                     gpuenv_asprintf("pip install nvidia-cudnn-cu%d", rt_major));
@@ -552,12 +649,23 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
     snprintf(id, sizeof id, "l4.%s", f->stem);
     verdict worst = {DOCTOR_OK, 0, "", NULL, NULL};
     const soname_state *worst_s = NULL;
+    /* the copy Lector's CUDA backend preloads (src/rt/cuda_loader.c): the
+       first usable one in the loader's order, else where installers put it */
+    gpuenv_libinfo best;
+    int have_best = 0;
+    if (f->lector && r->facts.lector_major) {
+        int b = gpuenv_find_best_in(&r->ldso, f->stem, r->facts.lector_major, &best);
+        if (b == -2) {
+            r->oom = 1;
+            return;
+        }
+        have_best = b == 0;
+    }
     for (int j = 0; j < fs->ns; j++) {
         soname_state *s = &fs->s[j];
         int lh = lectors(r, f, s->major);
-        /* Lector is hit when its own first usable copy is the broken one */
-        int lector_hit = lh && (s->usable.outcome != GPUENV_FOUND ||
-                                (s->named.find.path && strcmp(s->usable.path, s->named.find.path) == 0));
+        /* Lector is hit when it has no usable copy, or its copy is the broken one */
+        int lector_hit = lh && (!have_best || (s->named.find.path && strcmp(best.path, s->named.find.path) == 0));
         verdict v = {DOCTOR_OK, 0, "", NULL, NULL};
         if (!s->named.load.ok)
             load_problem(r, f, fs, s, lector_hit, &v);
@@ -755,13 +863,17 @@ void doctor_check_libs(lector_doctor_report *r, const lector_doctor_options *opt
     if (!r->oom) {
         /* cuDNN's split libraries and unversioned name, per loadable major */
         const fam_state *dn = &fs[3];
-        for (int j = 0; j < dn->ns; j++) {
+        gpuenv_libinfo best;
+        int have_best =
+            r->facts.lector_major && gpuenv_find_best_in(&r->ldso, "cudnn", r->facts.lector_major, &best) == 0;
+        int newest = 1;
+        for (int j = 0; j < dn->ns && !r->oom; j++) {
             const soname_state *s = &dn->s[j];
             if (!s->named.load.ok) continue;
-            int lh = lectors(r, &families[3], s->major) && s->usable.outcome == GPUENV_FOUND &&
-                     strcmp(s->usable.path, s->named.path) == 0;
-            doctor_cudnn_checks(r, &s->named, s->version, s->major, lh);
-            break; /* the newest loadable major */
+            /* Lector preloads its best copy: hit when that is this one */
+            int lh = lectors(r, &families[3], s->major) && (!have_best || strcmp(best.path, s->named.path) == 0);
+            doctor_cudnn_checks(r, &s->named, s->version, s->major, lh, newest);
+            newest = 0;
         }
         gpuenv_buf sb = {0};
         for (size_t i = 0; i < N_FAMILIES; i++) {

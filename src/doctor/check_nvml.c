@@ -64,6 +64,19 @@ static const char *const mismatch_cause =
     "Driver/library version mismatch: the driver's user-space libraries were upgraded but the old kernel "
     "module is still loaded (or libraries of another driver are installed)";
 
+/* libnvidia-ml.so.1 not found though a file here carries that SONAME. */
+static doctor_check *not_found(lector_doctor_report *r, const gpuenv_drvfile *df)
+{
+    doctor_notfound nf;
+    int e = doctor_explain_notfound(r, "libnvidia-ml.so.1", "nvml_not_in_search_path", &nf);
+    if (e == -2) r->oom = 1;
+    if (e != 1) return NULL;
+    doctor_check *c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_FAIL, 0, nf.code, nf.cause, nf.fix, "%s (%s)",
+                                 df->find.error ? df->find.error : "not found", nf.file);
+    doctor_notfound_free(&nf);
+    return c;
+}
+
 /* The verdict from the file alone (no NVML loaded). */
 static void static_verdict(lector_doctor_report *r, const gpuenv_drvfile *df)
 {
@@ -79,6 +92,8 @@ static void static_verdict(lector_doctor_report *r, const gpuenv_drvfile *df)
         else
             c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_SKIP, 0, "", "", "",
                            "no kernel driver in this tree: NVML comes with the host's driver at run time");
+    } else if (df->find.outcome == GPUENV_NOT_FOUND && (c = not_found(r, df))) {
+        /* a file carries the name: the loader just does not reach it */
     } else if (df->find.outcome == GPUENV_NOT_FOUND) {
         char *fix = doctor_own(r, doctor_fix_driver_userspace(r));
         c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_WARN, 0, "nvml_missing",
@@ -116,7 +131,9 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
     r->facts.nvml_probed = 1;
     const char *kver = r->facts.kernel_driver;
     doctor_check *c;
-    if (!p->loaded) {
+    if (!p->loaded && df->find.outcome == GPUENV_NOT_FOUND && (c = not_found(r, df))) {
+        doctor_evidence(r, c, "dlopen(%s) failed: %s", path, p->error);
+    } else if (!p->loaded) {
         int no_kmod = !kver[0] && !r->facts.wsl;
         char *fix = doctor_own(r, doctor_fix_driver_userspace(r));
         c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_FAIL, no_kmod ? DOCTOR_HITS_GPU : 0, "nvml_missing",

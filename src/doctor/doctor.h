@@ -164,7 +164,7 @@ void doctor_named_free(doctor_named *n);
  *  one complete set of one version) and its unversioned name, for the
  *  cuDNN `shim` of SONAME major `major` a name-based loader gets. */
 void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, const char *version, int major,
-                         int lector_hit);
+                         int lector_hit, int newest);
 
 /** 0 when the split libraries of the cuDNN at in-tree `shim_path` (loaded
  *  by absolute path, as Lector preloads it) are complete and of one
@@ -180,6 +180,22 @@ int lector_engine_gpu_selftest(int device, char *msg, size_t len);
 void doctor_check_loaded_gpu_libs(lector_doctor_report *r, int layer, const char *id_prefix, const gpuenv_load *ld,
                                   int hits);
 
+/* --------------------------------------------------------- notfound.c */
+
+/** Why the loader does not find a name a file here carries. */
+typedef struct doctor_notfound {
+    const char *code; /* "soname_link_missing", or the caller's code for a directory nobody searches */
+    char *cause, *fix;
+    char *file; /* the file that carries the name */
+} doctor_notfound;
+/** 1 explained (fill *out; doctor_notfound_free it), 0 no such file, -2 oom.
+ *  unsearched_code: the code when the file is outside every search path
+ *  ("library_not_in_search_path" gets an LD_LIBRARY_PATH fix, others an
+ *  /etc/ld.so.conf.d entry: a driver's directory). */
+int doctor_explain_notfound(lector_doctor_report *r, const char *soname, const char *unsearched_code,
+                            doctor_notfound *out);
+void doctor_notfound_free(doctor_notfound *n);
+
 /* ------------------------------------------------------------ fixes.c */
 
 /* A container started without the GPUs: the host's runtime must hand them
@@ -193,6 +209,8 @@ void doctor_check_loaded_gpu_libs(lector_doctor_report *r, int layer, const char
 char *doctor_fix_llp_without(const gpuenv_ldso *L, const char *dir);
 /** "export LD_LIBRARY_PATH=DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" */
 char *doctor_fix_llp_prepend(const char *dir);
+/** export LD_LIBRARY_PATH with good_dir first and bad_dir taken out. */
+char *doctor_fix_llp_replace(const gpuenv_ldso *L, const char *bad_dir, const char *good_dir);
 /** Undo a preload: "unset LD_PRELOAD", "export LD_PRELOAD=...", or the
  *  sed line for /etc/ld.so.preload. */
 char *doctor_fix_preload_without(const gpuenv_ldso *L, const char *item);
@@ -210,6 +228,12 @@ char *doctor_fix_driver_upgrade(const lector_doctor_report *r, const char *min_v
 /** Remove a driver's user-space libraries (libcuda of `version`) that do not
  *  belong (a Linux driver inside WSL2): its package, else the file. */
 char *doctor_fix_remove_driver_userspace(const lector_doctor_report *r, const char *version, const gpuenv_find *f);
+/** Take one file out of the search: its LD_LIBRARY_PATH item or LD_PRELOAD
+ *  entry if it came from there, else move it aside. */
+char *doctor_fix_path_away(const lector_doctor_report *r, const char *path);
+/** Reinstall cuDNN `major` whose shim is in dir: its distribution package for
+ *  a system directory, else its pip wheel, for CUDA cuda_major. */
+char *doctor_fix_reinstall_cudnn(const lector_doctor_report *r, const char *dir, int major, int cuda_major);
 /** The stem of a CUDA library's name ("libcublasLt.so.12" -> "cublasLt"), NULL if not one. */
 const char *doctor_cuda_stem(const char *name);
 /** The pip package of a stem for a CUDA major into buf; -1 if none ships it. */

@@ -49,6 +49,18 @@ char *doctor_fix_llp_prepend(const char *dir)
     return s;
 }
 
+char *doctor_fix_llp_replace(const gpuenv_ldso *L, const char *bad_dir, const char *good_dir)
+{
+    gpuenv_strv keep = {0};
+    int rc = gpuenv_strv_push(&keep, good_dir);
+    for (size_t i = 0; i < L->llp.n && !rc; i++)
+        if (L->llp.v[i][0] && !same_dir(L->llp.v[i], bad_dir) && !same_dir(L->llp.v[i], good_dir))
+            rc = gpuenv_strv_push(&keep, L->llp.v[i]);
+    char *s = rc ? NULL : export_list("LD_LIBRARY_PATH", &keep, ":");
+    gpuenv_strv_free(&keep);
+    return s;
+}
+
 char *doctor_fix_preload_without(const gpuenv_ldso *L, const char *item)
 {
     for (size_t i = 0; i < L->preload.n; i++) {
@@ -163,6 +175,22 @@ char *doctor_fix_not_this(const lector_doctor_report *r, const gpuenv_find *f, i
     case GPUENV_VIA_DEFAULT: return move_away_real(L, f->path);
     default: return move_away(L, f->path, 0);
     }
+}
+
+char *doctor_fix_path_away(const lector_doctor_report *r, const char *path)
+{
+    const gpuenv_ldso *L = &r->ldso;
+    char *dir = gpuenv_dirname(path);
+    if (!dir) return NULL;
+    for (size_t i = 0; i < L->llp.n; i++)
+        if (L->llp.v[i][0] && same_dir(L->llp.v[i], dir)) {
+            lector__free(dir);
+            return doctor_fix_llp_without(L, L->llp.v[i]);
+        }
+    lector__free(dir);
+    for (size_t i = 0; i < L->preload.n; i++)
+        if (strcmp(L->preload.v[i], path) == 0) return doctor_fix_preload_without(L, path);
+    return move_away(L, path, 1);
 }
 
 static int debian_like(const lector_doctor_report *r)
@@ -286,4 +314,19 @@ char *doctor_fix_install_lib(const char *soname, int cuda_major)
     char *s = q ? gpuenv_asprintf("sudo apt-get install -y \"$(apt-file search -l %s | head -n1)\"", q) : NULL;
     lector__free(q);
     return s;
+}
+
+char *doctor_fix_reinstall_cudnn(const lector_doctor_report *r, const char *dir, int major, int cuda_major)
+{
+    if (cuda_major <= 0) cuda_major = 12;
+    if (major == 8 && cuda_major > 12) cuda_major = 12; /* no cuDNN 8 for CUDA 13 */
+    int wheel = dir && (strstr(dir, "-packages/") != NULL);
+    if (!wheel && dir && debian_like(r) &&
+        (strcmp(dir, "/usr/lib/x86_64-linux-gnu") == 0 || strcmp(dir, "/lib/x86_64-linux-gnu") == 0)) {
+        if (major >= 9)
+            return gpuenv_asprintf("sudo apt-get install --reinstall libcudnn%d-cuda-%d", major, cuda_major);
+        return gpuenv_asprintf("sudo apt-get install --reinstall libcudnn%d", major);
+    }
+    if (major == 8) return gpuenv_asprintf("pip install --force-reinstall 'nvidia-cudnn-cu%d==8.*'", cuda_major);
+    return gpuenv_asprintf("pip install --force-reinstall nvidia-cudnn-cu%d", cuda_major);
 }

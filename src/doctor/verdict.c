@@ -8,10 +8,13 @@
  *           does not load, while Lector, which preloads by absolute path,
  *           gets a good copy;
  * ready:    nothing failed (warnings are listed, they do not change it).
- * The headline is the root cause: among the failures that make the status,
- * the one in the lowest layer (a missing kernel module explains a failing
- * NVML and cuInit, not the other way round), the driver's before Lector's
- * before the rest within a layer. */
+ * The headline is the root cause: a failure that takes the GPU from
+ * everyone, in the lowest layer (a missing kernel module explains a failing
+ * NVML and cuInit, not the other way round); else the file given to
+ * --inspect, which is what the user asked about; else among the failures
+ * that make the status the one in the lowest layer, the driver's before
+ * Lector's before the rest within a layer. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "doctor/doctor.h"
@@ -59,17 +62,26 @@ static int rank_hits(int hits)
 const doctor_check *doctor_root_cause(const lector_doctor_report *r, int *layer)
 {
     lector_doctor_status st = doctor_status_of(r);
-    int want = 0;
-    if (st == LECTOR_DOCTOR_BROKEN) want = DOCTOR_HITS_GPU | DOCTOR_HITS_LECTOR | DOCTOR_HITS_INSPECTED;
-    for (int pass = 0; pass < 3; pass++) {
-        /* pass 0: failures that make the status; 1: any failure; 2: warnings */
-        doctor_status s = pass < 2 ? DOCTOR_FAIL : DOCTOR_WARN;
-        if (pass == 0 && !want) continue;
+    int want = st == LECTOR_DOCTOR_BROKEN ? DOCTOR_HITS_GPU | DOCTOR_HITS_LECTOR | DOCTOR_HITS_INSPECTED : 0;
+    /* a failure that takes the GPU from everyone; then what the user asked
+       about (--inspect); then what makes the status; then any failure;
+       then warnings */
+    static const struct {
+        doctor_status st;
+        int hits; /* -1: the status-making ones, 0: any */
+    } passes[] = {{DOCTOR_FAIL, DOCTOR_HITS_GPU},
+                  {DOCTOR_FAIL, DOCTOR_HITS_INSPECTED},
+                  {DOCTOR_FAIL, -1},
+                  {DOCTOR_FAIL, 0},
+                  {DOCTOR_WARN, 0}};
+    for (size_t pass = 0; pass < sizeof passes / sizeof *passes; pass++) {
+        int mask = passes[pass].hits < 0 ? want : passes[pass].hits;
+        if (passes[pass].hits < 0 && !want) continue;
         for (int l = 0; l < DOCTOR_NLAYERS; l++) {
             const doctor_check *best = NULL;
             for (size_t j = 0; j < r->layers[l].n; j++) {
                 const doctor_check *c = &r->layers[l].checks[j];
-                if (c->status != s || (pass == 0 && !(c->hits & want))) continue;
+                if (c->status != passes[pass].st || (mask && !(c->hits & mask))) continue;
                 if (!best || rank_hits(c->hits) < rank_hits(best->hits)) best = c;
             }
             if (best) {
@@ -98,15 +110,25 @@ static void machine(const lector_doctor_report *r, gpuenv_buf *b)
     if (r->facts.libs_summary[0]) gpuenv_buf_printf(b, "%s%s", shown || drv[0] ? ", " : "", r->facts.libs_summary);
 }
 
+/* The file an inspect check is about (ids are "inspect.<index>.<what>"). */
+static const char *inspected_name(const lector_doctor_report *r, const doctor_check *c)
+{
+    size_t i = (size_t)strtoul(c->id + strlen("inspect."), NULL, 10);
+    return i < r->n_inspect && r->inspect[i].file ? gpuenv_basename(r->inspect[i].file) : c->title;
+}
+
 void doctor_summary(const lector_doctor_report *r, gpuenv_buf *b)
 {
     lector_doctor_status st = doctor_status_of(r);
-    const doctor_check *p = doctor_root_cause(r, NULL);
+    int layer = -1;
+    const doctor_check *p = doctor_root_cause(r, &layer);
     const char *cause = p && p->cause[0] ? p->cause : p ? p->finding : "";
     const char *fix = p && p->fix[0] ? p->fix : "run `lector doctor -v` for details";
     if (st == LECTOR_DOCTOR_BROKEN) {
-        if (doctor_lector_gpu_usable(r))
-            gpuenv_buf_printf(b, "GPU usable by Lector, but an inspected file cannot run: %s → %s", cause, fix);
+        if (layer == DOCTOR_LINSPECT)
+            gpuenv_buf_printf(b, "%s cannot run: %s → %s%s", inspected_name(r, p), cause, fix,
+                              doctor_lector_gpu_usable(r) ? " (Lector itself can use the GPU)"
+                                                          : " (Lector's CUDA backend cannot start either: see L5)");
         else
             gpuenv_buf_printf(b, "GPU unusable: %s → %s", p ? cause : "no working CUDA device", fix);
         return;

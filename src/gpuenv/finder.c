@@ -6,6 +6,7 @@
  * each read as an ELF for its SONAME, so that the doctor can compare what
  * exists with what the loader would hand out. */
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,13 @@ static int add_cand(const gpuenv_ldso *L, gpuenv_cands *cv, const char *path, co
     char *canon = NULL;
     int rc = gpuenv_root_resolve(L->root, path, &canon);
     if (rc == -2) return -2;
-    if (rc) return 0;
+    /* a link loop or an unreadable directory is a copy the loader trips
+       over: kept (not an ELF) so that the search for its name is made */
+    if (rc == ELOOP || rc == EACCES) {
+        if (!(canon = lector__strdup(path))) return -2;
+    } else if (rc) {
+        return 0;
+    }
     /* one entry per file: /lib and /usr/lib, cuda and cuda-13.0 are often the
        same directory */
     for (size_t i = 0; i < cv->n; i++)
@@ -205,6 +212,14 @@ int gpuenv_collect(const gpuenv_ldso *L, const char *stem, gpuenv_cands *cv)
         rc = gpuenv_root_glob(L->root, toolkit[i], &dirs);
     for (size_t i = 0; i < dirs.n && !rc; i++) rc = scan_dir(L, cv, dirs.v[i], stem, "CUDA toolkit");
     gpuenv_strv_free(&dirs);
+    /* where drivers put their user-space libraries outside the system
+       directories: RPM Fusion and NVIDIA's .run (/usr/lib64/nvidia), Debian
+       (nvidia/current), containers (/usr/local/nvidia), WSL2 */
+    static const char *const driver_dirs[] = {
+        "/usr/lib64/nvidia",       "/usr/lib/nvidia",       "/usr/lib/x86_64-linux-gnu/nvidia/current",
+        "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib"};
+    for (size_t i = 0; i < sizeof driver_dirs / sizeof *driver_dirs && !rc; i++)
+        if (gpuenv_root_exists(L->root, driver_dirs[i])) rc = scan_dir(L, cv, driver_dirs[i], stem, "driver directory");
     /* Python wheels: nvidia/<pkg>/lib (nvidia/cu13/lib included), torch/lib,
        paddle/libs, onnxruntime/capi */
     gpuenv_strv sp = {0}, seen = {0};

@@ -55,10 +55,16 @@ base() {
     : > "$t/etc/ld.so.conf"
 }
 # so TREE DIR FILE SONAME [cc args...]: a fixture library at TREE/DIR/FILE
+# (each distinct one compiled once, then copied)
+mkdir -p "$OUT/built"
 so() {
     t=$OUT/t/$1; d=$2; f=$3; sn=$4; shift 4
     mkdir -p "$t/$d"
-    "$CC" -shared -fPIC -o "$t/$d/$f" "$OUT/src/fixture.c" -Wl,-soname,"$sn" -Wl,--no-as-needed "$@"
+    key=$(printf '%s\n' "$sn" "$@" | md5sum | cut -c1-16)
+    if [ ! -f "$OUT/built/$key" ]; then
+        "$CC" -shared -fPIC -o "$OUT/built/$key" "$OUT/src/fixture.c" -Wl,-soname,"$sn" -Wl,--no-as-needed "$@"
+    fi
+    cp "$OUT/built/$key" "$t/$d/$f"
 }
 # cache TREE: ld.so.cache from the tree's ld.so.conf (ldconfig chroots: root or a user namespace)
 cache() {

@@ -17,11 +17,18 @@ PATH=$PATH:/usr/sbin:/sbin; export PATH
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT/seeds"
 FAKE="$SRC/shims/fakelib.c"
 
-# lib DIR FILE SONAME [cc flags...]: a fake shared library
+# lib DIR FILE SONAME [cc flags...]: a fake shared library. The same
+# library is wanted in many trees: each distinct one is compiled once and
+# copied (the compiler is what makes this script slow).
+mkdir -p "$OUT/.built"
 lib() {
     d=$1; f=$2; so=$3; shift 3
     mkdir -p "$d"
-    "$CC" -shared -fPIC -o "$d/$f" "$FAKE" -Wl,-soname,"$so" -Wl,--no-as-needed "$@"
+    key=$(printf '%s\n' "$so" "$@" | md5sum | cut -c1-16)
+    if [ ! -f "$OUT/.built/$key" ]; then
+        "$CC" -shared -fPIC -o "$OUT/.built/$key" "$FAKE" -Wl,-soname,"$so" -Wl,--no-as-needed "$@"
+    fi
+    cp "$OUT/.built/$key" "$d/$f"
 }
 # ver DIR STEM SOVER FULLVER [cc flags]: lib<stem>.so.FULL + lib<stem>.so.SOVER link
 ver() {
@@ -57,6 +64,7 @@ base() {
 # driverlibs DIR VERSION: libcuda.so.VERSION and libnvidia-ml.so.VERSION (+ .so.1 links)
 driverlibs() {
     lib "$1" "libcuda.so.$2" libcuda.so.1 -DFAKE_PAD=1048576; ln -sf "libcuda.so.$2" "$1/libcuda.so.1"
+    ln -sf libcuda.so.1 "$1/libcuda.so"
     lib "$1" "libnvidia-ml.so.$2" libnvidia-ml.so.1 -DFAKE_PAD=1048576
     ln -sf "libnvidia-ml.so.$2" "$1/libnvidia-ml.so.1"
 }

@@ -1,5 +1,5 @@
 /* nvml_shim.c - a fake libnvidia-ml.so.1 for the doctor's tests.
- * GPUENV_SHIM_MODE selects the machine it pretends to be:
+ * GPUENV_NVML_MODE, else GPUENV_SHIM_MODE selects the machine it pretends to be:
  *   ok        driver 580.95.05, CUDA 13.0, one H200 (sm_90)
  *   nodevice  driver fine, zero GPUs
  *   old       driver 470.82.01, CUDA 11.4, one Tesla T4 (sm_75)
@@ -36,7 +36,8 @@ typedef struct {
 
 static const char *mode(void)
 {
-    const char *m = getenv("GPUENV_SHIM_MODE");
+    const char *m = getenv("GPUENV_NVML_MODE"); /* this shim's own, for the matrix */
+    if (!m || !*m) m = getenv("GPUENV_SHIM_MODE");
     return m ? m : "ok";
 }
 static int is(const char *m) { return strcmp(mode(), m) == 0; }
