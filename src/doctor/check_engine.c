@@ -52,11 +52,18 @@ static void check_libraries(lector_doctor_report *r)
     doctor_check *c;
     if (rc) {
         r->facts.lector_libs_ok = 0;
+        /* a partial copy on LD_LIBRARY_PATH goes; a damaged install is redone */
+        char *dir = doctor_own(r, gpuenv_dirname(info[2].real));
+        char *fix = info[2].via == GPUENV_VIA_LD_LIBRARY_PATH ? doctor_fix_path_away(r, info[2].path)
+                                                              : doctor_fix_reinstall_cudnn(r, dir, cudnn_major, lm);
+        fix = doctor_own(r, fix);
         c = doctor_add(r, DOCTOR_L5, "l5.libraries", "Lector's CUDA libraries", DOCTOR_FAIL, DOCTOR_HITS_LECTOR,
                        "lector_cudnn_unusable",
-                       "The cuDNN Lector would preload is unusable: the CUDA backend fails to start and Lector runs "
-                       "on the CPU",
-                       "see l4.cudnn_split: one complete cuDNN must come first", "%s: %s", info[2].path, why);
+                       "The cuDNN Lector would preload is unusable (its split libraries are missing or of another "
+                       "version): the CUDA backend fails to start and Lector runs on the CPU",
+                       fix ? fix : "", "%s: %s", info[2].path, why);
+        lector__free(fix);
+        lector__free(dir);
     } else {
         r->facts.lector_libs_ok = 1;
         c = doctor_add(r, DOCTOR_L5, "l5.libraries", "Lector's CUDA libraries", DOCTOR_OK, 0, "", "", "",

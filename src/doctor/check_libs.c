@@ -792,12 +792,17 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
                 return;
             }
             if (!vknown && !samedir) {
+                const gpuenv_find *odd =
+                    x->named.find.via == GPUENV_VIA_LD_LIBRARY_PATH && y->named.find.via != GPUENV_VIA_LD_LIBRARY_PATH
+                        ? &x->named.find
+                        : &y->named.find;
+                char *fix = doctor_own(r, doctor_fix_not_this(r, odd, 0));
                 doctor_add(r, DOCTOR_L4, "l4.cublas_pair", "cuBLAS/cuBLASLt", DOCTOR_WARN, DOCTOR_HITS_NAMED,
                            "cublas_split_dirs",
                            "libcublas and libcublasLt resolve to different directories: they may be different "
                            "releases",
-                           "keep libcublas.so.N and libcublasLt.so.N of one install together", "%s with %s",
-                           x->named.real, y->named.real);
+                           fix ? fix : "", "%s with %s", x->named.real, y->named.real);
+                lector__free(fix);
                 return;
             }
         }

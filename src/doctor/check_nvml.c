@@ -83,13 +83,19 @@ static void static_verdict(lector_doctor_report *r, const gpuenv_drvfile *df)
     const char *kver = r->facts.kernel_driver;
     doctor_check *c;
     if (!kver[0] && !r->facts.wsl) {
-        if (df->find.outcome == GPUENV_FOUND && df->version[0])
+        if (df->find.outcome == GPUENV_FOUND && df->version[0]) {
+            char *dir = doctor_own(r, gpuenv_dirname(df->real));
+            char *fix = dir ? doctor_own(r, gpuenv_asprintf("rm -f %s/libnvidia-ml.so.* %s/libcuda.so.* && ldconfig "
+                                                            "(in the image's Dockerfile; run it with --gpus all)",
+                                                            dir, dir))
+                            : NULL;
             c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_WARN, 0, "driver_libs_in_image",
                            "This tree carries a driver's user-space libraries; at run time they must equal the "
                            "host's driver, which the NVIDIA Container Toolkit mounts over them",
-                           "remove the libnvidia-*/libcuda.so.* files from the image and run it with --gpus all",
-                           "%s (driver %s) in a tree without a kernel driver", df->real, df->version);
-        else
+                           fix ? fix : "", "%s (driver %s) in a tree without a kernel driver", df->real, df->version);
+            lector__free(fix);
+            lector__free(dir);
+        } else
             c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_SKIP, 0, "", "", "",
                            "no kernel driver in this tree: NVML comes with the host's driver at run time");
     } else if (df->find.outcome == GPUENV_NOT_FOUND && (c = not_found(r, df))) {
