@@ -350,6 +350,28 @@ static void load_problem(lector_doctor_report *r, const family *f, const fam_sta
         if (lector_hit && !dependency_hits_lector(r, n, err)) hits &= ~DOCTOR_HITS_LECTOR;
         const char *code = strstr(err, "version `") ? "library_version_mismatch" : "library_dependency_missing";
         char *fix = NULL;
+        if (n->load.sym_from > 0) {
+            /* two releases mixed: the copy that came through LD_LIBRARY_PATH
+               or LD_PRELOAD goes, else the library the symbol was expected in
+               is reinstalled */
+            const gpuenv_obj *from = n->load.obj[n->load.sym_from - 1];
+            const gpuenv_obj *in = n->load.sym_file > 0 ? n->load.obj[n->load.sym_file - 1] : NULL;
+            const gpuenv_obj *stray =
+                in && (in->via == GPUENV_VIA_LD_LIBRARY_PATH || in->via == GPUENV_VIA_PRELOAD) ? in
+                : from->via == GPUENV_VIA_LD_LIBRARY_PATH || from->via == GPUENV_VIA_PRELOAD   ? from
+                                                                                               : NULL;
+            const char *from_stem = doctor_cuda_stem(from->path), *in_stem = in ? doctor_cuda_stem(in->path) : NULL;
+            int blas =
+                from_stem && in_stem && strncmp(from_stem, "cublas", 6) == 0 && strncmp(in_stem, "cublas", 6) == 0;
+            verdict_set(r, v, DOCTOR_FAIL, hits, blas ? "cublas_mixed" : "library_symbol_missing",
+                        gpuenv_asprintf("%s (%s) does not load: %s. Two releases are mixed: %s asks for a symbol "
+                                        "%s does not have",
+                                        s->soname, fd->path, err, from->path, in ? in->path : "its dependency"),
+                        stray ? doctor_fix_path_away(r, stray->path)
+                              : doctor_fix_install_lib(in && in->elf.soname ? in->elf.soname : s->soname,
+                                                       r->facts.lector_major));
+            return;
+        }
         int unusable = !strstr(err, "cannot open shared object file") && !strstr(err, "version `") && strchr(err, ':');
         if (n->load.missing.n && !unusable) {
             doctor_notfound nf;

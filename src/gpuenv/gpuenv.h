@@ -343,6 +343,8 @@ typedef struct gpuenv_load {
     int crash_signal;           /* the loader itself dies of this signal (SIGBUS: a truncated file) */
     gpuenv_strv missing;        /* names that were not found */
     gpuenv_strv preload_errors; /* "ld.so: object 'X' from LD_PRELOAD cannot be preloaded (...): ignored." */
+    long sym_from;              /* an undefined symbol: the object whose reference failed, 1-based (0: none) */
+    long sym_file;              /* and the object its symbol version names, 1-based (0: none or unknown) */
 } gpuenv_load;
 
 /** dlopen(name, RTLD_NOW) from a program with no RPATH/RUNPATH: preloads
@@ -354,6 +356,13 @@ int gpuenv_ldso_dlopen(const gpuenv_ldso *L, const char *name, gpuenv_load *out)
  *  the walk goes on (like `ldd`), ok is 0 when any need fails. 0 or -2. */
 int gpuenv_ldso_load_file(const gpuenv_ldso *L, const char *path, gpuenv_load *out);
 void gpuenv_load_free(gpuenv_load *ld);
+/** Bind the symbols of objects [first, n) of a load the way dlopen(RTLD_NOW)
+ *  does (global scope, then the load's own), recording the first failure
+ *  as glibc words it ("undefined symbol: X, version V"). versioned_only:
+ *  check only references whose symbol version names a file (a library
+ *  given to --inspect may take unversioned symbols from the program that
+ *  loads it, e.g. Python's). 0 or -2. */
+int gpuenv_bind_symbols(gpuenv_load *ld, size_t first, int versioned_only);
 
 /* ----------------------------------------------------------------- finder */
 

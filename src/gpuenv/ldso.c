@@ -937,6 +937,7 @@ int gpuenv_ldso_dlopen(const gpuenv_ldso *L, const char *name, gpuenv_load *out)
             if ((size_t)idx >= before) {
                 rc = map_deps(&st, before);
                 if (rc == 0) rc = check_versions(&st, before);
+                if (rc == 0 && out->ok) rc = gpuenv_bind_symbols(out, before, 0);
                 if (rc == -1) rc = 0;
             }
         }
@@ -975,6 +976,7 @@ int gpuenv_ldso_load_file(const gpuenv_ldso *L, const char *path, gpuenv_load *o
     rc = preload(&st);
     if (rc != -2) rc = map_deps(&st, 0);
     if (rc != -2) rc = check_versions(&st, 0);
+    if (rc != -2 && out->ok) rc = gpuenv_bind_symbols(out, 0, 1);
     if (rc == -2) {
         gpuenv_load_free(out);
         return -2;

@@ -292,6 +292,60 @@ base vermiss; mkdir -p "$OUT/t/vermiss/opt/app/lib"
     -Wl,--version-script,"$OUT/src/ver1.map"
 kase vermiss - - /opt/app/libapp.so - "a symbol version the dependency does not define"
 
+# symbol binding (RTLD_NOW): what the relocations ask for must be defined
+cat > "$OUT/src/callee.c" <<'EOF2'
+int dep_fn(void);
+int dep_fn(void) { return 1; }
+EOF2
+cat > "$OUT/src/caller.c" <<'EOF2'
+int dep_fn(void);
+int app_fn(void);
+int app_fn(void) { return dep_fn(); }
+EOF2
+cat > "$OUT/src/weakcaller.c" <<'EOF2'
+int dep_fn(void) __attribute__((weak));
+int app_fn(void);
+int app_fn(void) { return dep_fn ? dep_fn() : 0; }
+EOF2
+# built against a libdep.so.1 that defines dep_fn; the one installed does not
+base undefsym; mkdir -p "$OUT/t/undefsym/opt/app/lib"
+"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
+"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/libapp.so" "$OUT/src/caller.c" -Wl,-soname,libapp.so \
+    -L"$OUT/t/undefsym/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+kase undefsym - - /opt/app/libapp.so - "a symbol the installed dependency does not define"
+
+# the same, the symbol taken from an object loaded before (LD_PRELOAD: the global scope)
+base symglobal; mkdir -p "$OUT/t/symglobal/opt/app/lib" "$OUT/t/symglobal/opt/pre"
+"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
+"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/libapp.so" "$OUT/src/caller.c" -Wl,-soname,libapp.so \
+    -L"$OUT/t/symglobal/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/pre/libpre.so" "$OUT/src/callee.c" -Wl,-soname,libpre.so
+kase symglobal - /opt/pre/libpre.so /opt/app/libapp.so - "a symbol an earlier object defines (global scope)"
+
+# a weak reference may stay undefined
+base weakundef; mkdir -p "$OUT/t/weakundef/opt/app/lib"
+"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
+"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/libapp.so" "$OUT/src/weakcaller.c" -Wl,-soname,libapp.so \
+    -L"$OUT/t/weakundef/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+kase weakundef - - /opt/app/libapp.so - "an undefined weak reference is allowed"
+
+# the version exists in the dependency, the symbol not in it (a cuBLAS of one
+# release with a cuBLASLt of another: "not defined in file ... with link time reference")
+base symver; mkdir -p "$OUT/t/symver/opt/app/lib"
+printf 'int ver_one(void);\nint ver_three(void);\nint ver_one(void) { return 1; }\nint ver_three(void) { return 3; }\n' \
+    > "$OUT/src/ver13.c"
+printf 'VER_1 { global: ver_one; local: *; };\nVER_2 { global: ver_three; } VER_1;\n' > "$OUT/src/ver13.map"
+"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/lib/libver.so.1" "$OUT/src/ver2.c" -Wl,-soname,libver.so.1 \
+    -Wl,--version-script,"$OUT/src/ver2.map"
+"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/libapp.so" "$OUT/src/useve2.c" -Wl,-soname,libapp.so \
+    -L"$OUT/t/symver/opt/app/lib" -l:libver.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/lib/libver.so.1" "$OUT/src/ver13.c" -Wl,-soname,libver.so.1 \
+    -Wl,--version-script,"$OUT/src/ver13.map"
+kase symver - - /opt/app/libapp.so - "a versioned symbol missing from the file its version names"
+
 base etrel; mkdir -p "$OUT/t/etrel/opt/b"; "$CC" -c -fPIC -o "$OUT/t/etrel/opt/b/libfoo.so.1" "$OUT/src/fixture.c"
 kase etrel /opt/b - libfoo.so.1 - "an object file (ET_REL) named like a library"
 

@@ -40,10 +40,13 @@ lib drv libnvidia-ml.so.1 $PAD
 lib stub libcuda.so.1
 lib stub libnvidia-ml.so.1
 lib c13 libcudart.so.13 -DFAKE_CUDART=13000
-lib c13 libcublasLt.so.13 $(blas 13 1 0) $RP
-lib c13 libcublas.so.13 $(blas 13 1 0) -L"$ST/c13" -l:libcublasLt.so.13 $RP
+# cuBLASLt exports its symbols under a version named after its SONAME; a
+# cuBLAS of one release calls what its own cuBLASLt release added
+printf 'libcublasLt.so.13 { global: *; };\n' > "$ST/lt13.map"
+lib c13 libcublasLt.so.13 $(blas 13 1 0) $RP -DFAKE_LT_NEW -Wl,--version-script,"$ST/lt13.map"
+lib c13 libcublas.so.13 $(blas 13 1 0) -L"$ST/c13" -l:libcublasLt.so.13 $RP -DFAKE_USES_LT_NEW
 lib c13 libnvrtc.so.13
-lib c13old libcublasLt.so.13 $(blas 13 0 0) $RP
+lib c13old libcublasLt.so.13 $(blas 13 0 0) $RP -Wl,--version-script,"$ST/lt13.map"
 lib c12 libcudart.so.12 -DFAKE_CUDART=12080
 lib c12 libcublasLt.so.12 $(blas 12 8 4) $RP
 lib c12 libcublas.so.12 $(blas 12 8 4) -L"$ST/c12" -l:libcublasLt.so.12 $RP

@@ -5,6 +5,8 @@
  *   FAKE_CUBLAS_MAJOR/MINOR/PATCH (cublasGetProperty, cublasLtGetProperty)
  *   FAKE_PAD=<bytes>  a file that large (a driver's libcuda is tens of MiB;
  *                     the toolkit's stub a few hundred KiB)
+ *   FAKE_LT_NEW       defines cublasLtNewFn (a symbol a newer cuBLASLt adds)
+ *   FAKE_USES_LT_NEW  calls it (a cuBLAS built against that newer cuBLASLt)
  * SONAME, NEEDED, RPATH and RUNPATH come from the link line. */
 #include <stddef.h>
 
@@ -38,4 +40,14 @@ int cublasLtGetProperty(int t, int *v) { return cublasGetProperty(t, v); }
 
 #ifdef FAKE_PAD
 const char gpuenv_fake_pad[FAKE_PAD] = {1};
+#endif
+
+#ifdef FAKE_LT_NEW
+int cublasLtNewFn(void);
+int cublasLtNewFn(void) { return 13; }
+#endif
+#ifdef FAKE_USES_LT_NEW
+int cublasLtNewFn(void);
+int gpuenv_fake_uses_lt(void);
+int gpuenv_fake_uses_lt(void) { return cublasLtNewFn(); }
 #endif
