@@ -9,7 +9,7 @@
  *     opt.root = "/mnt/image";                  // optional: examine a tree
  *     lector_doctor_report *r = lector_doctor_run(&opt);
  *     if (r) {
- *         char *json = lector_doctor_report_json(r);   // free() it
+ *         char *json = lector_doctor_report_json(r);   // lector_doctor_string_free() it
  *         int usable = lector_doctor_report_gpu_usable(r);
  *         free(json);
  *         lector_doctor_report_free(r);
@@ -36,9 +36,11 @@ extern "C" {
 
 /** Overall verdict, also the JSON "status". Values never renumbered. */
 typedef enum lector_doctor_status {
-    LECTOR_DOCTOR_READY = 0,    /* GPU usable, nothing failed */
-    LECTOR_DOCTOR_DEGRADED = 1, /* GPU usable, but a check failed or warned */
-    LECTOR_DOCTOR_BROKEN = 2    /* GPU not usable: only the CPU is */
+    LECTOR_DOCTOR_READY = 0,    /* Lector can use the GPU and nothing failed */
+    LECTOR_DOCTOR_DEGRADED = 1, /* Lector can use the GPU, but a check failed: e.g. programs that
+                                   load CUDA libraries by name (Paddle, ONNX Runtime, torch) fail */
+    LECTOR_DOCTOR_BROKEN = 2    /* Lector cannot use the GPU (only the CPU), or a file given to
+                                   --inspect cannot load */
 } lector_doctor_status;
 
 /** Parameters of a run. Fill with lector_doctor_default_options() first. */
@@ -46,16 +48,18 @@ typedef struct lector_doctor_options {
     const char *root;           /* examine this tree instead of "/" (NULL: live) */
     const char *const *inspect; /* ELF files for --inspect (in-tree paths) */
     size_t n_inspect;
-    const char *nvml_path;       /* NVML to dlopen; NULL: $LECTOR_DOCTOR_NVML,
+    const char *nvml_path;            /* NVML to dlopen; NULL: $LECTOR_DOCTOR_NVML,
                                     else "libnvidia-ml.so.1" (skipped under root) */
-    const char *libcuda_path;    /* libcuda to dlopen; NULL: $LECTOR_DOCTOR_LIBCUDA,
+    const char *libcuda_path;         /* libcuda to dlopen; NULL: $LECTOR_DOCTOR_LIBCUDA,
                                     else "libcuda.so.1" (skipped under root) */
-    const char *ld_library_path; /* NULL: the environment's LD_LIBRARY_PATH */
-    int no_dlopen_libs;          /* 1: never dlopen CUDA libraries for versions */
-    int dlopen_in_root;          /* 1: under root, still dlopen the tree's CUDA
+    const char *ld_library_path;      /* NULL: the environment's LD_LIBRARY_PATH */
+    int no_dlopen_libs;               /* 1: never dlopen CUDA libraries for versions */
+    int dlopen_in_root;               /* 1: under root, still dlopen the tree's CUDA
                                     libraries to query versions (only safe when
                                     the tree was built for this machine; tests) */
-    int verbose;                 /* text output: print evidence of ok checks too */
+    int verbose;                      /* text output: print evidence of ok checks too */
+    const char *ld_preload;           /* NULL: the environment's LD_PRELOAD */
+    const char *cuda_visible_devices; /* NULL: the environment's CUDA_VISIBLE_DEVICES */
 } lector_doctor_options;
 
 /** Opaque result of a run. */
@@ -73,43 +77,46 @@ void lector_doctor_report_free(lector_doctor_report *r);
 /** Overall verdict. */
 lector_doctor_status lector_doctor_report_status(const lector_doctor_report *r);
 
-/** 1 if a CUDA context and a device allocation worked (or, under --root,
- *  nothing in the tree rules the GPU out), else 0. */
+/** 1 if Lector can use the GPU: a CUDA context and a device allocation
+ *  worked (under --root: nothing in the tree rules the GPU out) and the
+ *  libraries Lector's CUDA backend loads are usable; else 0. */
 int lector_doctor_report_gpu_usable(const lector_doctor_report *r);
 
-/** The JSON document (schema in docs/DOCTOR.md); caller free()s. NULL on
- *  allocation failure. */
+/** The JSON document (schema in docs/DOCTOR.md); release it with
+ *  lector_doctor_string_free(). NULL on allocation failure. */
 char *lector_doctor_report_json(const lector_doctor_report *r);
 
 /** The human-readable report, grouped by layer, ending with the one-line
- *  summary; caller free()s. NULL on allocation failure. */
+ *  summary; lector_doctor_string_free() it. NULL on allocation failure. */
 char *lector_doctor_report_text(const lector_doctor_report *r);
 
-/** Convenience: run with *opt and return the JSON; caller free()s. */
+/** Convenience: run with *opt and return the JSON (lector_doctor_string_free). */
 char *lector_doctor_json(const lector_doctor_options *opt);
 
-/** `lector doctor [--json] [--root DIR] [--inspect FILE...] [-v]`.
- *  argv[0] is "doctor". Prints to stdout (report) and stderr (usage).
- *  Returns the exit code: 0 GPU usable, 1 only the CPU is, 2 bad usage. */
-int lector_doctor_main(int argc, char **argv);
+/** Free a string returned by this API; NULL is a no-op. */
+void lector_doctor_string_free(char *s);
 
-/** One match of `lector explain`. Strings point into a static table. */
+/** One match of `lector explain`. Strings point into static tables. */
 typedef struct lector_explain_match {
     const char *id, *message, *layer, *cause, *fix, *check, *source;
-    int score; /* higher is better; 0..100 */
+    int score;   /* higher is better; 0..100 */
+    int generic; /* 1: no known message matched; a rule for the library family
+                    named in the text (message and source are "") */
 } lector_explain_match;
 
 /** Match `text` against the knowledge base; fills up to `max` matches,
- *  best first, and returns how many were found (0: unknown text). */
+ *  best first, and returns how many were found (0: unknown text). When no
+ *  known message matches, a loader error naming a CUDA, cuDNN, cuBLAS,
+ *  NVRTC, NVML or driver library ("cannot open shared object file",
+ *  "undefined symbol", "wrong ELF class", "version `X' not found", ...)
+ *  gets one generic match for that library's layer. */
 size_t lector_explain_match_text(const char *text, lector_explain_match *out, size_t max);
 
 /** Number of messages in the knowledge base. */
 size_t lector_explain_known_count(void);
 
-/** `lector explain [TEXT | -]` (argv[0] is "explain"; "-" or nothing reads
- *  stdin). Returns 0 when something matched, 1 when the text is unknown,
- *  2 on bad usage. */
-int lector_explain_main(int argc, char **argv);
+/** The i-th known message (i < lector_explain_known_count()); 0 or -1. */
+int lector_explain_known(size_t i, lector_explain_match *out);
 
 #ifdef __cplusplus
 }

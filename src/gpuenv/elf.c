@@ -6,10 +6,10 @@
  * (PT_DYNAMIC + DT_STRTAB mapped through PT_LOAD), which also works for
  * stripped objects without section headers; the section table is only used
  * to find .nv_fatbin. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
+#include "util/util.h"
 
 #define DT_NULL_       0
 #define DT_NEEDED_     1
@@ -23,6 +23,12 @@
 #define PT_LOAD_       1
 #define PT_DYNAMIC_    2
 #define PT_INTERP_     3
+#define DT_VERDEF_     0x6ffffffc
+#define DT_VERDEFNUM_  0x6ffffffd
+#define DT_VERNEED_    0x6ffffffe
+#define DT_VERNEEDNUM_ 0x6fffffff
+#define VER_FLG_BASE_  0x1
+#define VER_FLG_WEAK_  0x2
 
 typedef struct rd {
     const uint8_t *d;
@@ -82,7 +88,7 @@ static char *dup_str(const rd *r, uint64_t strtab, uint64_t strsz, uint64_t idx,
     size_t max = (size_t)(strsz - idx);
     const char *z = memchr(s, 0, max);
     if (!z) return NULL;
-    char *c = strndup(s, (size_t)(z - s));
+    char *c = gpuenv_strndup(s, (size_t)(z - s));
     if (!c) *oom = 1;
     return c;
 }
@@ -119,6 +125,54 @@ static void find_fatbin(const rd *r, gpuenv_elf *out)
 #undef SH
 }
 
+/* DT_VERNEED: "file\tversion" for every non-weak requirement. */
+static int read_verneed(const rd *r, uint64_t off, uint64_t count, uint64_t strtab, uint64_t strsz, gpuenv_elf *out)
+{
+    int oom = 0;
+    for (uint64_t i = 0; i < count && i < 4096 && !oom; i++) {
+        if (!in_range(r, off, 16)) return 0;
+        const uint8_t *vn = r->d + off;
+        uint64_t cnt = u16at(vn + 2), file = u32at(vn + 4), aux = u32at(vn + 8), next = u32at(vn + 12);
+        char *fname = dup_str(r, strtab, strsz, file, &oom);
+        uint64_t a = off + aux;
+        for (uint64_t k = 0; k < cnt && k < 4096 && fname && !oom; k++) {
+            if (!in_range(r, a, 16)) break;
+            const uint8_t *va = r->d + a;
+            uint64_t flags = u16at(va + 4), name = u32at(va + 8), anext = u32at(va + 12);
+            if (!(flags & VER_FLG_WEAK_)) {
+                char *vname = dup_str(r, strtab, strsz, name, &oom);
+                if (vname && gpuenv_strv_push_owned(&out->verneed, gpuenv_asprintf("%s\t%s", fname, vname))) oom = 1;
+                lector__free(vname);
+            }
+            if (!anext) break;
+            a += anext;
+        }
+        lector__free(fname);
+        if (!next) break;
+        off += next;
+    }
+    return oom ? -2 : 0;
+}
+
+/* DT_VERDEF: the version names an object defines (the base entry, its own
+ * SONAME, left out). */
+static int read_verdef(const rd *r, uint64_t off, uint64_t count, uint64_t strtab, uint64_t strsz, gpuenv_elf *out)
+{
+    int oom = 0;
+    for (uint64_t i = 0; i < count && i < 65536 && !oom; i++) {
+        if (!in_range(r, off, 20)) return 0;
+        const uint8_t *vd = r->d + off;
+        uint64_t flags = u16at(vd + 2), aux = u32at(vd + 12), next = u32at(vd + 16);
+        if (!(flags & VER_FLG_BASE_) && in_range(r, off + aux, 8)) {
+            char *name = dup_str(r, strtab, strsz, u32at(r->d + off + aux), &oom);
+            if (name && gpuenv_strv_push_owned(&out->verdef, name)) oom = 1;
+        }
+        if (!next) break;
+        off += next;
+    }
+    return oom ? -2 : 0;
+}
+
 int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
 {
     memset(out, 0, sizeof *out);
@@ -142,10 +196,15 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
     find_fatbin(&r, out);
 
     uint64_t dyn_off = 0, dyn_size = 0;
+    out->loads_in_file = 1;
     for (uint64_t i = 0; i < phnum; i++) {
         seg s;
         if (get_phdr(&r, phoff, i, phentsize, &s)) return -1;
         if (s.type == PT_INTERP_) out->has_interp = 1;
+        if (s.type == PT_LOAD_) {
+            out->n_loads++;
+            if (!in_range(&r, s.offset, s.filesz)) out->loads_in_file = 0;
+        }
         if (s.type == PT_DYNAMIC_) {
             dyn_off = s.offset;
             dyn_size = s.filesz;
@@ -153,10 +212,11 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
         }
     }
     if (!out->has_dynamic) return 0;
-    if (!in_range(&r, dyn_off, dyn_size)) return -1;
+    if (!in_range(&r, dyn_off, dyn_size)) return 0; /* truncated: dyn_in_file stays 0 */
+    out->dyn_in_file = 1;
 
     size_t dsz = r.is64 ? 16 : 8, ws = r.is64 ? 8 : 4;
-    uint64_t strtab_va = 0, strsz = 0, flags1 = 0;
+    uint64_t strtab_va = 0, strsz = 0, flags1 = 0, verneed_va = 0, verneednum = 0, verdef_va = 0, verdefnum = 0;
     int have_strtab = 0;
     for (uint64_t o = 0; o + dsz <= dyn_size; o += dsz) {
         const uint8_t *p = data + dyn_off + o;
@@ -169,6 +229,14 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
             strsz = val;
         else if (tag == DT_FLAGS_1_)
             flags1 = val;
+        else if (tag == DT_VERNEED_)
+            verneed_va = val;
+        else if (tag == DT_VERNEEDNUM_)
+            verneednum = val;
+        else if (tag == DT_VERDEF_)
+            verdef_va = val;
+        else if (tag == DT_VERDEFNUM_)
+            verdefnum = val;
     }
     out->nodeflib = (flags1 & DF_1_NODEFLIB_) != 0;
     if (!have_strtab) return 0;
@@ -201,6 +269,13 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
         default: break;
         }
     }
+    uint64_t voff;
+    if (!oom && verneed_va && !vaddr_to_off(&r, phoff, phnum, phentsize, verneed_va, &voff) &&
+        read_verneed(&r, voff, verneednum, strtab, strsz, out))
+        oom = 1;
+    if (!oom && verdef_va && !vaddr_to_off(&r, phoff, phnum, phentsize, verdef_va, &voff) &&
+        read_verdef(&r, voff, verdefnum, strtab, strsz, out))
+        oom = 1;
     if (oom) {
         gpuenv_elf_free(out);
         return -2;
@@ -208,7 +283,7 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
     /* glibc (get-dynamic-info.h): "If both RUNPATH and RPATH are given, the
        latter is ignored." */
     if (out->rpath_raw && !out->runpath) {
-        out->rpath = strdup(out->rpath_raw);
+        out->rpath = lector__strdup(out->rpath_raw);
         if (!out->rpath) {
             gpuenv_elf_free(out);
             return -2;
@@ -219,10 +294,12 @@ int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out)
 
 void gpuenv_elf_free(gpuenv_elf *e)
 {
-    free(e->soname);
-    free(e->rpath);
-    free(e->rpath_raw);
-    free(e->runpath);
+    lector__free(e->soname);
+    lector__free(e->rpath);
+    lector__free(e->rpath_raw);
+    lector__free(e->runpath);
     gpuenv_strv_free(&e->needed);
+    gpuenv_strv_free(&e->verneed);
+    gpuenv_strv_free(&e->verdef);
     memset(e, 0, sizeof *e);
 }

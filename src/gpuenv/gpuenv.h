@@ -1,42 +1,41 @@
 /*
- * gpuenv.h - internal API of the GPU-environment module (src/gpuenv).
+ * gpuenv.h - GPU discovery: the layer under the runtime's CUDA module
+ * loader and under the doctor (src/doctor).
  *
- * Shared by `lector doctor` and, later, the CUDA backend loader: what the
- * doctor reports is computed by the very functions the loader calls, so
- * "the doctor says X loads" and "the engine loads X" cannot diverge.
+ * It answers "which file would the dynamic loader hand out for this name,
+ * or why would it fail", "which copies of the CUDA libraries exist and
+ * which versions are they", and "what do NVML and libcuda say". It knows
+ * nothing of reports, JSON or explanations: that is the doctor's job.
  *
  * Layout, one file per concern:
- *   util.c      strings, growable buffers, root-relative file access
- *   elf.c       ELF header / dynamic section / section lookup (untrusted bytes)
- *   ldcache.c   /etc/ld.so.cache reader, old and new formats (untrusted bytes)
- *   fatbin.c    .nv_fatbin container walker (untrusted bytes)
- *   resolve.c   glibc ld.so search emulation and dependency trees
- *   tables.c    CUDA toolkit -> minimum driver, compute capabilities
- *   nvml.c      NVML through dlopen
- *   nvml_metrics.c  live per-GPU samples for `lector serve`'s /metrics
- *   cudadrv.c   CUDA driver API (libcuda.so.1) through dlopen
- *   libs.c      L4: candidates, versions and compatibility of CUDA libraries
- *   checks.c    L0, L1, L2, L3, L5 and the layer orchestration
- *   inspect.c   `doctor --inspect FILE`
- *   report.c    text and JSON rendering, overall status
- *   explain.c / explain_table.c   `lector explain`
- *   cli.c       argument parsing for lector_doctor_main / lector_explain_main
+ *   strings.c    growable buffers, string vectors, version strings
+ *   rootfs.c     file access inside an examined tree (--root), as after chroot
+ *   elf.c        ELF header, program headers, dynamic section (untrusted bytes)
+ *   ldcache.c    /etc/ld.so.cache reader, old and new formats, glibc-hwcaps
+ *   ldconf.c     /etc/ld.so.conf and its include files
+ *   fatbin.c     .nv_fatbin container walker (untrusted bytes)
+ *   ldso.c       glibc's ld.so search and load, emulated
+ *   finder.c     copies of the CUDA libraries, the one the engine loads
+ *   drvfiles.c   which libcuda / libnvidia-ml the loader hands out, and what they are
+ *   tables.c     CUDA toolkit -> minimum driver, compute capabilities
+ *   probe_nvml.c NVML through dlopen: driver, GPUs
+ *   probe_cuda.c the CUDA driver API through dlopen: cuInit, devices, contexts
+ *   nvml_metrics.c live per-GPU samples for `lector serve`'s /metrics
  *
- * Contracts: no function here aborts or exits; every allocation is checked
- * and failure is reported through the return value (NULL / -1) or the
- * report's oom flag. Parsers of untrusted bytes never read outside the
- * (data, size) they are given. Nothing here is thread-safe unless noted:
- * one report is built by one thread.
+ * Contracts: no function here aborts or exits; every allocation goes through
+ * lector__malloc & co. (src/util) and a failure is reported through the
+ * return value (-2 or NULL). Parsers of untrusted bytes never read outside
+ * the (data, size) they are given. Paths called "in-tree" are absolute
+ * paths inside the examined root; with no root they are host paths.
  */
 #ifndef LECTOR_GPUENV_H
 #define LECTOR_GPUENV_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
-#include "lector_doctor.h"
-
-/* ------------------------------------------------------------------ util */
+/* ---------------------------------------------------------------- strings */
 
 /** Growable NUL-terminated string. A zeroed struct is an empty buffer. */
 typedef struct gpuenv_buf {
@@ -45,18 +44,17 @@ typedef struct gpuenv_buf {
     int oom; /* sticky: set when an append could not allocate */
 } gpuenv_buf;
 
-/** Append printf-formatted text; on allocation failure sets b->oom. */
 void gpuenv_buf_printf(gpuenv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** Append a string. */
 void gpuenv_buf_puts(gpuenv_buf *b, const char *s);
-/** Take the string out (caller frees); NULL if oom. Leaves b empty. */
+void gpuenv_buf_putn(gpuenv_buf *b, const char *s, size_t n);
+/** Take the string out (caller lector__free()s); NULL if oom. Leaves b empty. */
 char *gpuenv_buf_take(gpuenv_buf *b);
-/** Free the buffer's storage. */
 void gpuenv_buf_free(gpuenv_buf *b);
 
-/** strdup that accepts NULL (returns NULL). */
+/** lector__strdup that accepts NULL (returns NULL). */
 char *gpuenv_strdup(const char *s);
-/** malloc'ed printf; NULL on failure. */
+char *gpuenv_strndup(const char *s, size_t n);
+/** Allocated printf; NULL on failure. */
 char *gpuenv_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** Growable array of owned strings. */
@@ -64,84 +62,106 @@ typedef struct gpuenv_strv {
     char **v;
     size_t n, cap;
 } gpuenv_strv;
-/** Append a copy of s; returns 0 or -1 on allocation failure. */
+/** Append a copy of s; 0 or -1 on allocation failure. */
 int gpuenv_strv_push(gpuenv_strv *sv, const char *s);
-/** Append s and take ownership; returns -1 (and frees s) on failure. */
+/** Append s and take ownership; -1 (and s freed) on failure or s NULL. */
 int gpuenv_strv_push_owned(gpuenv_strv *sv, char *s);
-/** 1 if sv holds a string equal to s. */
 int gpuenv_strv_has(const gpuenv_strv *sv, const char *s);
-/** Free all strings and the vector. */
 void gpuenv_strv_free(gpuenv_strv *sv);
-/** Split a ':'-separated list (empty items kept as "" like ld.so keeps them
- *  meaning the current directory). */
-int gpuenv_strv_split(gpuenv_strv *sv, const char *list, char sep);
+/** Split on any character of `seps`, keeping empty items. */
+int gpuenv_strv_split(gpuenv_strv *sv, const char *list, const char *seps);
+/** Join with `sep`; NULL on allocation failure. */
+char *gpuenv_strv_join(const gpuenv_strv *sv, const char *sep);
+
+/** Compare dotted numeric versions ("580.95.05" vs "580.65.06"): <0, 0, >0. */
+int gpuenv_vercmp(const char *a, const char *b);
+/** 1 when the components both versions have are equal ("13.1.0" ~ "13.1.0.3"). */
+int gpuenv_ver_same(const char *a, const char *b);
+/** Version suffix of a library file name: "libcudnn.so.9.14.0" -> "9.14.0",
+ *  "libcudnn.so" -> ""; NULL on allocation failure. */
+char *gpuenv_soname_version(const char *file_name);
+/** Leading integer of a version string ("9.14.0" -> 9), -1 if none. */
+int gpuenv_ver_major(const char *v);
+/** Last path component (points into p). */
+const char *gpuenv_basename(const char *p);
+/** Directory part of a path ("/a/b" -> "/a", "/a" -> "/", "a" -> "."). */
+char *gpuenv_dirname(const char *p);
+/** Shell-quote s when it needs it (for printed commands). */
+char *gpuenv_shell_quote(const char *s);
+
+/* ----------------------------------------------------------------- rootfs */
+
+/** 1 when root means the live system (NULL, "" or "/"). */
+int gpuenv_is_live(const char *root);
+/** Host path of an in-tree absolute path; NULL on allocation failure. */
+char *gpuenv_host_path(const char *root, const char *path);
+/** Resolve every symbolic link of an in-tree path inside root, as the kernel
+ *  would after chroot(root) (absolute targets stay in the tree; at most 40
+ *  links). Returns 0 and the canonical in-tree path in *canon, or the errno
+ *  the kernel would give (ENOENT, ENOTDIR, ELOOP, EACCES), or -2 (oom). */
+int gpuenv_root_resolve(const char *root, const char *path, char **canon);
+/** Canonical in-tree path or NULL (any failure). */
+char *gpuenv_root_realpath(const char *root, const char *path);
+int gpuenv_root_exists(const char *root, const char *path);
+/** stat() following links inside root: 0 or an errno. */
+int gpuenv_root_stat(const char *root, const char *path, struct stat *st);
+/** Read at most max bytes of an in-tree text file; NULL when absent. */
+char *gpuenv_root_read_text(const char *root, const char *path, size_t max);
+/** Sorted names in an in-tree directory (no "." / ".."): 0, errno, or -2. */
+int gpuenv_root_list(const char *root, const char *dir, gpuenv_strv *names);
+/** In-tree directories matching a glob pattern (in-tree), appended to out. */
+int gpuenv_root_glob(const char *root, const char *pattern, gpuenv_strv *out);
+/** glibc of the tree (live: this process's) as 100*major+minor, 0 unknown. */
+int gpuenv_glibc_version(const char *root);
 
 /** A read-only file mapping. */
 typedef struct gpuenv_map {
     const uint8_t *data;
     size_t size;
 } gpuenv_map;
-/** Map a host path read-only; returns 0 or -1. Empty files map to size 0. */
+/** Map a host path read-only: 0 or an errno. Empty files map to size 0. */
 int gpuenv_map_file(const char *host_path, gpuenv_map *m);
-/** Unmap (NULL-safe on a zeroed map). */
+/** Map an in-tree path (links resolved inside root): 0, errno or -2. */
+int gpuenv_root_map(const char *root, const char *path, gpuenv_map *m);
 void gpuenv_unmap(gpuenv_map *m);
 
-/** Host path of `path` (absolute, inside the examined tree) under root.
- *  root NULL or "" or "/" means the live system. Caller frees. */
-char *gpuenv_host_path(const char *root, const char *path);
-/** Resolve symbolic links of an in-tree absolute path *inside* root, the way
- *  the kernel would after chroot(root): absolute link targets stay in the
- *  tree. Returns the in-tree canonical path (caller frees) or NULL when a
- *  component is missing or links loop. */
-char *gpuenv_root_realpath(const char *root, const char *path);
-/** 1 if the in-tree path exists (following links inside root). */
-int gpuenv_root_exists(const char *root, const char *path);
-/** Read a small in-tree text file (at most max bytes); caller frees. */
-char *gpuenv_root_read_text(const char *root, const char *path, size_t max);
-
-/** Compare dotted numeric versions ("580.95.05" vs "580.65.06"): <0, 0, >0. */
-int gpuenv_vercmp(const char *a, const char *b);
-/** Version suffix of a library file name: "libcudnn.so.9.14.0" -> "9.14.0",
- *  "libcudart.so.13" -> "13", "libcudnn.so" -> "" ; caller frees (NULL oom). */
-char *gpuenv_soname_version(const char *file_name);
-/** Leading integer of a version string ("9.14.0" -> 9), -1 if none. */
-int gpuenv_ver_major(const char *v);
-
-/* ------------------------------------------------------------------- elf */
+/* -------------------------------------------------------------------- elf */
 
 /** What the loader needs from an ELF object. Strings are owned copies. */
 typedef struct gpuenv_elf {
-    int elfclass;       /* 1 = 32-bit, 2 = 64-bit */
-    uint16_t machine;   /* e_machine */
-    uint16_t type;      /* e_type: 1 REL, 2 EXEC, 3 DYN */
-    int has_interp;     /* PT_INTERP present (an executable) */
-    int has_dynamic;    /* PT_DYNAMIC present */
-    char *soname;       /* DT_SONAME or NULL */
-    char *rpath;        /* DT_RPATH or NULL; already NULL when DT_RUNPATH set,
-                          as glibc ignores RPATH then */
-    char *rpath_raw;    /* DT_RPATH as written, for display */
-    char *runpath;      /* DT_RUNPATH or NULL */
-    gpuenv_strv needed; /* DT_NEEDED in order */
-    int nodeflib;       /* DF_1_NODEFLIB: skip cache and default dirs */
-    /* .nv_fatbin section inside the mapping given to gpuenv_elf_parse
-       (points into caller's bytes; valid while they are) */
+    int elfclass;      /* 1 = 32-bit, 2 = 64-bit */
+    uint16_t machine;  /* e_machine */
+    uint16_t type;     /* e_type: 1 REL, 2 EXEC, 3 DYN */
+    int has_interp;    /* PT_INTERP present (an executable) */
+    int has_dynamic;   /* PT_DYNAMIC present */
+    int loads_in_file; /* every PT_LOAD's file range lies inside the file */
+    int dyn_in_file;   /* PT_DYNAMIC lies inside the file (else mapping it faults: SIGBUS) */
+    int n_loads;
+    char *soname;        /* DT_SONAME or NULL */
+    char *rpath;         /* DT_RPATH, NULL when DT_RUNPATH is set (glibc ignores it then) */
+    char *rpath_raw;     /* DT_RPATH as written, for display */
+    char *runpath;       /* DT_RUNPATH or NULL */
+    gpuenv_strv needed;  /* DT_NEEDED in order */
+    gpuenv_strv verneed; /* "file\tversion" of DT_VERNEED (non-weak) */
+    gpuenv_strv verdef;  /* version names of DT_VERDEF (not the base) */
+    int nodeflib;        /* DF_1_NODEFLIB */
+    /* .nv_fatbin section inside the bytes given to gpuenv_elf_parse */
     const uint8_t *fatbin;
     size_t fatbin_size;
-    int cuda_sm; /* for a CUDA cubin (e_machine 190): e_flags & 0xff */
+    int cuda_sm; /* a CUDA cubin (e_machine 190): e_flags & 0xff */
 } gpuenv_elf;
 
 /** Parse an ELF image held in memory (little endian, 32 or 64-bit).
- *  Returns 0 on success, -1 if not ELF or malformed beyond use, -2 on
- *  allocation failure. Never reads outside data[0..size). */
+ *  0, -1 if not ELF or malformed beyond use, -2 on allocation failure. */
 int gpuenv_elf_parse(const uint8_t *data, size_t size, gpuenv_elf *out);
-/** Free what gpuenv_elf_parse allocated (safe on a zeroed struct). */
 void gpuenv_elf_free(gpuenv_elf *e);
 
-/* --------------------------------------------------------------- ldcache */
+/* ---------------------------------------------------------------- ldcache */
 
 typedef struct gpuenv_ldcache_entry {
     char *key;     /* SONAME */
     char *value;   /* absolute path */
+    char *hwcaps;  /* glibc-hwcaps subdirectory ("x86-64-v3") or NULL */
     int32_t flags; /* FLAG_ELF_LIBC6 | arch byte */
     uint64_t hwcap;
 } gpuenv_ldcache_entry;
@@ -154,19 +174,28 @@ typedef struct gpuenv_ldcache {
 
 #define GPUENV_LDCACHE_X86_64 0x0303 /* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 */
 
-/** Parse an ld.so.cache image ("ld.so-1.7.0" and/or "glibc-ld.so.cache1.1").
- *  When both are present the new format's entries are used (as glibc does).
- *  Returns 0, -1 malformed, -2 allocation failure. */
+/** Parse an ld.so.cache image. When both formats are present the new one's
+ *  entries are used (as glibc does). 0, -1 malformed, -2 allocation. */
 int gpuenv_ldcache_parse(const uint8_t *data, size_t size, gpuenv_ldcache *out);
-/** First entry for `name` whose flags equal `flags` (0: any) and that does
- *  not require a glibc-hwcaps subdirectory; NULL if none. */
-const char *gpuenv_ldcache_lookup(const gpuenv_ldcache *c, const char *name, int32_t flags);
-/** Free a parsed cache. */
+/** What glibc's lookup returns for `name`: among x86-64 libc6 entries, the
+ *  glibc-hwcaps entry of the best priority in `hwcaps` (subdirectory names,
+ *  best first), else the first plain entry; NULL if none. */
+const char *gpuenv_ldcache_lookup(const gpuenv_ldcache *c, const char *name, const gpuenv_strv *hwcaps);
 void gpuenv_ldcache_free(gpuenv_ldcache *c);
 
-/* ---------------------------------------------------------------- fatbin */
+/* ----------------------------------------------------------------- ldconf */
 
-/** Summary of the GPU code embedded in a .nv_fatbin section. */
+/** /etc/ld.so.conf of a tree: the directories ldconfig puts in the cache. */
+typedef struct gpuenv_ldconf {
+    gpuenv_strv dirs;  /* in-tree directories, in order */
+    gpuenv_strv files; /* for dirs[i]: the file that names it */
+} gpuenv_ldconf;
+/** Read /etc/ld.so.conf and its include files: 0 (also when absent) or -2. */
+int gpuenv_ldconf_read(const char *root, gpuenv_ldconf *out);
+void gpuenv_ldconf_free(gpuenv_ldconf *c);
+
+/* ----------------------------------------------------------------- fatbin */
+
 typedef struct gpuenv_fatbin {
     size_t containers, entries, compressed;
     uint8_t sass[256]; /* sass[86] = 1: a cubin for sm_86 is present */
@@ -174,204 +203,326 @@ typedef struct gpuenv_fatbin {
     int truncated;     /* a container or entry ran past the section */
 } gpuenv_fatbin;
 
-/** Walk all containers of a .nv_fatbin section. Returns 0, or -1 when not
- *  even one container header is valid. Bounds-checked. */
+/** Walk all containers of a .nv_fatbin section: 0, or -1 when not even one
+ *  container header is valid. */
 int gpuenv_fatbin_scan(const uint8_t *data, size_t size, gpuenv_fatbin *out);
-/** 1 if the summary holds code the driver can run on compute capability
- *  major.minor: a cubin of the same major with minor <= device minor, or PTX
- *  of a compute capability <= the device's (JIT). */
+/** 1 when the driver can run this code on compute capability major.minor:
+ *  a cubin of the same major with minor <= the device's, or PTX <= it. */
 int gpuenv_fatbin_runs_on(const gpuenv_fatbin *f, int cc_major, int cc_minor);
-/** "sm_75 sm_80 sm_90 | ptx compute_90" style list; caller frees. */
+/** "SASS: sm_75 sm_80; PTX: compute_90"; NULL on allocation failure. */
 char *gpuenv_fatbin_describe(const gpuenv_fatbin *f);
 
-/* --------------------------------------------------------------- resolve */
+/* ------------------------------------------------------------------- ldso */
 
-/** Search context: the examined tree and the environment ld.so would see. */
-typedef struct gpuenv_ctx {
-    char *root;               /* NULL or "/" : live system */
-    gpuenv_strv llp;          /* LD_LIBRARY_PATH entries */
-    gpuenv_ldcache cache;     /* parsed <root>/etc/ld.so.cache */
-    int cache_state;          /* 0 not read, 1 ok, -1 missing/malformed */
-    gpuenv_strv default_dirs; /* trusted dirs, in glibc's order */
-    const char *lib_token;    /* $LIB expansion */
-} gpuenv_ctx;
-
-/** Initialise a context. ld_library_path NULL means getenv("LD_LIBRARY_PATH").
- *  Returns 0 or -1 (allocation). */
-int gpuenv_ctx_init(gpuenv_ctx *ctx, const char *root, const char *ld_library_path);
-/** Free a context. */
-void gpuenv_ctx_free(gpuenv_ctx *ctx);
-
-/** One loaded (or to-be-loaded) object: its in-tree path and dynamic info. */
-typedef struct gpuenv_obj {
-    char *path; /* in-tree path as found (not canonical) */
-    gpuenv_elf elf;
-    gpuenv_map map;                  /* mapping, kept for fatbin scanning */
-    const struct gpuenv_obj *loader; /* object whose DT_NEEDED brought it in */
-} gpuenv_obj;
-
-/** Load an object's ELF info from an in-tree path. Returns 0, -1 (not a
- *  usable ELF), -2 (allocation). */
-int gpuenv_obj_open(const gpuenv_ctx *ctx, const char *path, gpuenv_obj *o);
-/** Release an object. */
-void gpuenv_obj_close(gpuenv_obj *o);
-
-/** Where a name was found. */
+/** Where a search found (or stopped at) a file. */
 typedef enum gpuenv_via {
     GPUENV_VIA_NONE = 0,
-    GPUENV_VIA_PATH,
-    GPUENV_VIA_RPATH,
-    GPUENV_VIA_LD_LIBRARY_PATH,
-    GPUENV_VIA_RUNPATH,
-    GPUENV_VIA_CACHE,
-    GPUENV_VIA_DEFAULT
+    GPUENV_VIA_PATH,            /* the name contains '/' */
+    GPUENV_VIA_LOADED,          /* an object already loaded (preload, earlier dependency) */
+    GPUENV_VIA_RPATH,           /* DT_RPATH of the asking object or one that loaded it */
+    GPUENV_VIA_LD_LIBRARY_PATH, /* the environment */
+    GPUENV_VIA_RUNPATH,         /* DT_RUNPATH of the asking object */
+    GPUENV_VIA_CACHE,           /* /etc/ld.so.cache */
+    GPUENV_VIA_DEFAULT,         /* the system directories */
+    GPUENV_VIA_PRELOAD          /* LD_PRELOAD or /etc/ld.so.preload */
 } gpuenv_via;
-/** Human name of a gpuenv_via. */
 const char *gpuenv_via_str(gpuenv_via v);
 
-/** Resolve a DT_NEEDED / dlopen name exactly as glibc's ld.so would when
- *  `loader` asks for it (loader NULL: a dlopen from a program without
- *  RPATH/RUNPATH). Order: DT_RPATH of loader and up its loader chain (only
- *  while the asking object has no DT_RUNPATH; an object with DT_RUNPATH
- *  contributes no RPATH), LD_LIBRARY_PATH, DT_RUNPATH of the loader only,
- *  ld.so.cache, default dirs (the last two skipped under DF_1_NODEFLIB).
- *  $ORIGIN, $LIB and $PLATFORM are expanded. Candidates of the wrong ELF
- *  class or machine are skipped, as ld.so does. Returns the in-tree path
- *  (caller frees) or NULL; *via says where it was found. */
-char *gpuenv_resolve(const gpuenv_ctx *ctx, const char *name, const gpuenv_obj *loader, gpuenv_via *via);
+/** The loader's view of one examined system: the tree and the environment
+ *  a program started there would have. */
+typedef struct gpuenv_ldso {
+    char *root;               /* NULL: the live system */
+    gpuenv_strv llp;          /* LD_LIBRARY_PATH items (":" and ";"), "" = current dir */
+    char *llp_raw;            /* LD_LIBRARY_PATH as given (NULL when unset) */
+    gpuenv_strv preload;      /* LD_PRELOAD items, then /etc/ld.so.preload's */
+    gpuenv_strv preload_from; /* for preload[i]: "LD_PRELOAD" or "/etc/ld.so.preload" */
+    gpuenv_ldcache cache;
+    int cache_state;          /* 1 read, 0 absent, -1 not a glibc cache */
+    gpuenv_strv default_dirs; /* system directories in glibc's order */
+    gpuenv_strv subdirs;      /* per search directory: "glibc-hwcaps/x86-64-v4/", ..., legacy, "" */
+    gpuenv_strv hwcaps;       /* supported glibc-hwcaps names, best first (cache lookups) */
+    const char *lib_token;    /* $LIB */
+    char platform[32];        /* $PLATFORM */
+    int glibc;                /* 100*major+minor of the tree's glibc, 0 unknown */
+} gpuenv_ldso;
+
+/** Set up the loader's view. ld_library_path / ld_preload NULL mean the
+ *  process environment's. 0 or -2. */
+int gpuenv_ldso_init(gpuenv_ldso *L, const char *root, const char *ld_library_path, const char *ld_preload);
+void gpuenv_ldso_free(gpuenv_ldso *L);
+
+/** One object in a load: its path as the loader names it (l_name), its
+ *  canonical path, and its dynamic information. */
+typedef struct gpuenv_obj {
+    char *path; /* in-tree path as found ("dir/" + name, the cache's value, ...) */
+    char *real; /* canonical in-tree path */
+    gpuenv_elf elf;
+    gpuenv_map map;                  /* kept for fatbin scanning */
+    const struct gpuenv_obj *loader; /* the object whose need brought it in (RPATH inheritance) */
+    gpuenv_strv names;               /* names it was asked for by (plus SONAME) */
+    gpuenv_via via;
+    int is_main; /* the program (or the file given by path) */
+    int assumed; /* not read from disk: the dynamic loader itself, or glibc assumed present */
+} gpuenv_obj;
+/** Open an in-tree path as an object: 0, -1 (unreadable or not an ELF), -2. */
+int gpuenv_obj_open(const gpuenv_ldso *L, const char *path, gpuenv_obj *o);
+void gpuenv_obj_close(gpuenv_obj *o);
+
+/** Outcome of one search for a name. */
+typedef enum gpuenv_outcome {
+    GPUENV_FOUND = 0, /* path is the file the loader maps */
+    GPUENV_NOT_FOUND, /* "cannot open shared object file" or "wrong ELF class" */
+    GPUENV_FATAL,     /* a candidate stopped the search: path is it, error says why */
+    GPUENV_MAP_FAILED /* found, but mapping it fails (error says why) */
+} gpuenv_outcome;
+
+/** A candidate the search passed over, and why. */
+typedef enum gpuenv_skipwhy {
+    GPUENV_SKIP_ERRNO = 0, /* open failed with err (EACCES, ELOOP, ENOTDIR, ...) */
+    GPUENV_SKIP_CLASS,     /* an ELF of the other class (32-bit) */
+    GPUENV_SKIP_MACHINE,   /* an ELF for another machine (aarch64, ...) */
+    GPUENV_SKIP_STALE,     /* a cache entry whose file is gone */
+    GPUENV_SKIP_ENDED,     /* err ended the search of this list (ELOOP, EISDIR, ...) */
+    GPUENV_SKIP_BAD        /* lenient search only: a file that stops glibc (not an ELF, ...) */
+} gpuenv_skipwhy;
+
+typedef struct gpuenv_skip {
+    char *path;
+    gpuenv_via via;
+    gpuenv_skipwhy why;
+    int err;
+} gpuenv_skip;
+
+typedef struct gpuenv_find {
+    gpuenv_outcome outcome;
+    char *path;        /* FOUND, FATAL, MAP_FAILED: the file */
+    gpuenv_via via;    /* where the search was when it stopped */
+    char *list_item;   /* the search directory as the list names it (RPATH, LD_LIBRARY_PATH,
+                        RUNPATH or default dir); NULL for the cache, preloads, paths */
+    char *error;       /* dlerror() text for a failure */
+    const char *what;  /* the message without object name and errno text ("invalid ELF header") */
+    int err;           /* errno of the failure (0 for format errors) */
+    gpuenv_skip *skip; /* candidates passed over, in search order */
+    size_t n_skip;
+} gpuenv_find;
+
+/** Search `name` as glibc's _dl_map_object would when `loader` asks for it
+ *  (NULL: a dlopen from a program without RPATH/RUNPATH): RPATH chain (unless
+ *  the asker has RUNPATH), LD_LIBRARY_PATH, RUNPATH of the asker, the cache,
+ *  the default directories, each directory with its glibc-hwcaps
+ *  subdirectories; a non-ELF, empty or truncated candidate ends the search
+ *  (fatal), a candidate of another class or machine is skipped, an error
+ *  other than ENOENT/EACCES/ENOTDIR ends the current list. `loaded` (may be
+ *  NULL) are objects already in the process (matched by name and SONAME).
+ *  0 or -2 (allocation); the result is in *out (gpuenv_find_free it). */
+int gpuenv_ldso_find(const gpuenv_ldso *L, const char *name, const gpuenv_obj *loader, gpuenv_obj *const *loaded,
+                     size_t n_loaded, gpuenv_find *out);
+/** The same search, but a file that would stop glibc's search (not an ELF,
+ *  too short, ...) is passed over (GPUENV_SKIP_BAD): the first usable file
+ *  in the loader's order, which is what Lector preloads by absolute path. */
+int gpuenv_ldso_find_usable(const gpuenv_ldso *L, const char *name, gpuenv_find *out);
+void gpuenv_find_free(gpuenv_find *f);
+
+/** A whole load: what dlopen(name) (or running a program) maps, in order. */
+typedef struct gpuenv_edge {
+    size_t from;
+    char *name;
+    long to; /* object index, -1 when it failed */
+    gpuenv_via via;
+} gpuenv_edge;
+
+typedef struct gpuenv_load {
+    gpuenv_obj **obj; /* obj[0] is the main object; then preloads, then the rest */
+    size_t n;
+    gpuenv_edge *edge;
+    size_t n_edge;
+    size_t n_startup;           /* objects [0, n_startup) were there before the dlopen */
+    size_t first_requested;     /* index of the object dlopen(name) returned */
+    int ok;                     /* 1: the load succeeds */
+    char *error;                /* else: dlerror() text */
+    int crash_signal;           /* the loader itself dies of this signal (SIGBUS: a truncated file) */
+    gpuenv_strv missing;        /* names that were not found */
+    gpuenv_strv preload_errors; /* "ld.so: object 'X' from LD_PRELOAD cannot be preloaded (...): ignored." */
+    long sym_from;              /* an undefined symbol: the object whose reference failed, 1-based (0: none) */
+    long sym_file;              /* and the object its symbol version names, 1-based (0: none or unknown) */
+} gpuenv_load;
+
+/** dlopen(name, RTLD_NOW) from a program with no RPATH/RUNPATH: preloads
+ *  first, then the search, the mapping checks, the dependencies breadth
+ *  first, and the symbol-version requirements. 0 or -2. */
+int gpuenv_ldso_dlopen(const gpuenv_ldso *L, const char *name, gpuenv_load *out);
+/** Load the ELF at in-tree `path` as the main object (an executable, or a
+ *  library given by path) with every dependency; failures are recorded and
+ *  the walk goes on (like `ldd`), ok is 0 when any need fails. 0 or -2. */
+int gpuenv_ldso_load_file(const gpuenv_ldso *L, const char *path, gpuenv_load *out);
+void gpuenv_load_free(gpuenv_load *ld);
+/** Bind the symbols of objects [first, n) of a load the way dlopen(RTLD_NOW)
+ *  does (global scope, then the load's own), recording the first failure
+ *  as glibc words it ("undefined symbol: X, version V"). versioned_only:
+ *  check only references whose symbol version names a file (a library
+ *  given to --inspect may take unversioned symbols from the program that
+ *  loads it, e.g. Python's). 0 or -2. */
+int gpuenv_bind_symbols(gpuenv_load *ld, size_t first, int versioned_only);
+
+/* ----------------------------------------------------------------- finder */
+
+/** One copy of a library found on disk. */
+typedef struct gpuenv_cand {
+    char *path;   /* in-tree path as found */
+    char *real;   /* canonical in-tree path */
+    char *where;  /* "LD_LIBRARY_PATH", "ld.so.cache", "default dir", "CUDA toolkit", "pip wheel", ... */
+    char *fver;   /* version from the file names ("9.14.0"), "" unknown */
+    char *soname; /* DT_SONAME (NULL: not a readable ELF) */
+    int elf_ok;   /* a 64-bit x86-64 ELF shared object */
+} gpuenv_cand;
+
+typedef struct gpuenv_cands {
+    gpuenv_cand *v;
+    size_t n, cap;
+} gpuenv_cands;
+
+/** 1 when file name `base` belongs to family `stem` ("libcublas.so.13" is
+ *  cublas, "libcublasLt.so.13" is not; a stem ending in '_' matches cuDNN's
+ *  split libraries). */
+int gpuenv_stem_matches(const char *base, const char *stem);
+/** Every copy of family `stem` in the places installers use: LD_LIBRARY_PATH,
+ *  the cache, /etc/ld.so.conf's directories, the default directories,
+ *  /usr/local/cuda*, pip wheels (site-packages/nvidia/<pkg>/lib, torch/lib),
+ *  conda. 0 or -2. */
+int gpuenv_collect(const gpuenv_ldso *L, const char *stem, gpuenv_cands *out);
+void gpuenv_cands_free(gpuenv_cands *c);
 
 /** What the CUDA backend loader wants to know about one library. */
 typedef struct gpuenv_libinfo {
-    char path[4096];  /* in-tree path that would be loaded */
-    char real[4096];  /* canonical path (symlinks resolved inside root) */
-    char version[64]; /* best known version: queried, else file name, else SONAME */
+    char path[4096];  /* in-tree path to load */
+    char real[4096];  /* canonical path */
+    char version[64]; /* from the file names, else the SONAME */
     gpuenv_via via;
 } gpuenv_libinfo;
 
-/** Resolve `name` (e.g. "libcudnn.so.9") like ld.so for a program with no
- *  RPATH/RUNPATH and fill *out. root NULL: live system; ld_library_path NULL:
- *  the environment's. Returns 0 when found, -1 when not, -2 on allocation
- *  failure. Does not dlopen anything. */
-int gpuenv_resolve_library(const char *root, const char *ld_library_path, const char *name, gpuenv_libinfo *out);
-
-/** Find the library of family `stem` ("cublas", "cublasLt", "cudnn",
- *  "cudart", "nvrtc") the CUDA backend should load for CUDA major
- *  `cuda_major`: first what ld.so resolves for the versioned SONAME of that
- *  major (libcublasLt.so.13 for 13; cuDNN 9 for CUDA 12 and 13, cuDNN 8 for
- *  11), then the well-known install places (pip wheels, conda,
- *  /usr/local/cuda*) searched by libs.c. Returns 0 / -1 not found / -2 oom. */
+/** The library of family `stem` ("cublas", "cublasLt", "cudnn", "nvrtc") the
+ *  CUDA module should preload by absolute path, for CUDA major `cuda_major`:
+ *  the first loadable file in the loader's search order for that major's
+ *  SONAME (unlike glibc, a non-ELF file first in the path is passed over),
+ *  else the installers' places. root NULL: live. 0, -1 not found, -2 oom. */
 int gpuenv_find_best(const char *root, const char *stem, int cuda_major, gpuenv_libinfo *out);
+/** The same in a given loader view (its LD_LIBRARY_PATH and preloads). */
+int gpuenv_find_best_in(const gpuenv_ldso *L, const char *stem, int cuda_major, gpuenv_libinfo *out);
 
 /** Where Lector's CUDA module is: $LECTOR_CUDA_MODULE, else liblector-cuda.so
  *  next to the running executable, else in ../lib of it (the offline bundle).
- *  Writes the path found into out and returns 0; when absent returns -1 with
- *  the environment's path in out, or -2 with <exe dir>/liblector-cuda.so.
- *  The loader (src/rt/cuda_loader.c) and the doctor's L5 both use it. */
+ *  0 with the path; -1 (the environment's path is absent) or -2 (not found;
+ *  out says <exe dir>/liblector-cuda.so). */
 int gpuenv_cuda_module_path(char *out, size_t len);
 
-/* ---------------------------------------------------------------- tables */
+/* --------------------------------------------------------------- drvfiles */
 
-/** Minimum driver for a toolkit version "major.minor" from the release-notes
- *  table (NULL if unknown). */
+/** What a driver library file is. */
+typedef enum gpuenv_drvkind {
+    GPUENV_DRV_NONE = 0, /* nothing found */
+    GPUENV_DRV_DRIVER,   /* the driver's own file (libcuda.so.<driver version>) */
+    GPUENV_DRV_STUB,     /* the toolkit's link-time stub (stubs/libcuda.so) */
+    GPUENV_DRV_COMPAT,   /* cuda-compat forward-compatibility copy (.../compat/) */
+    GPUENV_DRV_WSL,      /* WSL2's /usr/lib/wsl/lib copy */
+    GPUENV_DRV_BAD       /* not loadable (the find says why) */
+} gpuenv_drvkind;
+
+typedef struct gpuenv_drvfile {
+    gpuenv_find find; /* the loader's answer for the SONAME */
+    char *real;       /* canonical path of the file found */
+    char version[64]; /* driver version from the file name ("580.95.05"), "" unknown */
+    gpuenv_drvkind kind;
+    long long size;
+    char *preload_item; /* when a preloaded object answers: the LD_PRELOAD item */
+} gpuenv_drvfile;
+
+/** Which file a program asking for `soname` ("libcuda.so.1",
+ *  "libnvidia-ml.so.1") would get (preloads included) and what it is. 0 or -2. */
+int gpuenv_drvfile_examine(const gpuenv_ldso *L, const char *soname, gpuenv_drvfile *out);
+void gpuenv_drvfile_free(gpuenv_drvfile *d);
+
+/* ----------------------------------------------------------------- tables */
+
+/** Minimum driver for CUDA major.minor (release notes' Table 3), NULL unknown. */
 const char *gpuenv_min_driver_for_cuda(int major, int minor);
 /** Minimum driver for minor-version compatibility of a CUDA major. */
 const char *gpuenv_min_driver_for_major(int major);
-/** Highest CUDA (1000*major+10*minor) a driver version supports per the
- *  table, 0 if older than every row. */
+/** Highest CUDA (1000*major+10*minor) a driver version supports, 0 if older
+ *  than every row. */
 int gpuenv_cuda_for_driver(const char *driver_version);
-/** Architecture family name for a compute capability ("Hopper"). */
+/** Architecture family of a compute capability ("Hopper"). */
 const char *gpuenv_cc_family(int major, int minor);
+/** Oldest compute capability (10*major+minor) a CUDA major builds for, 0 unknown. */
+int gpuenv_min_cc_for_cuda(int cuda_major);
 
-/* ------------------------------------------------------------- the report */
-
-typedef enum gpuenv_status { GPUENV_OK = 0, GPUENV_WARN, GPUENV_FAIL, GPUENV_SKIP } gpuenv_status;
-/** "ok" / "warn" / "fail" / "skip". */
-const char *gpuenv_status_str(gpuenv_status s);
-
-typedef struct gpuenv_check {
-    char *id;    /* stable, e.g. "l3.cuinit" */
-    char *title; /* short name for the text report */
-    gpuenv_status status;
-    char *finding; /* what was observed */
-    char *code;    /* stable cause code, e.g. "nvml_version_mismatch" ("" when ok) */
-    char *cause;   /* why, in words */
-    char *fix;     /* an exact command or setting */
-    gpuenv_strv evidence;
-} gpuenv_check;
-
-enum { GPUENV_L0, GPUENV_L1, GPUENV_L2, GPUENV_L3, GPUENV_L4, GPUENV_L5, GPUENV_LINSPECT, GPUENV_NLAYERS };
-
-typedef struct gpuenv_layer {
-    const char *id, *name;
-    gpuenv_check *checks;
-    size_t n, cap;
-} gpuenv_layer;
+/* ------------------------------------------------------------------ probes */
 
 #define GPUENV_MAX_GPUS 64
-typedef struct gpuenv_gpu {
+
+typedef struct gpuenv_nvml_gpu {
+    int handle_rc; /* nvmlDeviceGetHandleByIndex result */
     char name[96];
-    int cc_major, cc_minor; /* 0 when unknown */
+    int cc_major, cc_minor;
+    int mem_ok, temp_ok, ecc_ok, reasons_ok;
     unsigned long long mem_total, mem_used;
-} gpuenv_gpu;
+    unsigned temp;
+    int persistence; /* -1 unknown */
+    unsigned long long ecc;
+    unsigned long long reasons;
+} gpuenv_nvml_gpu;
 
-/** Facts gathered along the way, read by later layers. */
-typedef struct gpuenv_facts {
-    char kernel_driver[80];  /* from /proc/driver/nvidia/version */
-    char nvml_driver[80];    /* nvmlSystemGetDriverVersion */
-    int cuda_driver_version; /* 1000*major+10*minor from NVML or libcuda */
-    int nvml_ok, cuda_ok;    /* layer worked */
-    int cuda_device_count;   /* from cuDeviceGetCount, -1 unknown */
-    int gpu_usable;          /* a context and an allocation succeeded */
-    int n_gpus;
-    gpuenv_gpu gpus[GPUENV_MAX_GPUS];
-    int cvd_empty;          /* CUDA_VISIBLE_DEVICES set to "" or -1-like */
-    char libs_summary[256]; /* "cuDNN 9.14.0, cuBLAS 13.0" for the summary */
-} gpuenv_facts;
+typedef struct gpuenv_nvml_probe {
+    int loaded;      /* dlopen worked */
+    char error[512]; /* dlerror when not */
+    char loaded_path[4096];
+    int init_rc;      /* nvmlInit_v2 (-1: missing symbol) */
+    char driver[80];  /* nvmlSystemGetDriverVersion */
+    int cuda_version; /* nvmlSystemGetCudaDriverVersion_v2, 0 unknown */
+    int count_rc;
+    unsigned count;
+    gpuenv_nvml_gpu gpu[GPUENV_MAX_GPUS];
+} gpuenv_nvml_probe;
 
-struct lector_doctor_report {
-    gpuenv_layer layers[GPUENV_NLAYERS];
-    gpuenv_facts facts;
-    char *root;
-    int root_mode; /* examining a tree instead of the live system */
-    int verbose;   /* text: show evidence of every check */
-    int oom;
-    char *inspect_text; /* trees for --inspect, preformatted */
-    void *inspect_json; /* cJSON array */
-};
+/** $LECTOR_DOCTOR_NVML, else "libnvidia-ml.so.1". */
+const char *gpuenv_nvml_default_path(void);
+/** $LECTOR_DOCTOR_LIBCUDA, else "libcuda.so.1". */
+const char *gpuenv_libcuda_default_path(void);
 
-/** Add a check to a layer and return it (NULL on allocation failure, with
- *  r->oom set). Strings are copied; fmt builds the finding. */
-gpuenv_check *gpuenv_add(lector_doctor_report *r, int layer, const char *id, const char *title, gpuenv_status st,
-                         const char *code, const char *cause, const char *fix, const char *fmt, ...)
-    __attribute__((format(printf, 9, 10)));
-/** Append a printf-formatted evidence line to a check (NULL-safe). */
-void gpuenv_evidence(lector_doctor_report *r, gpuenv_check *c, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/** dlopen NVML at `path` (a name or a path), initialise it, read the driver
+ *  and every GPU, shut it down. Always fills *out; returns 0, or -1 when it
+ *  could not be loaded. */
+int gpuenv_nvml_probe_run(const char *path, gpuenv_nvml_probe *out);
+/** "NVML_ERROR_LIB_RM_VERSION_MISMATCH" for 18. */
+const char *gpuenv_nvml_error_name(int rc);
 
-/** L5's self-test of the engine on GPU `device`: 0 ok, -1 failed, -2 not
- *  available in this program; `msg` says what happened. Weak in gpuenv; the
- *  runtime (src/rt/cuda_loader.c) provides the real one. */
-int lector_engine_gpu_selftest(int device, char *msg, size_t len);
+typedef struct gpuenv_cuda_device {
+    char name[96];
+    int cc_major, cc_minor;
+    int rc;                  /* 0: context + 1 MiB allocation + memset + sync worked */
+    const char *failed_call; /* the call that returned rc */
+} gpuenv_cuda_device;
 
-/** The layers, each filling its checks and facts. */
-void gpuenv_check_system(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_kernel(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_libs(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_engine(lector_doctor_report *r, const lector_doctor_options *opt);
-void gpuenv_check_inspect(lector_doctor_report *r, const lector_doctor_options *opt);
+typedef struct gpuenv_cuda_probe {
+    int loaded;
+    char error[512];
+    char loaded_path[4096]; /* the file dlopen really mapped (dlinfo) */
+    int driver_version;     /* cuDriverGetVersion */
+    int init_rc;            /* cuInit(0); -1: no cuInit symbol */
+    int count_rc;
+    int count;
+    int api_missing; /* context or memory entry points absent */
+    gpuenv_cuda_device dev[GPUENV_MAX_GPUS];
+} gpuenv_cuda_probe;
 
-/** Resolve the path to dlopen for NVML / libcuda: option, then env
- *  LECTOR_DOCTOR_NVML / LECTOR_DOCTOR_LIBCUDA, then the SONAME (live system
- *  only; NULL under --root without an override, meaning "skip"). */
-const char *gpuenv_nvml_path(const lector_doctor_options *opt, int root_mode);
-const char *gpuenv_libcuda_path(const lector_doctor_options *opt, int root_mode);
-
-/** Name of a CUDA driver API error code (CUresult), "CUDA_ERROR_?" if unknown. */
+/** dlopen libcuda at `path`, cuInit, count devices, and on each a primary
+ *  context, a 1 MiB allocation, a memset and a synchronize. libcuda stays
+ *  loaded (the driver's threads must keep their code). 0, or -1 when it
+ *  could not be loaded. */
+int gpuenv_cuda_probe_run(const char *path, gpuenv_cuda_probe *out);
+/** "CUDA_ERROR_NO_DEVICE" for 100. */
 const char *gpuenv_cu_error_name(int code);
 
-/* ---------------------------------------------------------- nvml metrics */
+/* ----------------------------------------------------------- nvml metrics */
 
 /** One GPU as NVML reports it now. A value whose *_ok is 0 was not
  *  reported (not supported on this GPU, or NVML failed for it). */
@@ -400,23 +551,5 @@ typedef struct gpuenv_clock_reason {
 } gpuenv_clock_reason;
 extern const gpuenv_clock_reason gpuenv_clock_reasons[];
 extern const size_t gpuenv_clock_reasons_len;
-
-/* --------------------------------------------------------------- explain */
-
-/** One known error message. */
-typedef struct gpuenv_explain_entry {
-    const char *id;          /* stable id, e.g. "paddle-cudnn-unversioned" */
-    const char *message;     /* the exact (abridged) message as users paste it */
-    const char *const *keys; /* NULL-terminated distinctive fragments, lower case */
-    const char *layer;       /* "L4 libraries" */
-    const char *cause;
-    const char *fix;
-    const char *check;  /* doctor check id that verifies it */
-    const char *source; /* where the message was seen */
-} gpuenv_explain_entry;
-
-/** The knowledge base (explain_table.c). */
-extern const gpuenv_explain_entry gpuenv_explain_table[];
-extern const size_t gpuenv_explain_table_len;
 
 #endif /* LECTOR_GPUENV_H */

@@ -10,14 +10,16 @@
  *        offsets relative to the start of the new header.
  * glibc uses the new block when present; so do we. The file comes from the
  * examined tree and is untrusted: every offset is bounds-checked. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
+#include "util/util.h"
 
 #define OLD_MAGIC       "ld.so-1.7.0"
 #define NEW_MAGIC       "glibc-ld.so.cache1.1"
 #define HWCAP_EXTENSION (1ULL << 62)
+#define EXT_MAGIC       0xEAA42174u
+#define EXT_TAG_HWCAPS  1u
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -34,21 +36,24 @@ static const char *str_at(const uint8_t *base, size_t avail, uint32_t off)
     return s;
 }
 
-static int add(gpuenv_ldcache *c, size_t *cap, const char *k, const char *v, int32_t flags, uint64_t hwcap)
+static int add(gpuenv_ldcache *c, size_t *cap, const char *k, const char *v, int32_t flags, uint64_t hwcap,
+               const char *hwcaps)
 {
     if (c->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
-        gpuenv_ldcache_entry *e = realloc(c->e, nc * sizeof *e);
+        gpuenv_ldcache_entry *e = lector__realloc(c->e, nc * sizeof *e);
         if (!e) return -2;
         c->e = e;
         *cap = nc;
     }
     gpuenv_ldcache_entry *e = &c->e[c->n];
-    e->key = strdup(k);
-    e->value = strdup(v);
-    if (!e->key || !e->value) {
-        free(e->key);
-        free(e->value);
+    e->key = lector__strdup(k);
+    e->value = lector__strdup(v);
+    e->hwcaps = hwcaps ? lector__strdup(hwcaps) : NULL;
+    if (!e->key || !e->value || (hwcaps && !e->hwcaps)) {
+        lector__free(e->key);
+        lector__free(e->value);
+        lector__free(e->hwcaps);
         return -2;
     }
     e->flags = flags;
@@ -64,12 +69,34 @@ static int parse_new(const uint8_t *d, size_t size, gpuenv_ldcache *c, size_t *c
     if (d[28] == 3) /* big-endian cache: not for this machine */
         return -1;
     if ((size - 48) / 24 < nlibs) return -1;
+    /* the glibc-hwcaps extension: subdirectory names the entries index */
+    const uint8_t *names = NULL;
+    uint32_t n_names = 0, ext = rd32(d + 32);
+    if (ext && ext <= size - 8 && rd32(d + ext) == EXT_MAGIC) {
+        uint32_t count = rd32(d + ext + 4);
+        for (uint32_t i = 0; i < count && i < 64; i++) {
+            size_t sec = (size_t)ext + 8 + (size_t)i * 16;
+            if (sec + 16 > size) break;
+            uint32_t tag = rd32(d + sec), off = rd32(d + sec + 8), sz = rd32(d + sec + 12);
+            if (tag == EXT_TAG_HWCAPS && off <= size && sz <= size - off) {
+                names = d + off;
+                n_names = sz / 4;
+            }
+        }
+    }
     for (uint32_t i = 0; i < nlibs; i++) {
         const uint8_t *e = d + 48 + (size_t)i * 24;
         const char *k = str_at(d, size, rd32(e + 4));
         const char *v = str_at(d, size, rd32(e + 8));
         if (!k || !v) continue; /* skip a damaged entry, keep the rest usable */
-        int rc = add(c, cap, k, v, (int32_t)rd32(e), rd64(e + 16));
+        uint64_t hwcap = rd64(e + 16);
+        const char *sub = NULL;
+        if (hwcap & HWCAP_EXTENSION) {
+            uint32_t idx = (uint32_t)hwcap;
+            sub = idx < n_names ? str_at(d, size, rd32(names + (size_t)idx * 4)) : NULL;
+            if (!sub) sub = "?"; /* names no subdirectory this cache lists: never usable */
+        }
+        int rc = add(c, cap, k, v, (int32_t)rd32(e), hwcap, sub);
         if (rc) return rc;
     }
     c->has_new = 1;
@@ -106,7 +133,7 @@ int gpuenv_ldcache_parse(const uint8_t *data, size_t size, gpuenv_ldcache *out)
             const char *k = str_at(data + strs, size - strs, rd32(e + 4));
             const char *v = str_at(data + strs, size - strs, rd32(e + 8));
             if (!k || !v) continue;
-            if (add(out, &cap, k, v, (int32_t)rd32(e), 0)) {
+            if (add(out, &cap, k, v, (int32_t)rd32(e), 0, NULL)) {
                 gpuenv_ldcache_free(out);
                 return -2;
             }
@@ -118,26 +145,38 @@ int gpuenv_ldcache_parse(const uint8_t *data, size_t size, gpuenv_ldcache *out)
     return rc;
 }
 
-const char *gpuenv_ldcache_lookup(const gpuenv_ldcache *c, const char *name, int32_t flags)
+const char *gpuenv_ldcache_lookup(const gpuenv_ldcache *c, const char *name, const gpuenv_strv *hwcaps)
 {
+    /* glibc's search_cache: entries of one name are sorted with the
+       glibc-hwcaps ones first; among those the best-priority supported
+       subdirectory wins, else the first plain entry of this ABI does. */
+    const char *best = NULL;
+    size_t best_prio = 0;
     for (size_t i = 0; i < c->n; i++) {
         const gpuenv_ldcache_entry *e = &c->e[i];
-        if (strcmp(e->key, name) != 0) continue;
-        if (flags && e->flags != flags) continue;
-        /* glibc-hwcaps entries live in subdirectories chosen by CPU level;
-           the baseline entry (hwcap 0) is what every CPU can load. */
-        if (e->hwcap & HWCAP_EXTENSION) continue;
-        return e->value;
+        if (strcmp(e->key, name) != 0 || e->flags != GPUENV_LDCACHE_X86_64) continue;
+        if (e->hwcaps) {
+            size_t prio = 0;
+            for (size_t k = 0; hwcaps && k < hwcaps->n && !prio; k++)
+                if (strcmp(hwcaps->v[k], e->hwcaps) == 0) prio = k + 1;
+            if (prio && (!best || prio < best_prio)) {
+                best = e->value;
+                best_prio = prio;
+            }
+            continue;
+        }
+        return best ? best : e->value;
     }
-    return NULL;
+    return best;
 }
 
 void gpuenv_ldcache_free(gpuenv_ldcache *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        free(c->e[i].key);
-        free(c->e[i].value);
+        lector__free(c->e[i].key);
+        lector__free(c->e[i].value);
+        lector__free(c->e[i].hwcaps);
     }
-    free(c->e);
+    lector__free(c->e);
     memset(c, 0, sizeof *c);
 }

@@ -77,9 +77,8 @@ static void *sym(void *h, const char *name, const char *old)
 
 static void nv_load(void)
 {
-    lector_doctor_options opt; /* the doctor's path rule, so LECTOR_DOCTOR_NVML works here too */
-    lector_doctor_default_options(&opt);
-    void *h = dlopen(gpuenv_nvml_path(&opt, 0), RTLD_NOW | RTLD_LOCAL);
+    /* the doctor's path rule, so LECTOR_DOCTOR_NVML works here too */
+    void *h = dlopen(gpuenv_nvml_default_path(), RTLD_NOW | RTLD_LOCAL);
     if (!h) return;
     fn_void init = SYM(h, fn_void, "nvmlInit_v2", "nvmlInit");
     nvml_api a = {

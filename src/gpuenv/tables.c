@@ -2,7 +2,6 @@
  * Minimum drivers are the release notes' "Toolkit driver" column (Table 3,
  * GA values); 13.1+ rows use the driver bundled in the runfile because
  * Table 3 was not verified for them. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
@@ -60,5 +59,18 @@ const char *gpuenv_cc_family(int major, int minor)
     case 11: return "Jetson Thor";
     case 12: return "Blackwell (RTX)";
     default: return "unknown";
+    }
+}
+
+int gpuenv_min_cc_for_cuda(int cuda_major)
+{
+    /* knowledge/gpu-stack-facts.md section 3: CUDA 12 builds for Maxwell (5.0)
+       and newer, CUDA 13 for Turing (7.5) and newer, CUDA 11 for Kepler 3.5 */
+    switch (cuda_major) {
+    case 10: return 30;
+    case 11: return 35;
+    case 12: return 50;
+    case 13: return 75;
+    default: return 0;
     }
 }

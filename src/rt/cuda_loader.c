@@ -41,8 +41,10 @@ const rt_module_desc rt_cuda_module = {
                                                                           "where it looked",
 };
 
-/* L5 of `lector doctor` (src/gpuenv/checks.c): the real loader and a real
- * backend on GPU `device` (context, stream, cuDNN and cuBLAS handles). */
+/* L5 of `lector doctor` (src/doctor/check_engine.c, which declares it too):
+ * the real loader and a real backend on GPU `device` (context, stream, cuDNN
+ * and cuBLAS handles). */
+int lector_engine_gpu_selftest(int device, char *msg, size_t len);
 int lector_engine_gpu_selftest(int device, char *msg, size_t len)
 {
     char name[32];

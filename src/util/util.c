@@ -25,6 +25,15 @@ static void alloc_init(void)
     long n = lector__tc_long(LECTOR__TC_FAIL_ALLOC, -1);
     atomic_store(&alloc_countdown, n > 0 ? n : -1);
 }
+static atomic_long alloc_failures;       /* allocations that returned NULL */
+
+static void *counted(void *p)
+{
+    if (!p) atomic_fetch_add(&alloc_failures, 1);
+    return p;
+}
+
+long lector__alloc_failures(void) { return atomic_load(&alloc_failures); }
 
 static int alloc_should_fail(void)
 {
@@ -35,27 +44,27 @@ static int alloc_should_fail(void)
 
 void *lector__malloc(size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return malloc(size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(malloc(size ? size : 1));
 }
 
 void *lector__calloc(size_t n, size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return calloc(n ? n : 1, size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(calloc(n ? n : 1, size ? size : 1));
 }
 
 void *lector__realloc(void *p, size_t size)
 {
-    if (alloc_should_fail()) return NULL;
-    return realloc(p, size ? size : 1);
+    if (alloc_should_fail()) return counted(NULL);
+    return counted(realloc(p, size ? size : 1));
 }
 
 void *lector__aligned_alloc(size_t size)
 {
-    if (alloc_should_fail()) return NULL;
+    if (alloc_should_fail()) return counted(NULL);
     void *p = NULL;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) return NULL;
+    if (posix_memalign(&p, 64, size ? size : 64) != 0) return counted(NULL);
     return p;
 }
 

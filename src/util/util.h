@@ -24,6 +24,10 @@ void *lector__aligned_alloc(size_t size);
 void lector__free(void *p);
 /* Test hook: make the n-th allocation from now fail (n <= 0 disables). */
 void lector__fail_alloc_after(long n);
+/* How many allocations have returned NULL so far (injected or real): a
+ * caller that cannot tell "absent" from "out of memory" everywhere compares
+ * it before and after its work. */
+long lector__alloc_failures(void);
 char *lector__strdup(const char *s);
 /* Overflow-checked size_t multiplication: 0 on success, -1 on overflow. */
 int lector__mul_size(size_t a, size_t b, size_t *out);

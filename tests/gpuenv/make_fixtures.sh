@@ -17,11 +17,18 @@ PATH=$PATH:/usr/sbin:/sbin; export PATH
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT/seeds"
 FAKE="$SRC/shims/fakelib.c"
 
-# lib DIR FILE SONAME [cc flags...]: a fake shared library
+# lib DIR FILE SONAME [cc flags...]: a fake shared library. The same
+# library is wanted in many trees: each distinct one is compiled once and
+# copied (the compiler is what makes this script slow).
+mkdir -p "$OUT/.built"
 lib() {
     d=$1; f=$2; so=$3; shift 3
     mkdir -p "$d"
-    "$CC" -shared -fPIC -o "$d/$f" "$FAKE" -Wl,-soname,"$so" -Wl,--no-as-needed "$@"
+    key=$(printf '%s\n' "$so" "$@" | md5sum | cut -c1-16)
+    if [ ! -f "$OUT/.built/$key" ]; then
+        "$CC" -shared -fPIC -o "$OUT/.built/$key" "$FAKE" -Wl,-soname,"$so" -Wl,--no-as-needed "$@"
+    fi
+    cp "$OUT/.built/$key" "$d/$f"
 }
 # ver DIR STEM SOVER FULLVER [cc flags]: lib<stem>.so.FULL + lib<stem>.so.SOVER link
 ver() {
@@ -51,6 +58,15 @@ base() {
     fi
     : > "$r/dev/nvidiactl"; : > "$r/dev/nvidia0"; : > "$r/dev/nvidia-uvm"
     printf 'nvidia_uvm 1961984 0 - Live 0x0000000000000000 (PO)\nnvidia 14381056 1 nvidia_uvm, Live 0x0 (PO)\n' > "$r/proc/modules"
+    # the driver's user-space libraries of the same version
+    if [ -n "$2" ]; then driverlibs "$r/usr/lib/x86_64-linux-gnu" "$2"; fi
+}
+# driverlibs DIR VERSION: libcuda.so.VERSION and libnvidia-ml.so.VERSION (+ .so.1 links)
+driverlibs() {
+    lib "$1" "libcuda.so.$2" libcuda.so.1 -DFAKE_PAD=1048576; ln -sf "libcuda.so.$2" "$1/libcuda.so.1"
+    ln -sf libcuda.so.1 "$1/libcuda.so"
+    lib "$1" "libnvidia-ml.so.$2" libnvidia-ml.so.1 -DFAKE_PAD=1048576
+    ln -sf "libnvidia-ml.so.$2" "$1/libnvidia-ml.so.1"
 }
 L=usr/lib/x86_64-linux-gnu
 # cuda13 ROOT [cudnn-cudart] [cublasLt-full]: CUDA 13 + cuDNN 9.14 libraries
@@ -97,6 +113,21 @@ cache cacheonly
 base wheel 580.95.05
 ver "$OUT/roots/wheel/usr/local/lib/python3.12/site-packages/nvidia/cudnn/lib" cudnn 9 9.14.0 \
     -DFAKE_CUDNN=91400 -DFAKE_CUDNN_CUDART=13000
+# a symlink loop (gpuenv_root_resolve: ELOOP)
+mkdir -p "$OUT/roots/good/loop"; ln -s b "$OUT/roots/good/loop/a"; ln -s a "$OUT/roots/good/loop/b"
+# /etc/ld.so.conf with comments, an include glob, several directories on a line
+mkdir -p "$OUT/roots/conf/etc/ld.so.conf.d"
+printf '# system\n/opt/first\ninclude /etc/ld.so.conf.d/*.conf\n/opt/last # trailing\n' > "$OUT/roots/conf/etc/ld.so.conf"
+printf '/opt/a:/opt/b\n' > "$OUT/roots/conf/etc/ld.so.conf.d/a.conf"
+printf '/opt/cuda/lib64/\n' > "$OUT/roots/conf/etc/ld.so.conf.d/cuda.conf"
+printf '/opt/ignored\n' > "$OUT/roots/conf/etc/ld.so.conf.d/readme.txt"
+# CUDA 11: the runtime's SONAME is libcudart.so.11.0
+base cuda11 520.61.05
+ver "$OUT/roots/cuda11/usr/local/cuda-11.8/lib64" cudart 11.0 11.8.89 -DFAKE_CUDART=11080
+mkdir -p "$OUT/roots/cuda11/etc/ld.so.conf.d"
+printf '/usr/local/cuda-11.8/lib64\n' > "$OUT/roots/cuda11/etc/ld.so.conf.d/cuda-11-8.conf"
+printf 'include /etc/ld.so.conf.d/*.conf\n' > "$OUT/roots/cuda11/etc/ld.so.conf"
+cache cuda11
 # an image rootfs: no /proc at all
 mkdir -p "$OUT/roots/image/etc" "$OUT/roots/image/$L"
 printf 'PRETTY_NAME="Image Linux"\n' > "$OUT/roots/image/etc/os-release"
@@ -125,6 +156,14 @@ lib "$I/tok" app_tok.so app_tok.so -L"$I/tok/x86_64" -ltok \
 lib "$I/cu11/fake" libcublasLt.so.11 libcublasLt.so.11
 lib "$I/cu11" app_cu11.so app_cu11.so -L"$I/cu11/fake" -l:libcublasLt.so.11
 rm -rf "$I/cu11/fake"
+
+# symbol versions: libuses.so needs VER_2 of libver.so.1
+mkdir -p "$I/ver"
+printf 'int ver_one(void);\nint ver_two(void);\nint ver_one(void) { return 1; }\nint ver_two(void) { return 2; }\n' > "$I/ver/ver.c"
+printf 'VER_1 { global: ver_one; local: *; };\nVER_2 { global: ver_two; } VER_1;\n' > "$I/ver/ver.map"
+printf 'int ver_two(void);\nint uses(void);\nint uses(void) { return ver_two(); }\n' > "$I/ver/uses.c"
+"$CC" -shared -fPIC -o "$I/ver/libver.so.1" "$I/ver/ver.c" -Wl,-soname,libver.so.1 -Wl,--version-script,"$I/ver/ver.map"
+"$CC" -shared -fPIC -o "$I/ver/libuses.so" "$I/ver/uses.c" -Wl,-soname,libuses.so -L"$I/ver" -l:libver.so.1
 
 # ---------------------------------------------------------------- caches
 C=$OUT/cache; mkdir -p "$C"

@@ -23,5 +23,8 @@ int cmd_bench_gpu(int argc, char **argv);
 int cmd_ocr(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+/* `lector doctor` and `lector explain` (cmd_doctor.c, cmd_explain.c) */
+int cmd_doctor(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif

@@ -180,8 +180,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
-    if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "doctor")) return cmd_doctor(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
 #endif
     /* anything else: OCR of the files given (Tesseract's habit) */
     return cmd_ocr(argc, argv);

@@ -3,6 +3,10 @@
  *   FAKE_CUDNN=<cudnnGetVersion> FAKE_CUDNN_CUDART=<cudnnGetCudartVersion>
  *   FAKE_CUDART=<cudaRuntimeGetVersion>
  *   FAKE_CUBLAS_MAJOR/MINOR/PATCH (cublasGetProperty, cublasLtGetProperty)
+ *   FAKE_PAD=<bytes>  a file that large (a driver's libcuda is tens of MiB;
+ *                     the toolkit's stub a few hundred KiB)
+ *   FAKE_LT_NEW       defines cublasLtNewFn (a symbol a newer cuBLASLt adds)
+ *   FAKE_USES_LT_NEW  calls it (a cuBLAS built against that newer cuBLASLt)
  * SONAME, NEEDED, RPATH and RUNPATH come from the link line. */
 #include <stddef.h>
 
@@ -32,4 +36,18 @@ int cublasGetProperty(int t, int *v)
     return 0;
 }
 int cublasLtGetProperty(int t, int *v) { return cublasGetProperty(t, v); }
+#endif
+
+#ifdef FAKE_PAD
+const char gpuenv_fake_pad[FAKE_PAD] = {1};
+#endif
+
+#ifdef FAKE_LT_NEW
+int cublasLtNewFn(void);
+int cublasLtNewFn(void) { return 13; }
+#endif
+#ifdef FAKE_USES_LT_NEW
+int cublasLtNewFn(void);
+int gpuenv_fake_uses_lt(void);
+int gpuenv_fake_uses_lt(void) { return cublasLtNewFn(); }
 #endif

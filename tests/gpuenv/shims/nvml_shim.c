@@ -1,5 +1,5 @@
 /* nvml_shim.c - a fake libnvidia-ml.so.1 for the doctor's tests.
- * GPUENV_SHIM_MODE selects the machine it pretends to be:
+ * GPUENV_NVML_MODE, else GPUENV_SHIM_MODE selects the machine it pretends to be:
  *   ok        driver 580.95.05, CUDA 13.0, one H200 (sm_90)
  *   nodevice  driver fine, zero GPUs
  *   old       driver 470.82.01, CUDA 11.4, one Tesla T4 (sm_75)
@@ -8,6 +8,9 @@
  *   ecc       like ok, with 3 uncorrected ECC errors
  *   throttled like ok with two H200s; GPU 1 slows its clocks (HW slowdown +
  *             HW thermal slowdown: reasons 0x48)
+ *   pascal    like ok, the GPU is a GeForce GTX 1080 (sm_61)
+ *   geforce535 driver 535.54.03 (CUDA 12.2), one GeForce RTX 3090 (sm_86)
+ *   lost      one GPU whose handle fails with NVML_ERROR_GPU_IS_LOST (15)
  * Read at every call, so one loaded copy serves every scenario.
  * Per GPU i: 143771 MiB total, (512 << i) MiB used by allocations and 300
  * MiB reserved by the driver (nvmlDeviceGetMemoryInfo's `used` counts both,
@@ -33,7 +36,8 @@ typedef struct {
 
 static const char *mode(void)
 {
-    const char *m = getenv("GPUENV_SHIM_MODE");
+    const char *m = getenv("GPUENV_NVML_MODE"); /* this shim's own, for the matrix */
+    if (!m || !*m) m = getenv("GPUENV_SHIM_MODE");
     return m ? m : "ok";
 }
 static int is(const char *m) { return strcmp(mode(), m) == 0; }
@@ -66,12 +70,12 @@ int nvmlInit_v2(void)
 int nvmlShutdown(void) { return 0; }
 int nvmlSystemGetDriverVersion(char *v, unsigned n)
 {
-    snprintf(v, n, "%s", is("old") ? "470.82.01" : "580.95.05");
+    snprintf(v, n, "%s", is("old") ? "470.82.01" : is("geforce535") ? "535.54.03" : "580.95.05");
     return 0;
 }
 int nvmlSystemGetCudaDriverVersion_v2(int *v)
 {
-    *v = is("old") ? 11040 : 13000;
+    *v = is("old") ? 11040 : is("geforce535") ? 12020 : 13000;
     return 0;
 }
 int nvmlDeviceGetCount_v2(unsigned *n)
@@ -83,18 +87,23 @@ static int devs[2] = {0, 1}; /* a handle points at its index */
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
     if (i >= (is("throttled") ? 2u : 1u)) return 2;
+    if (is("lost")) return 15;
     *d = &devs[i];
     return 0;
 }
 int nvmlDeviceGetName(void *d, char *name, unsigned n)
 {
-    snprintf(name, n, "%s", is("old") ? "Tesla T4" : "NVIDIA H200");
+    snprintf(name, n, "%s",
+             is("old")          ? "Tesla T4"
+             : is("pascal")     ? "NVIDIA GeForce GTX 1080"
+             : is("geforce535") ? "NVIDIA GeForce RTX 3090"
+                                : "NVIDIA H200");
     return 0;
 }
 int nvmlDeviceGetCudaComputeCapability(void *d, int *ma, int *mi)
 {
-    *ma = is("old") ? 7 : 9;
-    *mi = is("old") ? 5 : 0;
+    *ma = is("old") ? 7 : is("pascal") ? 6 : is("geforce535") ? 8 : 9;
+    *mi = is("old") ? 5 : is("pascal") ? 1 : is("geforce535") ? 6 : 0;
     return 0;
 }
 int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m)

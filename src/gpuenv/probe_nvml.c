@@ -1,0 +1,124 @@
+/* probe_nvml.c - NVML (libnvidia-ml.so.1, installed by the driver) through
+ * dlopen: the driver version, the highest CUDA it can run, and per GPU what
+ * nvidia-smi shows. NVML belongs to the kernel side of the driver, so its
+ * answers describe the driver, not the toolkit. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/gpuenv.h"
+
+typedef void *nvml_dev;
+typedef struct {
+    unsigned long long total, free, used;
+} nvml_memory;
+
+typedef int (*fn_void)(void);
+typedef int (*fn_str)(char *, unsigned);
+typedef int (*fn_intp)(int *);
+typedef int (*fn_uintp)(unsigned *);
+typedef int (*fn_handle)(unsigned, nvml_dev *);
+typedef int (*fn_dev_str)(nvml_dev, char *, unsigned);
+typedef int (*fn_dev_cc)(nvml_dev, int *, int *);
+typedef int (*fn_dev_mem)(nvml_dev, nvml_memory *);
+typedef int (*fn_dev_temp)(nvml_dev, int, unsigned *);
+typedef int (*fn_dev_int)(nvml_dev, int *);
+typedef int (*fn_dev_ecc)(nvml_dev, int, int, unsigned long long *);
+typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
+
+#define SYM(h, T, name) ((T)dlsym(h, name))
+
+const char *gpuenv_nvml_default_path(void)
+{
+    const char *e = getenv("LECTOR_DOCTOR_NVML");
+    return e && *e ? e : "libnvidia-ml.so.1";
+}
+
+const char *gpuenv_nvml_error_name(int rc)
+{
+    switch (rc) {
+    case 0: return "NVML_SUCCESS";
+    case 1: return "NVML_ERROR_UNINITIALIZED";
+    case 2: return "NVML_ERROR_INVALID_ARGUMENT";
+    case 3: return "NVML_ERROR_NOT_SUPPORTED";
+    case 4: return "NVML_ERROR_NO_PERMISSION";
+    case 6: return "NVML_ERROR_NOT_FOUND";
+    case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
+    case 15: return "NVML_ERROR_GPU_IS_LOST";
+    case 17: return "NVML_ERROR_OPERATING_SYSTEM";
+    case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+    default: return "NVML_ERROR_UNKNOWN";
+    }
+}
+
+static void per_gpu(void *h, unsigned i, gpuenv_nvml_gpu *g)
+{
+    fn_handle get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex_v2");
+    if (!get) get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex");
+    nvml_dev d = NULL;
+    g->handle_rc = get ? get(i, &d) : -1;
+    g->persistence = -1;
+    snprintf(g->name, sizeof g->name, "?");
+    if (g->handle_rc) return;
+    fn_dev_str gname = SYM(h, fn_dev_str, "nvmlDeviceGetName");
+    if (gname) gname(d, g->name, sizeof g->name);
+    fn_dev_cc gcc = SYM(h, fn_dev_cc, "nvmlDeviceGetCudaComputeCapability");
+    if (gcc) gcc(d, &g->cc_major, &g->cc_minor);
+    nvml_memory mem = {0};
+    fn_dev_mem gmem = SYM(h, fn_dev_mem, "nvmlDeviceGetMemoryInfo");
+    if ((g->mem_ok = gmem && gmem(d, &mem) == 0)) {
+        g->mem_total = mem.total;
+        g->mem_used = mem.used;
+    }
+    fn_dev_temp gtemp = SYM(h, fn_dev_temp, "nvmlDeviceGetTemperature");
+    g->temp_ok = gtemp && gtemp(d, 0 /* NVML_TEMPERATURE_GPU */, &g->temp) == 0;
+    fn_dev_int gpers = SYM(h, fn_dev_int, "nvmlDeviceGetPersistenceMode");
+    if (gpers && gpers(d, &g->persistence)) g->persistence = -1;
+    fn_dev_ecc gecc = SYM(h, fn_dev_ecc, "nvmlDeviceGetTotalEccErrors");
+    /* uncorrected (1), volatile counter (0): errors since the last reboot */
+    g->ecc_ok = gecc && gecc(d, 1, 0, &g->ecc) == 0;
+    fn_dev_ull grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!grs) grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    g->reasons_ok = grs && grs(d, &g->reasons) == 0;
+}
+
+int gpuenv_nvml_probe_run(const char *path, gpuenv_nvml_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->init_rc = -1;
+    out->count_rc = -1;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(out->error, sizeof out->error, "%s", e ? e : "dlopen failed");
+        return -1;
+    }
+    out->loaded = 1;
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+        snprintf(out->loaded_path, sizeof out->loaded_path, "%s", lm->l_name);
+    fn_void init = SYM(h, fn_void, "nvmlInit_v2");
+    if (!init) init = SYM(h, fn_void, "nvmlInit");
+    fn_void shut = SYM(h, fn_void, "nvmlShutdown");
+    out->init_rc = init ? init() : -1;
+    if (out->init_rc) {
+        dlclose(h);
+        return 0;
+    }
+    fn_str gdrv = SYM(h, fn_str, "nvmlSystemGetDriverVersion");
+    if (gdrv && gdrv(out->driver, sizeof out->driver)) out->driver[0] = 0;
+    fn_intp gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion_v2");
+    if (!gcv) gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion");
+    if (gcv && gcv(&out->cuda_version)) out->cuda_version = 0;
+    fn_uintp gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2");
+    if (!gcount) gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount");
+    out->count_rc = gcount ? gcount(&out->count) : -1;
+    if (!out->count_rc)
+        for (unsigned i = 0; i < out->count && i < GPUENV_MAX_GPUS; i++) per_gpu(h, i, &out->gpu[i]);
+    if (shut) shut();
+    dlclose(h);
+    return 0;
+}
