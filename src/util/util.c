@@ -25,7 +25,7 @@ static void alloc_init(void)
     long n = lector__tc_long(LECTOR__TC_FAIL_ALLOC, -1);
     atomic_store(&alloc_countdown, n > 0 ? n : -1);
 }
-static atomic_long alloc_failures;       /* allocations that returned NULL */
+static atomic_long alloc_failures; /* allocations that returned NULL */
 
 static void *counted(void *p)
 {
