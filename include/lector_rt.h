@@ -27,7 +27,9 @@
  * point of view. Any number of threads may call lector_model_run() on the
  * same model at once; each call uses its own activation memory. Execution
  * plans (one per distinct input shape) are compiled on first use and kept in
- * a bounded, internally locked LRU cache.
+ * a bounded, internally locked LRU cache; what does not depend on the shape
+ * (converted weights, kernels, activation arenas) is the model's and shared
+ * by all its plans (docs/RUNTIME.md).
  *
  * Errors: every fallible function returns a lector_status and, when `err` is
  * non-NULL, fills it with the same code and a message that names the file,
@@ -127,7 +129,7 @@ typedef struct lector_model_options {
     const char *backend;
     /* Worker threads for one run; 0 = the number of physical cores. */
     int threads;
-    /* Execution plans kept per model (LRU); 0 = 16. */
+    /* Execution plans kept per model (LRU), one per input shape; 0 = 64. */
     int plan_cache_size;
     /* backend "cuda" or "cuda:N" (the GPU module, loaded at run time): bytes of
      * GPU memory the whole process may take through Lector on that GPU
@@ -170,6 +172,23 @@ const char *lector_model_backend(const lector_model *model);
 /* Releases memory the model keeps for reuse: cached activation arenas and,
  * on a GPU, idle workspaces and staging buffers. Plans stay compiled. */
 void lector_model_trim(lector_model *model);
+
+/* What a model has compiled and holds (lector_model_get_stats). Counters
+ * only grow: a stream of inputs whose shapes the model has seen before
+ * leaves plans_compiled and kernels_compiled where they were. */
+typedef struct lector_model_stats {
+    uint64_t plans_compiled;   /* execution plans built: one per input shape not in the plan cache */
+    uint64_t kernels_compiled; /* device or JIT kernels the backend built for those plans (oneDNN
+                                  primitives, NVRTC kernels); kernels are shared by plans and kept
+                                  across them, so a new shape may compile none */
+    uint64_t runs;             /* model runs */
+    uint64_t arenas_allocated; /* activation arenas allocated (the first ones, then growths) */
+    size_t arena_bytes;        /* bytes of idle activation arenas kept for reuse */
+    int plans_cached;          /* plans in the cache now */
+} lector_model_stats;
+
+/* Fills *stats (zeros for a NULL model). Thread-safe. */
+void lector_model_get_stats(const lector_model *model, lector_model_stats *stats);
 
 /* GPU memory this process holds through Lector on the model's GPU, and the
  * cap; both 0 for CPU backends. */

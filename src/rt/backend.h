@@ -117,6 +117,12 @@ lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem
                                    lector_error *err);
 void rt_backend_free(rt_backend *be);
 
+/* Bytes of the arena that the plan_execute (run_images, time_plan) running
+ * on this thread was given: at least plan->arena_size when the run began.
+ * A backend that raises plan->arena_size during a run (a plan variant
+ * compiled then) checks what it got here. */
+size_t rt_run_arena_size(void);
+
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over
  * host memory. */
 lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,

@@ -1,10 +1,13 @@
 /*
  * model.c - the public runtime API (lector_rt.h): a loaded model is the
- * immutable base graph plus a bounded LRU cache of execution plans, one per
- * input shape. Plans are reference counted so that eviction never frees a
- * plan another thread is running.
+ * immutable base graph, prepared once for its backend (constants folded into
+ * what every shape shares), plus a bounded LRU cache of execution plans, one
+ * per input shape, and the activation arenas every plan runs in. Plans are
+ * reference counted so that eviction never frees a plan another thread is
+ * running.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +30,10 @@ struct lector_model {
     cache_entry *cache;
     int n_cache, cap_cache;
     uint64_t tick;
+    rt_arena_pool arenas; /* shared by every plan */
+    int arenas_ready;
+    uint64_t plans_compiled; /* under lock */
+    _Atomic uint64_t runs;
 };
 
 static lector_status model_init(lector_model *m, const lector_model_options *opt, lector_error *err)
@@ -49,12 +56,18 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
         m->outputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
         for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
     }
-    m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : 16;
+    m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : RT_PLAN_CACHE_DEFAULT;
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    return rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0, opt ? opt->gpu_mem_limit : 0,
-                                opt ? opt->fp16 : 0, &m->be, err);
+    lector_status st = rt_backend_create_ex(opt ? opt->backend : NULL, opt ? opt->threads : 0,
+                                            opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
+    if (st) return st;
+    rt_arena_pool_init(&m->arenas, m->be);
+    m->arenas_ready = 1;
+    /* what does not depend on the input shape is done once, on the base graph */
+    if (m->be->iface->features & RT_FEATURE_FUSED_ACT) st = rt_prepare_constants(m->g, err);
+    return st;
 }
 
 /* ---- output_argmax ------------------------------------------------------------ */
@@ -184,6 +197,8 @@ lector_status lector_model_load_memory(const void *data, size_t size, const char
     if (!st && opt && opt->output_argmax) st = add_output_argmax(m->g, err);
     if (!st) st = model_init(m, opt, err);
     if (st) {
+        if (m->arenas_ready) rt_arena_pool_destroy(&m->arenas);
+        rt_backend_free(m->be);
         if (m->cache) pthread_mutex_destroy(&m->lock);
         lector__free(m->cache);
         lector__free(m->inputs);
@@ -215,6 +230,7 @@ void lector_model_free(lector_model *m)
 {
     if (!m) return;
     for (int i = 0; i < m->n_cache; i++) rt_plan_free(m->cache[i].plan);
+    rt_arena_pool_destroy(&m->arenas);
     pthread_mutex_destroy(&m->lock);
     lector__free(m->cache);
     lector__free(m->inputs);
@@ -243,14 +259,7 @@ void lector_model_trim(lector_model *m)
 {
     if (!m) return;
     rt_backend *be = m->be;
-    pthread_mutex_lock(&m->lock);
-    for (int i = 0; i < m->n_cache; i++) {
-        rt_plan *p = m->cache[i].plan;
-        pthread_mutex_lock(&p->pool_lock);
-        while (p->n_pool > 0) be->iface->buffer_free(be, p->pool[--p->n_pool]);
-        pthread_mutex_unlock(&p->pool_lock);
-    }
-    pthread_mutex_unlock(&m->lock);
+    rt_arena_pool_trim(&m->arenas);
     void (*trim)(rt_backend *) = NULL;
     if (be->iface->get_proc_address) *(void **)&trim = be->iface->get_proc_address("trim");
     if (trim) trim(be);
@@ -271,6 +280,22 @@ size_t lector_model_gpu_available(const lector_model *m)
     size_t (*avail)(int) = NULL;
     *(void **)&avail = m->be->iface->get_proc_address("memory_available");
     return avail ? avail(m->be->device) : 0;
+}
+
+void lector_model_get_stats(const lector_model *cm, lector_model_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    lector_model *m = (lector_model *)cm; /* counters are internal, locked state */
+    if (!m) return;
+    pthread_mutex_lock(&m->lock);
+    out->plans_compiled = m->plans_compiled;
+    out->runs = atomic_load(&m->runs);
+    out->plans_cached = m->n_cache;
+    pthread_mutex_unlock(&m->lock);
+    rt_arena_pool_stats(&m->arenas, &out->arena_bytes, &out->arenas_allocated);
+    uint64_t (*kernels)(rt_backend *) = NULL;
+    if (m->be->iface->get_proc_address) *(void **)&kernels = m->be->iface->get_proc_address("kernels_compiled");
+    if (kernels) out->kernels_compiled = kernels(m->be);
 }
 
 /* ---- plan cache ------------------------------------------------------------- */
@@ -327,7 +352,9 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     rt_plan *fresh;
     lector_status st = compile_plan(m, inputs, &fresh, err);
     if (st) return st;
+    fresh->arenas = &m->arenas;
     pthread_mutex_lock(&m->lock);
+    m->plans_compiled++;
     p = cache_get(m, inputs, &slot);
     if (p) { /* another thread compiled the same shape first */
         pthread_mutex_unlock(&m->lock);
@@ -386,6 +413,7 @@ static lector_status run_plan(lector_model *m, const lector_tensor *inputs, cons
     rt_plan *p;
     lector_status st = acquire_plan(m, inputs, &p, err);
     if (st) return st;
+    atomic_fetch_add(&m->runs, 1);
     lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
     if (!outs) {
         cache_release(m, p);
