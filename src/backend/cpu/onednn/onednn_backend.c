@@ -1112,36 +1112,36 @@ static int build_conv(dn_cc *c, int ni, int transposed)
             return -1;
         }
         if (!have) {
-        memcpy(wf, wv->data, wn * sizeof(float));
-        const float *b0 = b >= 0 ? g->values[b].data : NULL;
-        for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
-        if (ch.folded) {
-            int64_t khw = kh * kw;
-            if (!transposed) {
-                int64_t per = wn / (size_t)Cout;
-                for (int64_t o = 0; o < Cout; o++)
-                    for (int64_t i = 0; i < per; i++) wf[o * per + i] *= ch.scale[o];
-            } else {
-                int64_t og = Cout / G, ig = Cin / G;
-                for (int64_t ci = 0; ci < Cin; ci++)
-                    for (int64_t o = 0; o < og; o++) {
-                        float sc = ch.scale[(ci / ig) * og + o];
-                        for (int64_t t = 0; t < khw; t++) wf[(ci * og + o) * khw + t] *= sc;
-                    }
+            memcpy(wf, wv->data, wn * sizeof(float));
+            const float *b0 = b >= 0 ? g->values[b].data : NULL;
+            for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
+            if (ch.folded) {
+                int64_t khw = kh * kw;
+                if (!transposed) {
+                    int64_t per = wn / (size_t)Cout;
+                    for (int64_t o = 0; o < Cout; o++)
+                        for (int64_t i = 0; i < per; i++) wf[o * per + i] *= ch.scale[o];
+                } else {
+                    int64_t og = Cout / G, ig = Cin / G;
+                    for (int64_t ci = 0; ci < Cin; ci++)
+                        for (int64_t o = 0; o < og; o++) {
+                            float sc = ch.scale[(ci / ig) * og + o];
+                            for (int64_t t = 0; t < khw; t++) wf[(ci * og + o) * khw + t] *= sc;
+                        }
+                }
             }
-        }
-        int bad = reorder_now(c, &wmd_plain, wf, wq, wr);
-        lector__free(wf);
-        if (bad) {
-            lector__free(wr);
-            lector__free(bf);
-        }
-        if (bad || weights_store(c, &wk, &wr, &bf)) {
-            dn_key_free(&wk);
-            pd_release(c, pd);
-            chain_clear(&ch);
-            return -1;
-        }
+            int bad = reorder_now(c, &wmd_plain, wf, wq, wr);
+            lector__free(wf);
+            if (bad) {
+                lector__free(wr);
+                lector__free(bf);
+            }
+            if (bad || weights_store(c, &wk, &wr, &bf)) {
+                dn_key_free(&wk);
+                pd_release(c, pd);
+                chain_clear(&ch);
+                return -1;
+            }
         }
         dn_key_free(&wk);
         int ws = slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
@@ -1379,7 +1379,8 @@ static int build_eltwise(dn_cc *c, int ni)
         dnnl_eltwise_desc_t d;
         dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
         dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b))) pd = pd_create(c, &d, sizeof d, at);
+        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b)))
+            pd = pd_create(c, &d, sizeof d, at);
         if (at) dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int ys = out_slot(c, ch.end, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
