@@ -95,6 +95,14 @@ lector_status lector__cls_preprocess(const lector_image *crop, int img_h, int im
 lector_status lector__rec_preprocess(const lector_image *crop, int img_h, int batch_w, float *batch, int b,
                                      lector_error *err);
 
+/* Recogniser input for one crop as PaddleOCR makes it for the crop read
+ * alone (predict_rec.py with one crop: imgW = line_w, see
+ * lector__rec_batch_width of that crop), into row `b` of a tensor
+ * [n, 3, img_h, tw] whose width tw >= line_w: the columns from line_w on are
+ * zeros, as are the padding columns of the line's own tensor. */
+lector_status lector__rec_preprocess_line(const lector_image *crop, int img_h, int line_w, int tw, float *batch, int b,
+                                          lector_error *err);
+
 /* A text line's row of a cls/rec input made on a device
  * (lector_model_run_images), bit for bit the row lector__cls_preprocess /
  * lector__rec_preprocess make from the crop that lector__image_warp_quad
