@@ -182,6 +182,9 @@ void lector_engine_gpu_memory(const lector_engine *engine, size_t *used, size_t 
 /* Returns cached buffers (activation arenas, GPU workspaces) to the system. */
 void lector_engine_trim(lector_engine *engine);
 
+/* The worker threads a stream of this engine gets by default (lector_params.workers, or its default). */
+int lector_engine_workers(const lector_engine *engine);
+
 /* What an engine's models have compiled and hold (lector_rt.h's
  * lector_model_stats per model; zeros for a model the engine did not load).
  * Models are prepared once and run any input size: after a warm-up, a

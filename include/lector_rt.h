@@ -146,6 +146,15 @@ typedef struct lector_model_options {
      * not declared stays as it is); the new outputs are named
      * "<output>_argmax" and "<output>_max". */
     int output_argmax;
+    /* CPU backends: which input shapes get kernels compiled for them (oneDNN
+     * JIT code per shape: the fastest runs, and a compile of tens of
+     * milliseconds per new shape). 0 (default): every shape. > 0: only the
+     * shapes whose largest spatial dimension (the larger of the last two of
+     * a rank-4 input) equals jit_size; every other shape runs on kernels that
+     * take their sizes as arguments (the reference backend's: nothing to
+     * compile, slower per run). Which kernels a shape runs on depends on
+     * the shape alone, never on what ran before. Ignored by the GPU backend. */
+    int jit_size;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -181,6 +190,8 @@ typedef struct lector_model_stats {
     uint64_t kernels_compiled; /* device or JIT kernels the backend built for those plans (oneDNN
                                   primitives, NVRTC kernels); kernels are shared by plans and kept
                                   across them, so a new shape may compile none */
+    uint64_t plans_generic;    /* of plans_compiled, those on kernels that take sizes as arguments
+                                  (lector_model_options.jit_size): nothing compiled for them */
     uint64_t runs;             /* model runs */
     uint64_t arenas_allocated; /* activation arenas allocated (the first ones, then growths) */
     size_t arena_bytes;        /* bytes of idle activation arenas kept for reuse */

@@ -66,7 +66,7 @@ struct drv_page {
     const lector_image *img;
     ocr_det_in det;
     drv_detout *dout;
-    int drow;
+    int drow, valid_h, valid_w;
     ocr_box *boxes; /* NULL: no detection, the page is one line */
     ocr_crop *c;
     int nc, left; /* crops, crops not yet recognised */
@@ -293,6 +293,9 @@ static void q_drop_failed(lector_stream *s, crop_q *q)
 
 static int take_lines(lector_stream *s, crop_q *q, int bs, int partial, drv_task *t, int kind)
 {
+    /* on the CPU a partial batch runs line by line: a batch of n lines costs n
+     * lines' time, and each batch size is a plan (compiled kernels) */
+    if (partial && !s->gpu_batching) bs = 1;
     q_drop_failed(s, q);
     int n = q_len(q);
     if (!n || (n < bs && !partial)) return 0;
@@ -463,12 +466,14 @@ static void run_det(lector_stream *s, drv_task *t)
     double t0 = lector__now_ms();
     lector_error err;
     drv_detout *d = lector__calloc(1, sizeof *d);
-    lector_status st =
-        d ? ocr_det_run(s->e, in, t->n, &d->out, &d->n_out, &err) : lector__error(&err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    lector_status st = d ? ocr_det_run(s->e, in, t->n, &d->out, &d->n_out, &err)
+                         : lector__error(&err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     double ms = (lector__now_ms() - t0) / t->n;
     for (int q = 0; q < t->n; q++) {
         drv_page *pg = t->pages[q];
         pg->det_ms += ms;
+        pg->valid_h = pg->det.valid_h;
+        pg->valid_w = pg->det.valid_w;
         ocr_det_in_free(&pg->det);
         pg->st = st;
         if (st) {
@@ -490,7 +495,8 @@ static void run_post(lector_stream *s, drv_page *pg)
     double t0 = lector__now_ms();
     lector_error err;
     int nb = 0;
-    lector_status st = ocr_det_post(s->e, pg->img, &pg->dout->out[0], pg->drow, &pg->boxes, &nb, &err);
+    lector_status st =
+        ocr_det_post(s->e, pg->img, &pg->dout->out[0], pg->drow, pg->valid_h, pg->valid_w, &pg->boxes, &nb, &err);
     if (!st) {
         pg->nc = nb;
         st = ocr_crops_make(s->e, pg->img, pg->boxes, &pg->nc, &pg->c, &err);
@@ -629,10 +635,13 @@ static int default_workers(const lector_engine *e)
     return w < 1 ? 1 : w;
 }
 
+int lector_engine_workers(const lector_engine *e) { return e ? default_workers(e) : 0; }
+
 lector_status lector_stream_create(lector_engine *e, const lector_stream_options *opt, lector_stream_cb cb,
                                    void *cb_user, lector_stream **out, lector_error *err)
 {
-    if (!e || !cb || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_stream_create: NULL argument");
+    if (!e || !cb || !out)
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_stream_create: NULL argument");
     *out = NULL;
     if (opt && (opt->workers < -1 || opt->workers > 1024 || opt->max_inputs < 0))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,

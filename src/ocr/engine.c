@@ -57,8 +57,14 @@ lector_read_options lector_default_read_options(void)
 
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
+/* jit_size: the input size whose shapes get compiled kernels on the CPU
+ * (lector_model_options.jit_size). Detection: pages scaled to the side
+ * limit, documents' usual case; recognition: lines of rec_image_width, the
+ * width of every line shorter than rec_image_width / rec_image_height times
+ * its height (most lines); other shapes run on the reference kernels. Both
+ * bound what a stream of any page sizes compiles (docs/RUNTIME.md). */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
-                              int argmax, int is_det, int fp32, lector_model **out, lector_error *err)
+                              int argmax, int is_det, int fp32, int jit_size, lector_model **out, lector_error *err)
 {
     char path[4096];
     if (override)
@@ -67,7 +73,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
         snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
     lector_model_options mo = {.backend = backend,
                                .threads = p->threads,
-                               .plan_cache_size = 32,
+                               .jit_size = jit_size,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
                                .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
@@ -83,12 +89,15 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     const lector_params *p = &e->p;
     lector_status st;
     int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
+    int rec_jit = p->rec_image_width;
     if ((p->use_det &&
-         (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, &e->rec, err)) ||
-        (recheck && (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 1, &e->rec32, err))) ||
+         (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, det_jit, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, rec_jit, &e->rec, err)) ||
+        (recheck &&
+         (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 1, rec_jit, &e->rec32, err))) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, 0, &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, 0, 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->rec32);

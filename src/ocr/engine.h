@@ -90,6 +90,7 @@ typedef struct ocr_det_in {
     lector_input_tables tab; /* on_device: the input made on the GPU from the page's bytes (im) */
     lector_image_input im;
     int on_device;
+    int valid_h, valid_w; /* the input's own size inside a padded tensor (ocr_det_bucket) */
 } ocr_det_in;
 
 lector_status ocr_det_prepare(lector_engine *e, const lector_image *img, int limit, ocr_det_in *d, lector_error *err);
@@ -98,9 +99,10 @@ void ocr_det_in_free(ocr_det_in *d);
  * *out receives the model's outputs, row q for page q. */
 lector_status ocr_det_run(lector_engine *e, ocr_det_in *const *in, int n, lector_tensor **out, size_t *n_out,
                           lector_error *err);
-/* DB post-processing of row q of a detection output into sorted boxes. */
-lector_status ocr_det_post(lector_engine *e, const lector_image *img, const lector_tensor *prob, int q,
-                           ocr_box **boxes, int *n_boxes, lector_error *err);
+/* DB post-processing of row q of a detection output into sorted boxes;
+ * valid_h x valid_w: the part of the map that belongs to the page. */
+lector_status ocr_det_post(lector_engine *e, const lector_image *img, const lector_tensor *prob, int q, int valid_h,
+                           int valid_w, ocr_box **boxes, int *n_boxes, lector_error *err);
 
 /* The crops of a page's boxes: made here on the CPU, described for the GPU
  * where it crops (ocr_device_crops), or the whole page when boxes is NULL

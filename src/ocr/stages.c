@@ -61,7 +61,28 @@ lector_status ocr_det_prepare(lector_engine *e, const lector_image *img, int lim
         d->di.width = d->im.out_width;
         return LECTOR_OK;
     }
-    return lector__det_preprocess_norm(img, limit, lt, e->p.det_mean, e->p.det_std, &d->di, err);
+    lector_status st = lector__det_preprocess_norm(img, limit, lt, e->p.det_mean, e->p.det_std, &d->di, err);
+    d->valid_h = d->di.height;
+    d->valid_w = d->di.width;
+    static int pad = -1;
+    if (pad < 0) {
+        const char *s = getenv("LECTOR_DET_PAD");
+        pad = s ? atoi(s) : 0;
+    }
+    if (!st && pad > 32) {
+        int H = (d->di.height + pad - 1) / pad * pad, W = (d->di.width + pad - 1) / pad * pad;
+        float *x = lector__calloc((size_t)3 * H * W, sizeof(float));
+        if (!x) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < d->di.height; y++)
+                memcpy(x + ((size_t)c * H + y) * W, d->di.data + ((size_t)c * d->di.height + y) * d->di.width,
+                       sizeof(float) * (size_t)d->di.width);
+        lector__free(d->di.data);
+        d->di.data = x;
+        d->di.height = H;
+        d->di.width = W;
+    }
+    return st;
 }
 
 void ocr_det_in_free(ocr_det_in *d)
@@ -96,8 +117,8 @@ lector_status ocr_det_run(lector_engine *e, ocr_det_in *const *in, int n, lector
     return st;
 }
 
-lector_status ocr_det_post(lector_engine *e, const lector_image *img, const lector_tensor *prob, int q,
-                           ocr_box **boxes, int *n_boxes, lector_error *err)
+lector_status ocr_det_post(lector_engine *e, const lector_image *img, const lector_tensor *prob, int q, int valid_h,
+                           int valid_w, ocr_box **boxes, int *n_boxes, lector_error *err)
 {
     if (prob->ndim < 2)
         return lector__error(err, LECTOR_ERR_SHAPE, "detection output has rank %d, expected 4", prob->ndim);
@@ -107,7 +128,18 @@ lector_status ocr_det_post(lector_engine *e, const lector_image *img, const lect
                         e->p.det_use_dilation,    e->p.det_max_candidates,
                         e->p.det_min_size};
     const float *map = (const float *)prob->data + (size_t)q * (size_t)ph * (size_t)pw;
+    float *own = NULL;
+    if (valid_h > 0 && valid_w > 0 && (valid_h < ph || valid_w < pw)) { /* the page's part of a padded map */
+        own = lector__malloc(sizeof(float) * (size_t)valid_h * (size_t)valid_w);
+        if (!own) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int y = 0; y < valid_h; y++)
+            memcpy(own + (size_t)y * valid_w, map + (size_t)y * pw, sizeof(float) * (size_t)valid_w);
+        map = own;
+        ph = valid_h;
+        pw = valid_w;
+    }
     lector_status st = ocr_db_postprocess(map, pw, ph, img->width, img->height, &dp, boxes, n_boxes, err);
+    lector__free(own);
     if (!st) ocr_sort_boxes(*boxes, *n_boxes);
     return st;
 }
@@ -256,7 +288,8 @@ lector_status ocr_cls_run(lector_engine *e, ocr_crop **cr, int n, lector_error *
     int rows = ocr_batch_rows(e, n, e->p.cls_batch_num, ocr_cls_batch_size(e));
     lector_tensor *out = NULL;
     size_t n_out = 0;
-    lector_status st = run_lines(e->cls, cr, n, rows, e->p.cls_image_height, e->p.cls_image_width, 0, &out, &n_out, err);
+    lector_status st =
+        run_lines(e->cls, cr, n, rows, e->p.cls_image_height, e->p.cls_image_width, 0, &out, &n_out, err);
     if (st) return st;
     int64_t nc = out[0].dims[out[0].ndim - 1];
     const float *pr = out[0].data;

@@ -31,8 +31,9 @@ struct lector_model {
     int n_cache, cap_cache;
     uint64_t tick;
     rt_arena_pool arenas; /* shared by every plan */
+    int jit_size;         /* lector_model_options.jit_size */
     int arenas_ready;
-    uint64_t plans_compiled; /* under lock */
+    uint64_t plans_compiled, plans_generic; /* under lock */
     _Atomic uint64_t runs;
 };
 
@@ -56,6 +57,7 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
         m->outputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
         for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
     }
+    m->jit_size = opt && opt->jit_size > 0 ? opt->jit_size : 0;
     m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : RT_PLAN_CACHE_DEFAULT;
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
@@ -289,6 +291,7 @@ void lector_model_get_stats(const lector_model *cm, lector_model_stats *out)
     if (!m) return;
     pthread_mutex_lock(&m->lock);
     out->plans_compiled = m->plans_compiled;
+    out->plans_generic = m->plans_generic;
     out->runs = atomic_load(&m->runs);
     out->plans_cached = m->n_cache;
     pthread_mutex_unlock(&m->lock);
@@ -324,6 +327,19 @@ static void cache_release(lector_model *m, rt_plan *p)
     if (last) rt_plan_free(p); /* evicted while it ran */
 }
 
+/* lector_model_options.jit_size: does this shape get compiled kernels? */
+static int shape_gets_jit(const lector_model *m, const lector_tensor *inputs)
+{
+    const rt_backend_iface *be = m->be->iface;
+    if (!m->jit_size || !be->plan_compile || !(be->features & RT_FEATURE_HOST_MEMORY)) return 1;
+    for (int i = 0; i < m->g->n_inputs; i++)
+        if (inputs[i].ndim == 4) {
+            int64_t a = inputs[i].dims[2], b = inputs[i].dims[3];
+            return (a > b ? a : b) == m->jit_size;
+        }
+    return 1;
+}
+
 static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
     rt_graph *g = rt_graph_clone(m->g);
@@ -334,7 +350,8 @@ static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, 
         rt_graph_free(g);
         return st;
     }
-    return rt_plan_build(g, m->be, inputs, out, err);
+    return shape_gets_jit(m, inputs) ? rt_plan_build(g, m->be, inputs, out, err)
+                                     : rt_plan_build_generic(g, m->be, inputs, out, err);
 }
 
 /* Returns a referenced plan for these input shapes, compiling it if needed. */
@@ -355,6 +372,7 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     fresh->arenas = &m->arenas;
     pthread_mutex_lock(&m->lock);
     m->plans_compiled++;
+    m->plans_generic += fresh->generic;
     p = cache_get(m, inputs, &slot);
     if (p) { /* another thread compiled the same shape first */
         pthread_mutex_unlock(&m->lock);

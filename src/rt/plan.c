@@ -108,7 +108,8 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
     rt_backend *be = p->backend;
     rt_plan_lifetimes_fn lifetimes = NULL;
     int *later = NULL, *next = NULL;
-    if (be && be->iface->get_proc_address) *(void **)&lifetimes = be->iface->get_proc_address("plan_lifetimes");
+    if (be && !p->generic && be->iface->get_proc_address)
+        *(void **)&lifetimes = be->iface->get_proc_address("plan_lifetimes");
     if (lifetimes) {
         int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
         later = lector__malloc(sizeof(int) * (size_t)(p->n_order + 1));
@@ -187,7 +188,8 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
 
 /* ---- plan ----------------------------------------------------------------- */
 
-lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err)
+static lector_status plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, int generic, rt_plan **out,
+                                lector_error *err)
 {
     *out = NULL;
     rt_plan *p = lector__calloc(1, sizeof *p);
@@ -228,14 +230,26 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
         p->order[p->n_order++] = i;
         p->kernels[i] = rt_op_table[g->nodes[i].op].ref; /* default: the reference kernel */
     }
+    p->generic = generic;
     lector_status st = memory_plan(p, err);
-    if (!st && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
+    if (!st && !generic && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
     if (st) {
         rt_plan_free(p);
         return st;
     }
     *out = p;
     return LECTOR_OK;
+}
+
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err)
+{
+    return plan_build(g, be, inputs, 0, out, err);
+}
+
+lector_status rt_plan_build_generic(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out,
+                                    lector_error *err)
+{
+    return plan_build(g, be, inputs, 1, out, err);
 }
 
 void rt_plan_free(rt_plan *p)
@@ -317,7 +331,8 @@ lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor
     rt_arena arena;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
-    st = be->iface->plan_execute(be, p, arena.ptr, inputs, outputs, err);
+    st = p->generic ? rt_execute_host(be, p, arena.ptr, inputs, outputs, err)
+                    : be->iface->plan_execute(be, p, arena.ptr, inputs, outputs, err);
     arena_give(p, arena);
     return st;
 }
@@ -353,15 +368,17 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
         *(void **)&timer = be->iface->get_proc_address("time_plan");
         *(void **)&plan_mode = be->iface->get_proc_address("plan_mode");
     }
-    if (mode && mode_len) snprintf(mode, mode_len, "%s", plan_mode ? plan_mode(p) : be->iface->name);
-    if (timer) {
+    if (mode && mode_len)
+        snprintf(mode, mode_len, "%s", p->generic ? "generic" : plan_mode ? plan_mode(p) : be->iface->name);
+    if (timer && !p->generic) {
         st = timer(be, p, arena.ptr, inputs, runs, ms, err);
     } else { /* host backends: each run is a whole execution */
         lector_tensor *outs = lector__calloc((size_t)p->g->n_outputs + 1, sizeof *outs);
         if (!outs) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
         for (int r = 0; r < runs && !st; r++) {
             double t0 = lector__now_ms();
-            st = be->iface->plan_execute(be, p, arena.ptr, inputs, outs, err);
+            st = p->generic ? rt_execute_host(be, p, arena.ptr, inputs, outs, err)
+                            : be->iface->plan_execute(be, p, arena.ptr, inputs, outs, err);
             ms[r] = lector__now_ms() - t0;
             for (int i = 0; !st && i < p->g->n_outputs; i++) lector__free(outs[i].data);
         }

@@ -45,6 +45,9 @@ typedef struct rt_plan {
     void **key_values; /* per input: copy of the bytes, or NULL */
     /* where runs borrow their arena (the model's); NULL: one allocated per run */
     rt_arena_pool *arenas;
+    /* 1: the backend compiled nothing; the host executor runs the reference
+     * kernels (a shape outside lector_model_options.jit_size) */
+    int generic;
 } rt_plan;
 
 /* Small integer inputs (<= 64 elements) and tiny float vectors (rank <= 1,
@@ -56,6 +59,10 @@ int rt_input_bound_by_value(const lector_tensor *t);
 /* Builds a plan from an already optimised graph (takes ownership of g on
  * success and on failure). */
 lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err);
+/* The same without the backend's compile: the plan runs the reference
+ * kernels on the host executor (host backends only). */
+lector_status rt_plan_build_generic(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out,
+                                    lector_error *err);
 void rt_plan_free(rt_plan *p);
 /* Does the plan match these input shapes? */
 int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs);

@@ -38,7 +38,10 @@ static void usage(FILE *f)
         "  --fp16                           recognition and classifier in half precision (GPU)\n"
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
         "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-        "  --threads N                      threads per inference (default: physical cores)\n"
+        "  --threads N                      threads per inference (default: physical cores; with\n"
+        "                                   several inputs on the CPU: 1, and --workers the cores)\n"
+        "  --workers N                      pages read at once, each by its own thread (default:\n"
+        "                                   the engine's choice, see lector_params.workers)\n"
         "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
         "detection (PaddleOCR defaults):\n"
         "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
@@ -107,9 +110,10 @@ static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
     *y1 = (int)d;
 }
 
-static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
+static void write_json(FILE *out, const char *file, const lector_result *r, const char *error,
+                       const lector_engine_stats *stats)
 {
-    char *s = json_result_string(file, r, error);
+    char *s = json_result_string_stats(file, r, error, stats);
     if (s) fprintf(out, "%s\n", s);
     free(s);
 }
@@ -213,6 +217,64 @@ static unsigned char *read_stdin(size_t *n)
     }
     *n = len;
     return buf;
+}
+
+/* What the stream's callback writes to, in input order. */
+typedef struct ocr_out {
+    lector_engine *eng;
+    FILE *out;
+    out_format fmt;
+    const char *draw_path;
+    int quiet, n_files;
+    int failed, page_no, page_base;
+} ocr_out;
+
+static void on_result(const lector_stream_item *it, void *user)
+{
+    ocr_out *o = user;
+    const char *name = it->name;
+    const lector_result *r = it->result;
+    free(it->user); /* standard input's bytes */
+    if (it->status) {
+        o->failed++;
+        fprintf(stderr, "lector: %s (%s)\n", it->error->message, lector_status_str(it->status));
+        if (o->fmt == FMT_JSON) {
+            lector_engine_stats st;
+            lector_engine_get_stats(o->eng, &st);
+            write_json(o->out, name, NULL, it->error->message, &st);
+        }
+        return;
+    }
+    switch (o->fmt) {
+    case FMT_TXT: write_txt(o->out, r, it->index == 0); break;
+    case FMT_JSON: {
+        lector_engine_stats st;
+        lector_engine_get_stats(o->eng, &st);
+        write_json(o->out, name, r, NULL, &st);
+        break;
+    }
+    case FMT_TSV: write_tsv(o->out, r, o->page_base, o->page_base == 0); break;
+    case FMT_HOCR: write_hocr_pages(o->out, name, r, &o->page_no); break;
+    }
+    if (o->draw_path && !it->user) {
+        /* several inputs: OUT.png, OUT-2.png, ... */
+        char path[4096];
+        const char *dot = strrchr(o->draw_path, '.');
+        if (it->index == 0 || !dot)
+            snprintf(path, sizeof path, "%s", o->draw_path);
+        else
+            snprintf(path, sizeof path, "%.*s-%zu%s", (int)(dot - o->draw_path), o->draw_path, it->index + 1, dot);
+        lector_error derr = {0};
+        if (lector_draw_result(name, r, 0, path, &derr)) {
+            fprintf(stderr, "lector: --draw: %s\n", derr.message);
+            o->failed++;
+        }
+    }
+    o->page_base += (int)r->n_pages;
+    if (!o->quiet && o->n_files > 1)
+        fprintf(stderr, "lector: %s: %zu page(s), %.1f ms\n", name, r->n_pages, r->timings.total_ms);
+    lector_result_free(it->result);
+    fflush(o->out);
 }
 
 int cmd_ocr(int argc, char **argv)
@@ -348,6 +410,7 @@ int cmd_ocr(int argc, char **argv)
         p.field = fv;                         \
     }
         INT_OPT("--threads", threads)
+        INT_OPT("--workers", workers)
         INT_OPT("--det-limit-side-len", det_limit_side_len)
         INT_OPT("--det-max-candidates", det_max_candidates)
         INT_OPT("--det-min-size", det_min_size)
@@ -396,61 +459,42 @@ int cmd_ocr(int argc, char **argv)
         free(files);
         return 1;
     }
-    int failed = 0, page_no = 0, page_base = 0;
+    ocr_out o = {eng, out, fmt, draw_path, quiet, n_files, 0, 0, 0};
     if (fmt == FMT_HOCR) hocr_begin(out);
+    /* every input through one stream: pages read in parallel, written in order as each is done */
+    lector_stream_options so = lector_default_stream_options();
+    lector_stream *s = NULL;
+    if (lector_stream_create(eng, &so, on_result, &o, &s, &err)) {
+        fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(err.code));
+        o.failed = 1;
+        n_files = 0;
+    }
     for (int f = 0; f < n_files; f++) {
         const char *name = files[f];
-        lector_result *r = NULL;
         lector_status st;
         if (!strcmp(name, "-")) {
             size_t n = 0;
             unsigned char *buf = read_stdin(&n);
-            if (!buf) {
-                st = err.code = LECTOR_ERR_IO;
-                snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input");
-            } else
-                st = lector_read_memory(eng, buf, n, "<stdin>", NULL, &r, &err);
-            free(buf);
+            if (!buf) { /* delivered in its place, as an input that cannot be read */
+                st = lector_stream_push_memory(s, "", 0, "<stdin>: cannot read standard input", NULL, &err);
+            } else {
+                st = lector_stream_push_memory(s, buf, n, "<stdin>", buf, &err); /* freed by on_result */
+                if (st) free(buf);
+            }
         } else {
-            st = lector_read_file(eng, name, NULL, &r, &err);
+            st = lector_stream_push_file(s, name, NULL, &err);
         }
         if (st) {
-            failed++;
             fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(st));
-            if (fmt == FMT_JSON) write_json(out, name, NULL, err.message);
-            continue;
+            o.failed++;
         }
-        switch (fmt) {
-        case FMT_TXT: write_txt(out, r, f == 0); break;
-        case FMT_JSON: write_json(out, name, r, NULL); break;
-        case FMT_TSV: write_tsv(out, r, page_base, page_base == 0); break;
-        case FMT_HOCR: write_hocr_pages(out, name, r, &page_no); break;
-        }
-        if (draw_path && strcmp(name, "-")) {
-            /* several inputs: OUT.png, OUT-2.png, ... */
-            char path[4096];
-            const char *dot = strrchr(draw_path, '.');
-            if (f == 0 || !dot)
-                snprintf(path, sizeof path, "%s", draw_path);
-            else
-                snprintf(path, sizeof path, "%.*s-%d%s", (int)(dot - draw_path), draw_path, f + 1, dot);
-            lector_error derr = {0};
-            if (lector_draw_result(name, r, 0, path, &derr)) {
-                fprintf(stderr, "lector: --draw: %s\n", derr.message);
-                failed++;
-            }
-        }
-        page_base += (int)r->n_pages;
-        if (!quiet && n_files > 1)
-            fprintf(stderr, "lector: %s: %zu page(s), %.1f ms\n", name, r->n_pages, r->timings.total_ms);
-        lector_result_free(r);
-        fflush(out);
     }
+    lector_stream_free(s);
     if (fmt == FMT_HOCR) fprintf(out, "</body>\n</html>\n");
     if (out != stdout) fclose(out);
     lector_engine_free(eng);
     free(files);
-    return failed ? 1 : 0;
+    return o.failed ? 1 : 0;
 bad:
     free(files);
     return 2;

@@ -9,6 +9,12 @@
 
 char *json_result_string(const char *file, const lector_result *r, const char *error)
 {
+    return json_result_string_stats(file, r, error, NULL);
+}
+
+char *json_result_string_stats(const char *file, const lector_result *r, const char *error,
+                               const lector_engine_stats *stats)
+{
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "file", file);
@@ -45,6 +51,11 @@ char *json_result_string(const char *file, const lector_result *r, const char *e
         cJSON_AddNumberToObject(t, "cls", (int)(r->timings.cls_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "rec", (int)(r->timings.rec_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
+    }
+    if (stats) {
+        cJSON *c = cJSON_AddObjectToObject(o, "compiled");
+        cJSON_AddNumberToObject(c, "plans", (double)stats->plans_compiled);
+        cJSON_AddNumberToObject(c, "kernels", (double)stats->kernels_compiled);
     }
     if (error)
         cJSON_AddStringToObject(o, "error", error);

@@ -12,4 +12,9 @@
  * NULL on allocation failure. */
 char *json_result_string(const char *file, const lector_result *r, const char *error);
 
+/* The same with "compiled": {"plans": N, "kernels": K}: what the engine had
+ * compiled in all when this result was written (stats may be NULL: none). */
+char *json_result_string_stats(const char *file, const lector_result *r, const char *error,
+                               const lector_engine_stats *stats);
+
 #endif
