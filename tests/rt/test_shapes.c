@@ -27,13 +27,13 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                          \
-    do {                                          \
-        if (!(cond)) {                            \
+#define CHECK(cond, ...)                           \
+    do {                                           \
+        if (!(cond)) {                             \
             fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);                  \
-            failures++;                           \
-        }                                         \
+            fputc('\n', stderr);                   \
+            failures++;                            \
+        }                                          \
     } while (0)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -197,9 +197,9 @@ static void jit_size(const char *dir)
         if (!run(m, &s, x, &p, &np) && !run(ref, &s, x, &q, &nq)) {
             int same = np == nq;
             for (size_t k = 0; same && k < np; k++)
-                same = lector_tensor_numel(&p[k]) == lector_tensor_numel(&q[k]) &&
-                       !memcmp(p[k].data, q[k].data,
-                               (size_t)lector_tensor_numel(&p[k]) * lector_dtype_size(p[k].dtype));
+                same =
+                    lector_tensor_numel(&p[k]) == lector_tensor_numel(&q[k]) &&
+                    !memcmp(p[k].data, q[k].data, (size_t)lector_tensor_numel(&p[k]) * lector_dtype_size(p[k].dtype));
             CHECK(same, "jit_size 320: width %d differs from the reference backend", widths[i]);
         }
         lector_tensors_free(p, np);
