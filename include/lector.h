@@ -76,7 +76,8 @@ typedef struct lector_params {
 
     lector_device device; /* default LECTOR_DEVICE_CPU */
     int device_id;        /* GPU ordinal for LECTOR_DEVICE_CUDA/AUTO */
-    int threads;          /* threads per inference; 0 = physical cores */
+    int threads;          /* threads per inference; 0: 1 on the CPU, where `workers` run pages and
+                             lines in parallel instead (no thread waits for another) */
     const char *backend;  /* CPU backend: NULL/"cpu" (best), "ref" (reference) */
 
     /* Detection (DB). */
@@ -144,11 +145,12 @@ typedef struct lector_params {
      * only (docs/GPU.md). */
     float gpu_fp16_recheck;
 
-    /* Threads that run a stream's pages (lector_stream_create with workers
-     * 0) and lector_read_batch()'s: decoding, detection, post-processing,
-     * crops, classification and recognition of several pages at once, each
-     * inference with `threads` threads. 0 (default): on the CPU, the physical
-     * cores divided by `threads`, at least 1; on a GPU, 2 per core, at most 16. */
+    /* Threads that run the work of every read (lector_read_*, streams with
+     * workers 0): decoding, detection, post-processing, crops,
+     * classification and recognition of several pages and lines at once,
+     * each inference with `threads` threads. 0 (default): on the CPU, the
+     * physical cores divided by `threads` (1 when unset), at least 1; on a
+     * GPU, 2 per core, at most 16. */
     int workers;
 } lector_params;
 

@@ -630,7 +630,7 @@ static int default_workers(const lector_engine *e)
     if (e->p.workers > 0) return e->p.workers;
     int cores = lector__physical_cores();
     if (e->on_gpu) return 2 * cores < 16 ? 2 * cores : 16;
-    int threads = e->p.threads > 0 ? e->p.threads : cores;
+    int threads = e->p.threads > 0 ? e->p.threads : 1;
     int w = cores / threads;
     return w < 1 ? 1 : w;
 }

@@ -71,8 +71,11 @@ static lector_status load_one(const lector_params *p, const char *backend, const
         snprintf(path, sizeof path, "%s", override);
     else
         snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
+    int on_cpu = !backend || strncmp(backend, "cuda", 4);
     lector_model_options mo = {.backend = backend,
-                               .threads = p->threads,
+                               /* on the CPU pages and lines run in parallel on the workers (lector_params.workers),
+                                * each inference on one thread: unless asked, no thread waits for another */
+                               .threads = p->threads > 0 || !on_cpu ? p->threads : 1,
                                .jit_size = jit_size,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
@@ -253,8 +256,9 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
                  : params->gpu_fp16_det ? " (fp16)"
                                         : " (fp16 rec/cls)");
     } else {
-        snprintf(e->device, sizeof e->device, "cpu (%s, %d threads)", lector_model_backend(e->rec),
-                 params->threads > 0 ? params->threads : lector__physical_cores());
+        int w = lector_engine_workers(e);
+        snprintf(e->device, sizeof e->device, "cpu (%s, %d worker%s x %d thread%s)", lector_model_backend(e->rec), w,
+                 w > 1 ? "s" : "", params->threads > 0 ? params->threads : 1, params->threads > 1 ? "s" : "");
         if (*e->fallback) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", e->fallback);
     }
     *out = e;

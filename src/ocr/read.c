@@ -1,7 +1,6 @@
 /*
  * read.c - lector_read_file, _memory, _pixels and _batch: each is a stream
- * (driver.c) run to its end; the single reads in the calling thread, with
- * no thread created.
+ * (driver.c) of the engine's workers, run to its end.
  */
 #include <string.h>
 
@@ -23,12 +22,14 @@ static void on_one(const lector_stream_item *it, void *user)
     if (it->error) r->err = *it->error;
 }
 
-/* The read of one input through a stream in this thread. kind: 0 file, 1 memory, 2 pixels. */
+/* The read of one input through a stream of the engine's workers (its lines
+ * recognised in parallel); with one worker, in this thread. kind: 0 file,
+ * 1 memory, 2 pixels. */
 static lector_status read_one(lector_engine *e, int kind, const char *path, const void *data, size_t size,
                               const lector_image *img, const char *name, const lector_read_options *o,
                               lector_result **out, lector_error *err)
 {
-    lector_stream_options so = {.workers = -1, .max_inputs = 1, .read = o};
+    lector_stream_options so = {.workers = lector_engine_workers(e) > 1 ? 0 : -1, .max_inputs = 1, .read = o};
     lector_stream *s;
     one_read r = {NULL, LECTOR_ERR_INTERNAL, {0}};
     lector_status st = lector_stream_create(e, &so, on_one, &r, &s, err);
