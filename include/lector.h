@@ -7,8 +7,7 @@
  *
  * Usage:
  *
- *     lector_params p = lector_default_params();
- *     p.models_dir = "models";
+ *     lector_params p = lector_default_params();   // models found as lector_find_models() says
  *     lector_engine *eng = NULL;
  *     lector_error err;
  *     if (lector_engine_create(&p, &eng, &err) != LECTOR_OK) {
@@ -46,12 +45,6 @@
 extern "C" {
 #endif
 
-typedef enum lector_device {
-    LECTOR_DEVICE_CPU = 0,  /* oneDNN (or the reference backend) on the CPU */
-    LECTOR_DEVICE_AUTO = 1, /* the GPU when usable, else the CPU with a one-line reason */
-    LECTOR_DEVICE_CUDA = 2  /* the GPU or an error saying why not */
-} lector_device;
-
 typedef enum lector_limit_type {
     LECTOR_LIMIT_MAX = 0, /* scale down so that the longest side is <= det_limit_side_len */
     LECTOR_LIMIT_MIN = 1  /* scale up so that the shortest side is >= det_limit_side_len */
@@ -67,8 +60,9 @@ typedef enum lector_score_mode {
 typedef struct lector_params {
     /* Models: a directory holding ch_PP-OCRv4_det_infer.onnx,
      * ch_PP-OCRv4_rec_infer.onnx, ch_ppocr_mobile_v2.0_cls_infer.onnx and
-     * ppocr_keys_v1.txt; any of the four paths below overrides its file. */
-    const char *models_dir; /* default "models" */
+     * ppocr_keys_v1.txt; any of the four paths below overrides its file.
+     * NULL (the default): found as lector_find_models() says. */
+    const char *models_dir;
     const char *det_model;
     const char *cls_model;
     const char *rec_model;
@@ -154,8 +148,28 @@ typedef struct lector_params {
     int workers;
 } lector_params;
 
-/* PaddleOCR's defaults (tools/infer/utility.py). */
+/* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */
 lector_params lector_default_params(void);
+
+/* The default model set's file names (scripts/fetch_models.sh fetches them). */
+#define LECTOR_DEFAULT_DET_MODEL "ch_PP-OCRv4_det_infer.onnx"
+#define LECTOR_DEFAULT_REC_MODEL "ch_PP-OCRv4_rec_infer.onnx"
+#define LECTOR_DEFAULT_CLS_MODEL "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+#define LECTOR_DEFAULT_REC_DICT  "ppocr_keys_v1.txt"
+
+/* Finds the models directory, the rule of every entry point (the engine
+ * with models_dir NULL, the CLI's commands, the service). `dir` non-NULL:
+ * that directory and no other. Otherwise the first that holds the default
+ * set's detection model, recogniser and dictionary of:
+ *   1. the LECTOR_MODELS environment variable (taken as it is, like `dir`);
+ *   2. beside the executable: ../models (the offline bundle's layout), then
+ *      ../share/lector/models (an install under a prefix);
+ *   3. the source tree's models/ the build was configured from (build/lector
+ *      run from anywhere).
+ * On success `out` receives the directory. LECTOR_ERR_IO otherwise, with a
+ * message naming every place looked and how to get the models
+ * (scripts/fetch_models.sh). Thread-safe. */
+lector_status lector_find_models(const char *dir, char *out, size_t out_len, lector_error *err);
 
 /* Per-read overrides: NULL means the engine's parameters. */
 typedef struct lector_read_options {
@@ -219,8 +233,16 @@ typedef struct lector_page {
     size_t n_lines;
 } lector_page;
 
+/* Each stage's time for this read: its share of the stage's batches (a
+ * batch's time split over its lines or pages), so with several workers the
+ * stages may add up to more than total_ms, the wall time from the start of
+ * its decoding to its last line. */
 typedef struct lector_timings {
     double decode_ms, det_ms, cls_ms, rec_ms, total_ms;
+    /* what the engine had compiled in all when this read finished
+     * (lector_engine_get_stats): the same from one read to the next once the
+     * shapes a stream needs have been seen */
+    uint64_t plans_compiled, kernels_compiled;
 } lector_timings;
 
 typedef struct lector_result {
@@ -352,6 +374,16 @@ lector_status lector_read_pixels(lector_engine *engine, const uint8_t *pixels, i
 
 /* Frees a result; NULL is a no-op. */
 void lector_result_free(lector_result *result);
+
+/* The JSON document of one read, as `lector --format json` writes it (one
+ * per line) and `lector serve` answers it:
+ *   {"file": file, "pages": [{"width", "height", "lines": [{"text", "score",
+ *    "box": [[x, y] x 4][, "rotated": true]}]}], "timings_ms": {"decode",
+ *    "det", "cls", "rec", "total"} (with a result only), "error": null | error}
+ * `result` NULL is a failed read (no pages; `error` says why). Returns a
+ * NUL-terminated string without a newline, to release with free(); NULL when
+ * out of memory. */
+char *lector_result_json(const lector_result *result, const char *file, const char *error);
 
 /* Draws page `page` of a result read from `image_path` into a PNG: the page
  * with every line's box outlined and numbered on the left, the recognised

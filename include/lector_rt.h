@@ -1,9 +1,10 @@
 /*
  * lector_rt.h - Lector's inference runtime: load an ONNX model, run it.
  *
- * The OCR pipeline (lector.h) is built on this header; it is public so that
- * any ONNX model within Lector's op set can be run directly (see
- * `lector run-model`).
+ * The OCR pipeline (lector.h) is built on this header and on
+ * lector_rt_image.h (inputs made on the device from pixels, outputs reduced
+ * for CTC decoders); it is public so that any ONNX model within Lector's op
+ * set can be run directly (see `lector run-model`).
  *
  * Usage:
  *
@@ -118,12 +119,58 @@ typedef struct lector_value_info {
     int64_t dims[LECTOR_MAX_DIMS];
 } lector_value_info;
 
+/* Where models run (lector_params.device of lector.h). */
+typedef enum lector_device {
+    LECTOR_DEVICE_CPU = 0,  /* a CPU backend: oneDNN, or the reference backend */
+    LECTOR_DEVICE_AUTO = 1, /* the GPU when usable, else the CPU with a one-line reason */
+    LECTOR_DEVICE_CUDA = 2  /* the GPU or an error saying why not */
+} lector_device;
+
+/* A device string taken apart by lector_device_parse(). */
+typedef struct lector_device_spec {
+    lector_device device; /* LECTOR_DEVICE_CPU for "cpu" and a CPU backend's name */
+    const char *backend;  /* "cpu", "auto", or the backend's name ("ref", "onednn", "cuda"); static */
+    int index;            /* N of "cuda:N"; 0 otherwise */
+} lector_device_spec;
+
+/* Parses a device string as lector_model_options.backend, the CLI's
+ * --device and --backend and `lector serve` take it: "cpu" (the fastest CPU
+ * backend compiled in; also NULL), "auto" (the GPU when usable, else the
+ * CPU), the name of a backend this build registers ("ref", "onednn",
+ * "cuda"), and "cuda:N" (GPU N, 0..1023). LECTOR_ERR_INVALID_ARGUMENT with
+ * the names this build knows for anything else. Nothing is loaded: whether
+ * the device is usable is known when a model is loaded on it. */
+lector_status lector_device_parse(const char *name, lector_device_spec *out, lector_error *err);
+
+/* One GPU as the driver's NVML reports it now. A value whose *_ok is 0 was
+ * not reported (not supported on this GPU, or NVML failed for it). */
+typedef struct lector_gpu_sample {
+    unsigned index; /* NVML index */
+    char name[96];  /* "NVIDIA H200"; "?" unknown */
+    int mem_ok, temp_ok, util_ok, reasons_ok;
+    unsigned long long mem_used, mem_total; /* bytes, used as nvidia-smi shows it */
+    unsigned temp_c;                        /* GPU die, degrees Celsius */
+    unsigned util_gpu, util_mem;            /* % of NVML's last sample period a kernel ran / memory was busy */
+    unsigned long long reasons;             /* clock event (throttle) reasons: lector_gpu_clock_reason() */
+} lector_gpu_sample;
+
+/* Samples up to `max` GPUs into `out` and returns how many (0 when the
+ * driver sees none), or -1 when NVML cannot be loaded or initialised (no
+ * NVIDIA driver). NVML (libnvidia-ml.so.1, or docs/DEBUG.md's
+ * LECTOR_DOCTOR_NVML) is loaded on the first call and stays loaded.
+ * Thread-safe. */
+int lector_gpu_sample_all(lector_gpu_sample *out, int max);
+
+/* Name of clock event reason i ("hw_slowdown"), its bit in
+ * lector_gpu_sample.reasons in *bit; NULL past the last. */
+const char *lector_gpu_clock_reason(size_t i, unsigned long long *bit);
+
 typedef struct lector_model lector_model;
 
 /* Options of a model; zero-initialised or NULL means defaults. */
 typedef struct lector_model_options {
-    /* Backend: NULL or "cpu" (the fastest CPU backend compiled in),
-     * "ref" (the plain-C reference backend, the oracle of the tests),
+    /* Backend (lector_device_parse): NULL or "cpu" (the fastest CPU backend
+     * compiled in), "ref" (the reference backend, the oracle of the tests),
      * "cuda" / "cuda:N" (NVIDIA GPU N through liblector-cuda.so; fails with
      * LECTOR_ERR_UNAVAILABLE and the reason when it cannot be used). */
     const char *backend;
@@ -137,15 +184,6 @@ typedef struct lector_model_options {
      * precision where the backend supports it. */
     size_t gpu_mem_limit;
     int fp16;
-    /* 1: every float output of rank >= 2 becomes two outputs, in its place:
-     * the index of its maximum over the last axis (int64, ONNX ArgMax
-     * keepdims=0, first maximum) and that maximum (float, ReduceMax
-     * keepdims=0): what a CTC decoder reads of a recogniser's probabilities,
-     * without copying the whole tensor off the device. Element type and rank
-     * are those the model declares for the output (an output whose rank is
-     * not declared stays as it is); the new outputs are named
-     * "<output>_argmax" and "<output>_max". */
-    int output_argmax;
     /* CPU backends: which input shapes get kernels compiled for them (oneDNN
      * JIT code per shape: the fastest runs, and a compile of tens of
      * milliseconds per new shape). 0 (default): every shape. > 0: only the
@@ -222,69 +260,6 @@ lector_status lector_model_arena_bytes(const lector_model *model, const lector_t
 lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
                                lector_tensor **outputs, size_t *n_outputs, lector_error *err);
 
-/* One row of a model's input made on the backend's device from 8-bit
- * pixels: the page goes up as bytes, not floats. The source is an
- * interleaved image (channels per pixel, rows `stride` bytes apart) of
- * width x height, resized and normalised into an out_height x out_width
- * row of the input ([rows, channels, out_height, width] float32). Each
- * value is
- *   lut[c * 256 + v],  v = min(255, ((S0 >> 4) * beta[2y] >> 16) +
- *                                   ((S1 >> 4) * beta[2y + 1] >> 16) + 2 >> 2),
- *   Sk = p(yofs[2y + k], xofs[x]) * alpha[2x] + p(yofs[2y + k], x1) * alpha[2x + 1]
- * with x1 = xofs[x] + 1, or xofs[x] at the right edge: OpenCV's fixed-point
- * INTER_LINEAR, whose tables lector's image layer makes. Arrays: xofs
- * out_width, alpha 2 * out_width, yofs and beta 2 * out_height, lut
- * channels * 256 entries; all are read during the call only.
- *
- * With `warp` (NULL: p is the source itself) the resize reads a crop made on
- * the device first, as lector's perspective warp makes it
- * (cv2.warpPerspective INTER_CUBIC, BORDER_REPLICATE): crop pixel (x, y)
- * of crop_width x crop_height is, with doubles and the operations in this
- * order, W = warp[6] * x + (warp[7] * y + warp[8]), W = W ? 32 / W : 0,
- * X = rint(clamp(((warp[0] * x + (warp[1] * y + warp[2])) * W)), Y alike
- * with warp[3..5], clamp to the int range (NaN -> INT_MAX),
- * sx = sat16(X >> 5) - 1, sy = sat16(Y >> 5) - 1 and
- *   sat8((sum_ij src(clampy(sy + i), clampx(sx + j)) * cubic[t * 16 + 4i + j] + 2^14) >> 15),
- * t = (Y & 31) * 32 + (X & 31), the clamps to the full source image of
- * full_width x full_height. `pixels` is then the region of that image at
- * (origin_x, origin_y), width x height, that every tap falls in. `turns`
- * then turns the crop: bit 0 90 degrees counter-clockwise (np.rot90),
- * bit 1 then 180 degrees; p is the turned crop, which xofs and yofs index. */
-typedef struct lector_image_input {
-    const uint8_t *pixels;
-    int width, height, channels;
-    size_t stride;
-    int out_width, out_height;
-    const int *xofs;
-    const int16_t *alpha;
-    const int *yofs;
-    const int16_t *beta;
-    const float *lut;
-    /* the crop (warp == NULL: none) */
-    const double *warp;   /* 9 values, row-major */
-    const int16_t *cubic; /* 32 * 32 * 16 weights */
-    int crop_width, crop_height, turns;
-    int origin_x, origin_y, full_width, full_height;
-} lector_image_input;
-
-/* 1 when the model's backend takes lector_image_input: the CUDA backend, for
- * a model with one float32 input of rank 4. */
-int lector_model_takes_images(const lector_model *model);
-
-/* lector_model_run with the model's only input made from `image` on the
- * device, [1, channels, out_height, out_width]; LECTOR_ERR_UNSUPPORTED_OP
- * where lector_model_takes_images is 0. Thread-safe. */
-lector_status lector_model_run_image(const lector_model *model, const lector_image_input *image,
-                                     lector_tensor **outputs, size_t *n_outputs, lector_error *err);
-
-/* The same for a batch: the input is [batch, channels, out_height, width],
- * row i < n_rows made from rows[i] (its columns from out_width on zero),
- * rows n_rows..batch-1 zero. Every row has the same channels and
- * out_height, and out_width <= width. Thread-safe. */
-lector_status lector_model_run_images(const lector_model *model, const lector_image_input *rows, size_t n_rows,
-                                      size_t batch, int width, lector_tensor **outputs, size_t *n_outputs,
-                                      lector_error *err);
-
 /* Times the model the way a framework benchmark times one (`lector bench
  * gpu`): on a GPU the inputs are uploaded once, then the model runs `runs`
  * times back to back on the device, each run between two CUDA events (its
@@ -301,6 +276,33 @@ lector_status lector_model_time(const lector_model *model, const lector_tensor *
 lector_status lector_tensor_read_pb(const char *path, lector_tensor **out, char **name, lector_error *err);
 /* Writes a tensor as a serialized onnx.TensorProto named `name` (may be NULL). */
 lector_status lector_tensor_write_pb(const char *path, const lector_tensor *t, const char *name, lector_error *err);
+
+/* ---- logging and test controls ---------------------------------------- */
+
+/* Levels of the library's log lines, most severe first. */
+typedef enum lector_log_level {
+    LECTOR_LOG_ERROR = 0,
+    LECTOR_LOG_WARN = 1,
+    LECTOR_LOG_INFO = 2,
+    LECTOR_LOG_DEBUG = 3
+} lector_log_level;
+
+/* Receives one log line (a sentence, no newline). Called from whichever
+ * thread logs, while a call into Lector runs; it must not call lector_log_set. */
+typedef void (*lector_log_callback)(lector_log_level level, const char *message, void *user_data);
+
+/* Lines at `level` or more severe go to `callback` with `user_data`; NULL
+ * restores the default, stderr as "lector: <level>: <message>". Until the
+ * first call the level is the environment's LECTOR_LOG (error, warn, info or
+ * debug; default warn) and the lines go to stderr. Thread-safe. */
+void lector_log_set(lector_log_callback callback, void *user_data, lector_log_level level);
+
+/* The test controls set in this process's environment (fault injection,
+ * optimisation disables, profiling; docs/DEBUG.md), comma-separated, "" when
+ * none. They are read once, at the first use of any; several change
+ * results, so a service should refuse them (`lector serve` does unless
+ * started with --allow-test-controls). Never NULL. */
+const char *lector_test_controls(void);
 
 /* Library version string, e.g. "0.1.0". */
 const char *lector_version(void);

@@ -19,12 +19,12 @@ done
 
 # Build and run-time dependencies (Debian package names).
 pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev"
+      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev nettle-dev"
 # Node.js and npm fetch the models and run the test oracle; a machine may
 # have them from elsewhere (then the Debian packages would conflict).
 command -v node >/dev/null || pkgs="$pkgs nodejs"
 command -v npm >/dev/null || pkgs="$pkgs npm"
-[ $test_deps = 1 ] && pkgs="$pkgs libcmocka-dev libonnx-testdata clang clang-format libclang-rt-14-dev valgrind
+[ $test_deps = 1 ] && pkgs="$pkgs git python3 libcmocka-dev libonnx-testdata clang clang-format libclang-rt-14-dev valgrind
       curl patchelf xz-utils libomp-dev python3-opencv python3-pyclipper python3-shapely python3-numpy"
 
 missing=()
@@ -50,7 +50,15 @@ if [ $test_deps = 1 ]; then
   scripts/fetch_oracle.sh
 fi
 
-if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_extra[@]}" >/dev/null
+# Configured every time (a few seconds): packages installed since the last
+# run (the tests' cmocka, say) are then found, and what CMake leaves out says
+# so in one line each.
+gen=(-G Ninja); [ -f "$build_dir/CMakeCache.txt" ] && gen=()
+mkdir -p "$build_dir"
+if ! cmake -S . -B "$build_dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_extra[@]}" >"$build_dir/configure.log" 2>&1; then
+  cat "$build_dir/configure.log" >&2
+  echo "setup: cmake failed (log: $build_dir/configure.log)" >&2
+  exit 1
 fi
+grep -E '^-- (CUDA|.*not built)' "$build_dir/configure.log" >&2 || true
 cmake --build "$build_dir" -- -j"$(nproc)" >&2

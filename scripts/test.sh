@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: set-up (packages, models, the ONNX
 # Runtime oracle), a normal build with ctest, the same suite built with
-# AddressSanitizer + UndefinedBehaviorSanitizer, then a clang build that runs
-# the libFuzzer targets for a bounded time.
-#   scripts/test.sh [--no-sanitize] [--no-fuzz] [-R REGEX]
+# AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests of the
+# CPU paths built with ThreadSanitizer (those labelled tsan), then a clang
+# build that runs the libFuzzer targets for a bounded time.
+#   scripts/test.sh [--no-sanitize] [--no-tsan] [--no-fuzz] [-R REGEX]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-sanitize=1; fuzz=1; ctest_args=()
+sanitize=1; tsan=1; fuzz=1; ctest_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-sanitize) sanitize=0 ;;
+    --no-tsan) tsan=0 ;;
     --no-fuzz) fuzz=0 ;;
     -R|-E|-L|-LE) ctest_args+=("$1" "$2"); shift ;;
     *) echo "test: unknown option $1" >&2; exit 2 ;;
@@ -31,6 +33,17 @@ if [ $sanitize = 1 ]; then
   # detect_leaks: LeakSanitizer runs at exit of every test program
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'no_sanitize|fuzz|bundle' "${ctest_args[@]}"
+fi
+
+if [ $tsan = 1 ]; then
+  # only the targets of the tests labelled tsan (rt.threads, debug.facility,
+  # ocr.engine_threads, serve.concurrent); no CUDA module in this build
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLECTOR_TSAN=ON >/dev/null
+  cmake --build build-tsan --target lector test_threads test_engine_threads test_debug -- -j"$jobs" >&2
+  echo "== ctest under ThreadSanitizer (build-tsan/)" >&2
+  # tests/tsan.supp: oneDNN's own synchronisation is invisible to TSan
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp" \
+    LECTOR_TEST_SERVE_CLIENTS=8 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L tsan "${ctest_args[@]}"
 fi
 
 if [ $fuzz = 1 ]; then

@@ -181,7 +181,7 @@ PY
       echo "asan rc=$?"; grep -v "^lector bench pipeline: .*: " "$out/asan.log" | head -80
       ;;
     serve)
-      LECTOR_CUDA_FAIL=launch:${FAIL_AT:-300} $L serve --device cuda --listen 127.0.0.1:0 --workers 4 \
+      LECTOR_CUDA_FAIL=launch:${FAIL_AT:-300} $L serve --allow-test-controls --device cuda --listen 127.0.0.1:0 --workers 4 \
           --breaker-cooldown-ms 2000 >"$out/serve.log" 2>&1 &
       spid=$!
       until grep -q 'ready in' "$out/serve.log"; do sleep 0.2; kill -0 $spid 2>/dev/null || break; done

@@ -28,7 +28,7 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
                              lector_error *err);
 
 /* The same decoding from the recogniser's probabilities reduced on the
- * device (lector_model_options.output_argmax): per step the class of the
+ * device (lector_model_load_file_argmax): per step the class of the
  * maximum, idx[t] (the first maximum), and that maximum, maxp[t]. Gives
  * exactly the text and score ocr_ctc_decode gives on the probabilities (NaN
  * aside: ArgMax takes a NaN for the maximum, as np.argmax does).

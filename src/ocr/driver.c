@@ -183,7 +183,13 @@ static void input_fail(drv_input *in, lector_status st, const lector_error *err)
 
 static void input_done(lector_stream *s, drv_input *in)
 {
-    if (in->res) in->res->timings.total_ms = lector__now_ms() - in->t_start;
+    if (in->res) {
+        in->res->timings.total_ms = lector__now_ms() - in->t_start;
+        lector_engine_stats st;
+        lector_engine_get_stats(s->e, &st);
+        in->res->timings.plans_compiled = st.plans_compiled;
+        in->res->timings.kernels_compiled = st.kernels_compiled;
+    }
     in->done = 1;
 }
 

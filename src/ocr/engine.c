@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lector_rt_image.h"
 #include "ocr/engine.h"
 #include "util/util.h"
 
@@ -16,7 +17,6 @@ lector_params lector_default_params(void)
 {
     lector_params p;
     memset(&p, 0, sizeof p);
-    p.models_dir = "models";
     p.device = LECTOR_DEVICE_CPU;
     p.det_limit_side_len = 960;
     p.det_batch_num = 1;
@@ -57,6 +57,13 @@ lector_read_options lector_default_read_options(void)
 
 /* is_det: detection's half precision is its own switch (gpu_fp16_det): its
  * probability map meets a hard threshold, and fp16 moves boxes. */
+/* 1 when `backend` names a GPU (half precision is a GPU setting). */
+static int gpu_backend(const char *backend)
+{
+    lector_device_spec spec;
+    return backend && !lector_device_parse(backend, &spec, NULL) && spec.device == LECTOR_DEVICE_CUDA;
+}
+
 /* jit_size: the input size whose shapes get compiled kernels on the CPU
  * (lector_model_options.jit_size). Detection: pages scaled to the side
  * limit, documents' usual case; recognition: lines of rec_image_width, the
@@ -70,8 +77,8 @@ static lector_status load_one(const lector_params *p, const char *backend, const
     if (override)
         snprintf(path, sizeof path, "%s", override);
     else
-        snprintf(path, sizeof path, "%s/%s", p->models_dir ? p->models_dir : "models", file);
-    int on_cpu = !backend || strncmp(backend, "cuda", 4);
+        snprintf(path, sizeof path, "%s/%s", p->models_dir, file);
+    int on_cpu = !gpu_backend(backend);
     lector_model_options mo = {.backend = backend,
                                /* on the CPU pages and lines run in parallel on the workers (lector_params.workers),
                                 * each inference on one thread: unless asked, no thread waits for another */
@@ -79,11 +86,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .jit_size = jit_size,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && !fp32 &&
-                                       (!is_det || p->gpu_fp16_det),
-                               /* the recogniser's argmax and max per step, not its probabilities */
-                               .output_argmax = argmax};
-    return lector_model_load_file(path, &mo, out, err);
+                               .fp16 = !on_cpu && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
+    /* the recogniser's argmax and max per step, not its probabilities */
+    return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
 }
 
 /* Loads the models on `backend`; on failure nothing stays loaded. */
@@ -91,16 +96,16 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
 {
     const lector_params *p = &e->p;
     lector_status st;
-    int recheck = backend && !strncmp(backend, "cuda", 4) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
     int rec_jit = p->rec_image_width;
     if ((p->use_det &&
-         (st = load_one(p, backend, p->det_model, "ch_PP-OCRv4_det_infer.onnx", 0, 1, 0, det_jit, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 0, rec_jit, &e->rec, err)) ||
+         (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, det_jit, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err)) ||
         (recheck &&
-         (st = load_one(p, backend, p->rec_model, "ch_PP-OCRv4_rec_infer.onnx", 1, 0, 1, rec_jit, &e->rec32, err))) ||
+         (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, err))) ||
         (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, "ch_ppocr_mobile_v2.0_cls_infer.onnx", 0, 0, 0, 0, &e->cls, err)))) {
+         (st = load_one(p, backend, p->cls_model, LECTOR_DEFAULT_CLS_MODEL, 0, 0, 0, 0, &e->cls, err)))) {
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->rec32);
@@ -222,6 +227,16 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&e->limits_lock, NULL);
     e->p = *params;
+    /* the directory is searched for only when a file is taken from it */
+    if ((params->use_det && !params->det_model) || !params->rec_model || !params->rec_dict ||
+        (params->use_angle_cls && !params->cls_model)) {
+        if ((st = lector_find_models(params->models_dir, e->models_dir, sizeof e->models_dir, err))) {
+            pthread_mutex_destroy(&e->limits_lock);
+            lector__free(e);
+            return st;
+        }
+        e->p.models_dir = e->models_dir;
+    }
     if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
         char gpu[32];
         snprintf(gpu, sizeof gpu, "cuda:%d", params->device_id);
@@ -244,8 +259,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (params->rec_dict)
         snprintf(dict_path, sizeof dict_path, "%s", params->rec_dict);
     else
-        snprintf(dict_path, sizeof dict_path, "%s/ppocr_keys_v1.txt",
-                 params->models_dir ? params->models_dir : "models");
+        snprintf(dict_path, sizeof dict_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_DICT);
     if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
         lector_engine_free(e);
         return st;

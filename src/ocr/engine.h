@@ -30,10 +30,11 @@ struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
     lector_model *rec32; /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
-    int rec_argmax;      /* rec gives (argmax, max) per step (output_argmax), not the probabilities */
+    int rec_argmax;      /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
     ocr_dict dict;
     char device[128];
-    char fallback[560]; /* device auto on the CPU: why */
+    char fallback[560];    /* device auto on the CPU: why */
+    char models_dir[4096]; /* p.models_dir points here once found (lector_find_models) */
     int on_gpu;
     /* On a GPU, from its free memory at the first recognition
      * (ocr_batch_limits): rows of a cls batch, and rows of a rec batch at the

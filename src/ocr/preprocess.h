@@ -13,7 +13,7 @@
 #define LECTOR_OCR_PREPROCESS_H
 
 #include "image/image.h"
-#include "lector_rt.h" /* lector_image_input */
+#include "lector_rt_image.h" /* lector_image_input */
 
 typedef enum lector_det_limit_type {
     LECTOR_DET_LIMIT_MAX = 0,        /* longest side scaled down to limit if above (default) */

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lector_rt_image.h"
 #include "ocr/engine.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -26,17 +28,7 @@ static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t
  * resize and normalisation (lector_model_run_image), and the crops' warp,
  * turns, resize and normalisation for cls and rec (lector_model_run_images).
  * LECTOR_GPU_PREPROCESS=0 makes them on the CPU, as before. */
-int ocr_gpu_preprocess(void)
-{
-    static atomic_int on = -1;
-    int v = atomic_load(&on);
-    if (v < 0) {
-        const char *s = getenv("LECTOR_GPU_PREPROCESS");
-        v = !s || strcmp(s, "0") != 0;
-        atomic_store(&on, v);
-    }
-    return v;
-}
+int ocr_gpu_preprocess(void) { return lector__tc_flag(LECTOR__TC_GPU_PREPROCESS, 1); }
 
 /* Crops made on the GPU: cls/rec's input rows come from the page's bytes
  * (lector_model_run_images) on the same switch as detection's input. */
@@ -342,7 +334,7 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
     size_t n_out = 0;
     lector_status st = run_lines(m, cr, nb, rows, e->p.rec_image_height, tw, 1, &out, &n_out, err);
     if (st) return st;
-    /* output_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
+    /* lector_model_load_file_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
      * of the [N,T,C] probabilities; else the probabilities themselves */
     int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
     if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {

@@ -2,10 +2,12 @@
  * backend.h - the backend interface (ggml-backend style), internal.
  *
  * A backend is a table of function pointers with the API version first;
- * optional entries may be NULL. CPU backends share the executor in plan.c
- * and choose a kernel per node at compile time; a device backend (the CUDA
- * module, loaded with dlopen) implements plan_execute itself and its buffer
- * functions allocate device memory. A loader rejects a table whose
+ * optional entries, capabilities and device entries may be NULL. CPU
+ * backends share the executor in plan.c and choose a kernel per node at
+ * compile time; a device backend (the CUDA module, loaded with dlopen)
+ * implements plan_execute itself and its buffer functions allocate device
+ * memory. Backends are found in a registry filled at build time
+ * (backend_reg.c); the module loader (module.c) rejects a table whose
  * api_version differs from RT_BACKEND_API_VERSION with a message, never a
  * crash.
  */
@@ -16,9 +18,10 @@
 #include <stdint.h>
 
 #include "lector_rt.h"
+#include "lector_rt_image.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 2u
+#define RT_BACKEND_API_VERSION 4u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -27,6 +30,38 @@ enum {
 };
 
 typedef struct rt_backend rt_backend;
+
+/* Optional capability: called by the memory plan before it places anything.
+ * last[v] is the position in plan->order of the last node that reads value
+ * v; the backend may raise it (never lower it) to keep v's bytes from being
+ * given to a later value, for a kernel of its own that runs several nodes at
+ * once and still reads v while it writes their results. */
+typedef void (*rt_plan_lifetimes_fn)(rt_backend *be, const struct rt_plan *plan, int *last);
+
+/* Optional capability: plan_execute with the plan's only input, [batch, C,
+ * H, W], made on the device from n_rows lector_image_input rows
+ * (lector_model_run_images, which has checked them against the plan's input
+ * and their tables against their sources). */
+typedef lector_status (*rt_run_images_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
+                                          const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
+                                          lector_error *err);
+
+/* Optional capability: lector_model_time() of one plan on the device, the
+ * inputs uploaded once; ms[i] receives run i. */
+typedef lector_status (*rt_time_plan_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
+                                         const lector_tensor *inputs, int runs, double *ms, lector_error *err);
+
+/* The device of a device backend (NULL entries for host backends). */
+typedef struct rt_device_iface {
+    /* The device's name ("NVIDIA H200"). */
+    const char *(*name)(rt_backend *be);
+    /* Memory this process holds through Lector on the backend's device, and its cap. */
+    void (*memory_usage)(rt_backend *be, size_t *used, size_t *limit);
+    /* Bytes this process may still allocate there (free memory within the cap). */
+    size_t (*memory_available)(rt_backend *be);
+    /* Releases idle device memory (workspaces, staging); plans stay compiled. */
+    void (*trim)(rt_backend *be);
+} rt_device_iface;
 
 typedef struct rt_backend_iface {
     uint32_t api_version;
@@ -47,49 +82,53 @@ typedef struct rt_backend_iface {
     lector_status (*plan_execute)(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
                                   lector_tensor *outputs, lector_error *err);
     void (*plan_free)(rt_backend *be, rt_plan *plan);
-    /* Optional extras found by name (NULL if none). Among them "run_images"
-     * (rt_run_images_fn): plan_execute with the plan's only input, [batch,
-     * C, H, W], made on the device from n_rows lector_image_input rows
-     * (lector_model_run_images, which has checked them against the plan's
-     * input and their tables against their sources). */
-    void *(*get_proc_address)(const char *name);
+    /* Optional capabilities (NULL: none). */
+    rt_plan_lifetimes_fn plan_lifetimes;
+    rt_run_images_fn run_images;
+    rt_time_plan_fn time_plan;
+    /* How a compiled plan runs ("fp16 NHWC"); NULL: the backend's name. */
+    const char *(*plan_mode)(const struct rt_plan *plan);
+    rt_device_iface device;
+    /* Kernels the backend has built so far (JIT primitives, device kernels),
+     * for lector_model_stats; NULL: it builds none. */
+    uint64_t (*kernels_compiled)(rt_backend *be);
 } rt_backend_iface;
-
-/* Optional extra "plan_lifetimes": called by the memory plan before it places
- * anything. last[v] is the position in plan->order of the last node that reads
- * value v; the backend may raise it (never lower it) to keep v's bytes from
- * being given to a later value, for a kernel of its own that runs several
- * nodes at once and still reads v while it writes their results. */
-typedef void (*rt_plan_lifetimes_fn)(rt_backend *be, const struct rt_plan *plan, int *last);
-
-typedef lector_status (*rt_run_images_fn)(rt_backend *be, const struct rt_plan *plan, void *arena,
-                                          const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
-                                          lector_error *err);
 
 struct rt_backend {
     const rt_backend_iface *iface;
     int threads;
     void *ctx; /* the backend's own state */
     /* device backends */
-    int device;           /* GPU ordinal */
-    size_t gpu_mem_limit; /* bytes the process may take on that GPU; 0 = no cap */
+    int device;           /* device ordinal (N of "cuda:N") */
+    size_t gpu_mem_limit; /* bytes the process may take on that device; 0 = no cap */
     int fp16;             /* run plans in half precision where the backend can */
 };
 
-/* ---- the CUDA module ----------------------------------------------------------
- * liblector-cuda.so is loaded with dlopen (cuda_loader.c), so it cannot rely on
- * symbols of the executable that loaded it: what it needs of the core comes
- * through this table, passed to its entry point. */
+/* ---- module backends ----------------------------------------------------------
+ * A module backend (liblector-cuda.so) is loaded with dlopen (module.c), so it
+ * cannot rely on symbols of the executable that loaded it: what it needs of
+ * the core comes through this table, passed to its init entry point. */
 
-#define RT_CUDA_ENTRY "lector_cuda_backend"
+/* Entry points a module exports (C visibility default, nothing else). */
+#define RT_MODULE_INIT  "lector_backend_init"
+#define RT_MODULE_SCORE "lector_backend_score"
 
 typedef struct rt_host_api {
     uint32_t api_version; /* RT_BACKEND_API_VERSION */
     const rt_op_def *ops; /* rt_op_table: names and reference kernels (host fallback) */
     int n_ops;
-    void *(*aligned_alloc)(size_t size); /* output tensors: freed by the core with lector__free */
+    /* the core's fault-injectable allocator (util.h): every host allocation
+     * of a module goes through it; output tensors are freed by the core */
+    void *(*malloc)(size_t size);
+    void *(*calloc)(size_t n, size_t size);
+    void *(*realloc)(void *p, size_t size);
+    void *(*aligned_alloc)(size_t size);
     void (*free)(void *p);
     void (*log)(int level, const char *fmt, ...);
+    /* the test controls (util/testctl.h; ids are lector__tc values), read once by the core */
+    int (*testctl_flag)(int id, int dflt);
+    long (*testctl_long)(int id, long dflt);
+    const char *(*testctl_str)(int id);
     int64_t (*attr_int)(const rt_node *n, const char *name, int64_t dflt);
     float (*attr_float)(const rt_node *n, const char *name, float dflt);
     int (*attr_ints)(const rt_node *n, const char *name, const int64_t **vals);
@@ -97,24 +136,34 @@ typedef struct rt_host_api {
     int64_t (*node_opset)(const rt_node *n);
 } rt_host_api;
 
-/* The module's entry point: returns its table, or NULL when the host's API
+/* The init entry point: the module's table, or NULL when the host's API
  * version is not the one it was built for. */
-typedef const rt_backend_iface *(*rt_cuda_entry_fn)(const rt_host_api *host);
+typedef const rt_backend_iface *(*rt_module_init_fn)(const rt_host_api *host);
+/* The score entry point, called after init: 0 when the module cannot run on
+ * this machine (the reason in `why`), else how well it fits (higher is
+ * better). */
+typedef int (*rt_module_score_fn)(char *why, size_t why_len);
 
-/* Loads the CUDA module once per process (cuBLAS and cuDNN found through
- * src/gpuenv and preloaded by absolute path). NULL with the reason in
- * `why` when it cannot be used. Thread-safe. */
-const rt_backend_iface *rt_cuda_module(char *why, size_t why_len);
+/* ---- the registry (backend_reg.c) ---------------------------------------------- */
 
 /* Backends compiled into the core. */
 const rt_backend_iface *rt_backend_ref(void);
-const rt_backend_iface *rt_backend_onednn(void); /* NULL when not compiled in */
+#ifdef LECTOR_USE_ONEDNN
+const rt_backend_iface *rt_backend_onednn(void);
+#endif
 
-/* Creates the backend named `name` ("ref", "cpu", "onednn", "cuda", "cuda:N";
- * NULL = best CPU). For "cuda", gpu_mem_limit and fp16 configure the device. */
-lector_status rt_backend_create(const char *name, int threads, rt_backend **out, lector_error *err);
-lector_status rt_backend_create_ex(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
-                                   lector_error *err);
+/* The table of the backend a device string names (lector_device_parse;
+ * "cpu" and NULL: the host backend of the highest score), loading a module
+ * backend on first use; *index receives the device ordinal (may be NULL).
+ * LECTOR_ERR_UNAVAILABLE or LECTOR_ERR_INVALID_ARGUMENT with the reason.
+ * Thread-safe. */
+lector_status rt_backend_find(const char *name, const rt_backend_iface **out, int *index, lector_error *err);
+
+/* Creates the backend named by a device string (lector_device_parse: "ref",
+ * "cpu", "onednn", "cuda", "cuda:N"; NULL = best CPU). For a device backend,
+ * gpu_mem_limit and fp16 configure the device. */
+lector_status rt_backend_create(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
+                                lector_error *err);
 void rt_backend_free(rt_backend *be);
 
 /* Bytes of the arena that the plan_execute (run_images, time_plan) running

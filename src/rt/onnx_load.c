@@ -318,7 +318,7 @@ static lector_status load_graph(load_ctx *c, const Onnx__ModelProto *mp)
                                  c->file, name);
         g->values[v].is_output = true;
         /* The declared type and shape describe the output before any run
-         * (lector_model_output, output_argmax); inference decides the real ones. */
+         * (lector_model_output, lector_model_load_*_argmax); inference decides the real ones. */
         if (!g->values[v].is_input && !g->values[v].data) declared_type(gp->output[i], &g->values[v]);
         g->outputs[g->n_outputs++] = v;
     }

@@ -106,10 +106,8 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
     /* a backend may keep values longer (plan_lifetimes); such a value is released after the node at
      * its new last position, which need not read it: later[s] lists them (next[] links the list) */
     rt_backend *be = p->backend;
-    rt_plan_lifetimes_fn lifetimes = NULL;
+    rt_plan_lifetimes_fn lifetimes = be && !p->generic ? be->iface->plan_lifetimes : NULL;
     int *later = NULL, *next = NULL;
-    if (be && !p->generic && be->iface->get_proc_address)
-        *(void **)&lifetimes = be->iface->get_proc_address("plan_lifetimes");
     if (lifetimes) {
         int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
         later = lector__malloc(sizeof(int) * (size_t)(p->n_order + 1));
@@ -341,8 +339,7 @@ lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, siz
                                  lector_error *err)
 {
     rt_backend *be = p->backend;
-    rt_run_images_fn run = NULL;
-    if (be->iface->get_proc_address) *(void **)&run = be->iface->get_proc_address("run_images");
+    rt_run_images_fn run = be->iface->run_images;
     if (!run)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input", p->g->name,
                              be->iface->name);
@@ -361,17 +358,13 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
     rt_arena arena;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
-    lector_status (*timer)(rt_backend *, const rt_plan *, void *, const lector_tensor *, int, double *,
-                           lector_error *) = NULL;
-    const char *(*plan_mode)(const rt_plan *) = NULL;
-    if (be->iface->get_proc_address) {
-        *(void **)&timer = be->iface->get_proc_address("time_plan");
-        *(void **)&plan_mode = be->iface->get_proc_address("plan_mode");
-    }
     if (mode && mode_len)
-        snprintf(mode, mode_len, "%s", p->generic ? "generic" : plan_mode ? plan_mode(p) : be->iface->name);
-    if (timer && !p->generic) {
-        st = timer(be, p, arena.ptr, inputs, runs, ms, err);
+        snprintf(mode, mode_len, "%s",
+                 p->generic             ? "generic"
+                 : be->iface->plan_mode ? be->iface->plan_mode(p)
+                                        : be->iface->name);
+    if (be->iface->time_plan && !p->generic) {
+        st = be->iface->time_plan(be, p, arena.ptr, inputs, runs, ms, err);
     } else { /* host backends: each run is a whole execution */
         lector_tensor *outs = lector__calloc((size_t)p->g->n_outputs + 1, sizeof *outs);
         if (!outs) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");

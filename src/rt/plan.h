@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "lector_rt_image.h"
 #include "rt/arena.h"
 #include "rt/graph.h"
 #include "rt/ops.h"
@@ -69,10 +70,10 @@ int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs)
 /* Runs the plan with an arena borrowed from p->arenas. Thread-safe. */
 lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err);
 /* rt_plan_run with the only input made from image rows by the backend
- * ("run_images"); LECTOR_ERR_UNSUPPORTED_OP if it has none. Thread-safe. */
+ * (its run_images); LECTOR_ERR_UNSUPPORTED_OP if it has none. Thread-safe. */
 lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, size_t n_rows, lector_tensor *outputs,
                                  lector_error *err);
-/* lector_model_time() of one plan: the backend's "time_plan" (device time,
+/* lector_model_time() of one plan: the backend's time_plan (device time,
  * inputs uploaded once) or each execution timed on the host. `mode`
  * receives how the plan runs ("fp16 NHWC", or the backend's name). */
 lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, double *ms, char *mode, size_t mode_len,

@@ -1,10 +1,8 @@
 /* metrics.c - see metrics.h. */
 #include <string.h>
 
+#include "lector_rt.h"
 #include "metrics.h"
-#ifdef LECTOR_SERVE_NVML
-#include "gpuenv/gpuenv.h"
-#endif
 
 static const double lat_le[SERVE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 static const int batch_le[SERVE_BATCH_BUCKETS] = {1, 2, 4, 8, 16, 32};
@@ -107,7 +105,6 @@ void serve_metrics_write(serve_metrics *m, FILE *f)
             c.rejected_full);
 }
 
-#ifdef LECTOR_SERVE_NVML
 enum { GPU_MEM_USED, GPU_MEM_TOTAL, GPU_TEMP, GPU_UTIL, GPU_MEM_UTIL, GPU_REASONS, GPU_NFAM };
 static const struct {
     const char *name, *help;
@@ -123,7 +120,7 @@ static const struct {
 };
 
 /* The value of family fam for g; 0 when NVML did not report it. */
-static int gpu_value(const gpuenv_gpu_sample *g, int fam, double *v)
+static int gpu_value(const lector_gpu_sample *g, int fam, double *v)
 {
     switch (fam) {
     case GPU_MEM_USED: *v = (double)g->mem_used; return g->mem_ok;
@@ -137,7 +134,7 @@ static int gpu_value(const gpuenv_gpu_sample *g, int fam, double *v)
 }
 
 /* NAME{gpu="N",name="..." with the name escaped as the text format asks */
-static void gpu_labels(FILE *f, const char *metric, const gpuenv_gpu_sample *g)
+static void gpu_labels(FILE *f, const char *metric, const lector_gpu_sample *g)
 {
     fprintf(f, "%s{gpu=\"%u\",name=\"", metric, g->index);
     for (const char *p = g->name; *p; p++) {
@@ -150,22 +147,16 @@ static void gpu_labels(FILE *f, const char *metric, const gpuenv_gpu_sample *g)
     }
     fputc('"', f);
 }
-#endif
 
 void serve_metrics_write_gpus(FILE *f)
 {
-#ifdef LECTOR_SERVE_NVML
-    gpuenv_gpu_sample g[GPUENV_MAX_GPUS];
-    int n = gpuenv_nvml_sample(g, GPUENV_MAX_GPUS);
-#else
-    int n = -1; /* built without src/gpuenv: no NVML */
-#endif
+    lector_gpu_sample g[64];
+    int n = lector_gpu_sample_all(g, 64);
     fprintf(f,
             "# HELP lector_gpu_nvml_available 1 when NVML (libnvidia-ml.so.1) loaded and answers; the lector_gpu_* "
             "gauges come from it.\n"
             "# TYPE lector_gpu_nvml_available gauge\nlector_gpu_nvml_available %d\n",
             n >= 0);
-#ifdef LECTOR_SERVE_NVML
     for (int fam = 0; fam < GPU_NFAM; fam++) {
         int header = 0;
         for (int i = 0; i < n; i++) {
@@ -185,11 +176,11 @@ void serve_metrics_write_gpus(FILE *f)
                     "# HELP lector_gpu_throttle_reason 1 while this clock event reason holds; hw_slowdown, "
                     "hw_thermal_slowdown, hw_power_brake_slowdown and sw_thermal_slowdown slow the GPU to protect it.\n"
                     "# TYPE lector_gpu_throttle_reason gauge\n");
-        for (size_t r = 0; r < gpuenv_clock_reasons_len; r++) {
+        unsigned long long bit;
+        const char *reason;
+        for (size_t r = 0; (reason = lector_gpu_clock_reason(r, &bit)); r++) {
             gpu_labels(f, "lector_gpu_throttle_reason", &g[i]);
-            fprintf(f, ",reason=\"%s\"} %d\n", gpuenv_clock_reasons[r].name,
-                    (g[i].reasons & gpuenv_clock_reasons[r].bit) != 0);
+            fprintf(f, ",reason=\"%s\"} %d\n", reason, (g[i].reasons & bit) != 0);
         }
     }
-#endif
 }

@@ -33,7 +33,7 @@ void serve_metrics_add(serve_metrics *m, uint64_t *field, uint64_t n);
 void serve_metrics_write(serve_metrics *m, FILE *f);
 /* Writes lector_gpu_nvml_available and, when NVML answers, the per-GPU
  * gauges (memory, temperature, utilisation, throttle reasons) sampled now.
- * NVML is dlopen'ed on the first call (src/gpuenv/nvml_metrics.c). */
+ * NVML is dlopen'ed on the first call (lector_gpu_sample_all). */
 void serve_metrics_write_gpus(FILE *f);
 
 #endif

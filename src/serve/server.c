@@ -25,7 +25,9 @@
 
 #include "breaker.h"
 #include "metrics.h"
-#include "serve.h"
+#include "lector_serve.h"
+#include "util/testctl.h"
+#include "util/util.h"
 
 /* ---- jobs and the queue ------------------------------------------------------- */
 
@@ -73,23 +75,16 @@ typedef struct server {
 
 static server srv;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void job_free(job *j)
 {
     for (size_t i = 0; i < j->n_imgs; i++) {
-        free(j->imgs[i].data);
-        free(j->imgs[i].name);
+        lector__free(j->imgs[i].data);
+        lector__free(j->imgs[i].name);
     }
-    free(j->imgs);
-    free(j->out);
+    lector__free(j->imgs);
+    lector__free(j->out);
     pthread_cond_destroy(&j->done);
-    free(j);
+    lector__free(j);
 }
 
 /* srv.mu held */
@@ -134,12 +129,12 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
             }
         return;
     }
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
-    lector_batch_input *sub = calloc(n ? n : 1, sizeof *sub);
-    lector_result **sr = calloc(n ? n : 1, sizeof *sr);
-    lector_status *ss = calloc(n ? n : 1, sizeof *ss);
-    lector_error *se = calloc(n ? n : 1, sizeof *se);
-    int *on_cpu = calloc(n ? n : 1, sizeof *on_cpu);
+    size_t *idx = lector__calloc(n ? n : 1, sizeof *idx);
+    lector_batch_input *sub = lector__calloc(n ? n : 1, sizeof *sub);
+    lector_result **sr = lector__calloc(n ? n : 1, sizeof *sr);
+    lector_status *ss = lector__calloc(n ? n : 1, sizeof *ss);
+    lector_error *se = lector__calloc(n ? n : 1, sizeof *se);
+    int *on_cpu = lector__calloc(n ? n : 1, sizeof *on_cpu);
     if (!idx || !sub || !sr || !ss || !se || !on_cpu) {
         for (size_t i = 0; i < n; i++) {
             r[i] = NULL;
@@ -153,7 +148,7 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
         on_cpu[i] = 1;
     }
     int probe = 0;
-    if (serve_breaker_allow(&srv.breaker, now_ms(), &probe)) {
+    if (serve_breaker_allow(&srv.breaker, lector__now_ms(), &probe)) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             if (fault_now(&err[i])) {
@@ -182,7 +177,7 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
                 fprintf(stderr, "lector serve: primary engine: %s; reading on the CPU engine\n", err[i].message);
             }
         }
-        serve_breaker_record(&srv.breaker, now_ms(), probe, dev > 0);
+        serve_breaker_record(&srv.breaker, lector__now_ms(), probe, dev > 0);
         if (dev) serve_metrics_add(&srv.metrics, &srv.metrics.primary_errors, (uint64_t)dev);
     }
     size_t m = 0;
@@ -206,12 +201,12 @@ static void read_batch(const lector_batch_input *in, size_t n, const lector_read
         err[i] = se[k];
     }
 done:
-    free(idx);
-    free(sub);
-    free(sr);
-    free(ss);
-    free(se);
-    free(on_cpu);
+    lector__free(idx);
+    lector__free(sub);
+    lector__free(sr);
+    lector__free(ss);
+    lector__free(se);
+    lector__free(on_cpu);
 }
 
 static unsigned http_status_of(lector_status st)
@@ -244,15 +239,15 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
             any_ok = 1;
         } else if (!status)
             status = http_status_of(st);
-        char *s = srv.cfg->render(j->imgs[i].name, st ? NULL : r, st ? errs[i].message : NULL);
+        char *s = lector_result_json(st ? NULL : r, j->imgs[i].name, st ? errs[i].message : NULL);
         if (!s) {
             status = 500;
             break;
         }
         size_t n = strlen(s);
-        char *grown = realloc(out, len + n + 3); /* separator, ']' and NUL */
+        char *grown = lector__realloc(out, len + n + 3); /* separator, ']' and NUL */
         if (!grown) {
-            free(s);
+            lector__free(s);
             status = 500;
             break;
         }
@@ -263,7 +258,7 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
         }
         memcpy(out + len, s, n);
         len += n;
-        free(s);
+        lector__free(s);
     }
     if (out && j->multipart) out[len++] = ']';
     if (out) out[len] = '\0';
@@ -279,7 +274,7 @@ static void render_job(job *j, lector_result **res, const lector_status *sts, co
 static void run_jobs(job **jobs, int nj)
 {
     size_t n = 0;
-    int *live = calloc((size_t)nj, sizeof *live);
+    int *live = lector__calloc((size_t)nj, sizeof *live);
     if (!live) {
         for (int b = 0; b < nj; b++) jobs[b]->status = 500;
         return;
@@ -290,10 +285,10 @@ static void run_jobs(job **jobs, int nj)
         if (live[b]) n += jobs[b]->n_imgs;
     }
     pthread_mutex_unlock(&srv.mu);
-    lector_batch_input *in = calloc(n ? n : 1, sizeof *in);
-    lector_result **res = calloc(n ? n : 1, sizeof *res);
-    lector_status *sts = calloc(n ? n : 1, sizeof *sts);
-    lector_error *errs = calloc(n ? n : 1, sizeof *errs);
+    lector_batch_input *in = lector__calloc(n ? n : 1, sizeof *in);
+    lector_result **res = lector__calloc(n ? n : 1, sizeof *res);
+    lector_status *sts = lector__calloc(n ? n : 1, sizeof *sts);
+    lector_error *errs = lector__calloc(n ? n : 1, sizeof *errs);
     if (!in || !res || !sts || !errs) {
         for (int b = 0; b < nj; b++) jobs[b]->status = 500;
         goto done;
@@ -315,11 +310,11 @@ static void run_jobs(job **jobs, int nj)
     }
     for (size_t i = 0; i < n; i++) lector_result_free(res[i]);
 done:
-    free(live);
-    free(in);
-    free(res);
-    free(sts);
-    free(errs);
+    lector__free(live);
+    lector__free(in);
+    lector__free(res);
+    lector__free(sts);
+    lector__free(errs);
 }
 
 static int same_options(const lector_read_options *a, const lector_read_options *b)
@@ -349,7 +344,7 @@ static void *worker_main(void *arg)
 {
     (void)arg;
     int maxb = srv.cfg->max_batch > 1 ? srv.cfg->max_batch : 1;
-    job **batch = calloc((size_t)maxb, sizeof *batch);
+    job **batch = lector__calloc((size_t)maxb, sizeof *batch);
     if (!batch) return NULL;
     pthread_mutex_lock(&srv.mu);
     for (;;) {
@@ -358,7 +353,7 @@ static void *worker_main(void *arg)
         int nb = 0;
         batch[nb++] = srv.head;
         take_job(NULL, srv.head);
-        double until = now_ms() + srv.cfg->max_wait_ms;
+        double until = lector__now_ms() + srv.cfg->max_wait_ms;
         while (nb < maxb) {
             job *prev = NULL, *q = srv.head;
             int other = 0; /* a job this batch cannot take: let another worker have it */
@@ -374,7 +369,7 @@ static void *worker_main(void *arg)
                 q = next;
             }
             if (other) pthread_cond_signal(&srv.q_cond);
-            double t = now_ms();
+            double t = lector__now_ms();
             if (nb >= maxb || t >= until || srv.stop_workers || srv.draining) break;
             struct timespec ts;
             ts.tv_sec = (time_t)(until / 1e3);
@@ -397,7 +392,7 @@ static void *worker_main(void *arg)
         }
     }
     pthread_mutex_unlock(&srv.mu);
-    free(batch);
+    lector__free(batch);
     return NULL;
 }
 
@@ -420,8 +415,8 @@ typedef struct request {
 
 static void image_clear(serve_image *im)
 {
-    free(im->data);
-    free(im->name);
+    lector__free(im->data);
+    lector__free(im->name);
     memset(im, 0, sizeof *im);
 }
 
@@ -430,8 +425,8 @@ static void request_free(request *rq)
     if (rq->pp) MHD_destroy_post_processor(rq->pp);
     image_clear(&rq->raw);
     for (size_t i = 0; i < rq->n_files; i++) image_clear(&rq->files[i]);
-    free(rq->files);
-    free(rq);
+    lector__free(rq->files);
+    lector__free(rq);
 }
 
 static int append(serve_image *im, const char *data, size_t n)
@@ -439,7 +434,7 @@ static int append(serve_image *im, const char *data, size_t n)
     if (im->size + n > im->cap) {
         size_t cap = im->cap ? im->cap : 65536;
         while (cap < im->size + n) cap *= 2;
-        unsigned char *p = realloc(im->data, cap);
+        unsigned char *p = lector__realloc(im->data, cap);
         if (!p) return -1;
         im->data = p;
         im->cap = cap;
@@ -453,10 +448,11 @@ static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned
                                  int retry_after)
 {
     size_t n = body ? strlen(body) : 0;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, body ? body : (char *)"",
-                                                                body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    /* the body is the allocator's (util.h): MHD hands it back to lector__free */
+    struct MHD_Response *resp = body ? MHD_create_response_from_buffer_with_free_callback(n, body, lector__free)
+                                     : MHD_create_response_from_buffer(0, (char *)"", MHD_RESPMEM_PERSISTENT);
     if (!resp) {
-        free(body);
+        lector__free(body);
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -470,14 +466,14 @@ static enum MHD_Result send_body(struct MHD_Connection *c, request *rq, unsigned
     enum MHD_Result ret = MHD_queue_response(c, code, resp);
     MHD_destroy_response(resp);
     serve_metrics_response(&srv.metrics, code);
-    if (rq && rq->counted) serve_metrics_latency(&srv.metrics, (now_ms() - rq->t0) / 1e3);
+    if (rq && rq->counted) serve_metrics_latency(&srv.metrics, (lector__now_ms() - rq->t0) / 1e3);
     return ret;
 }
 
 static char *json_escape_dup(const char *s)
 {
     size_t n = strlen(s);
-    char *o = malloc(n * 6 + 1), *p = o;
+    char *o = lector__malloc(n * 6 + 1), *p = o;
     if (!o) return NULL;
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -498,7 +494,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, request *rq, unsigne
     char *e = json_escape_dup(msg);
     char *body = NULL;
     if (e && asprintf(&body, "{\"error\":\"%s\",\"status\":%u}\n", e, code) < 0) body = NULL;
-    free(e);
+    lector__free(e);
     return send_body(c, rq, code, "application/json", body, code == 503);
 }
 
@@ -530,11 +526,11 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
             rq->fail_msg = "more than 64 files in one request";
             return MHD_NO;
         }
-        serve_image *f = realloc(rq->files, (rq->n_files + 1) * sizeof *f);
+        serve_image *f = lector__realloc(rq->files, (rq->n_files + 1) * sizeof *f);
         if (!f) return MHD_NO;
         rq->files = f;
         memset(&f[rq->n_files], 0, sizeof *f);
-        f[rq->n_files].name = strdup(filename && *filename ? filename : "image");
+        f[rq->n_files].name = lector__strdup(filename && *filename ? filename : "image");
         if (!f[rq->n_files].name) return MHD_NO;
         rq->n_files++;
     }
@@ -597,7 +593,7 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     const char *bad = read_options(c, &opt);
     if (bad) return send_error(c, rq, 400, bad);
 
-    job *j = calloc(1, sizeof *j);
+    job *j = lector__calloc(1, sizeof *j);
     if (!j) return send_error(c, rq, 503, "out of memory");
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -607,14 +603,14 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     j->opt = opt;
     j->refs = 2;
     if (rq->kind == REQ_RAW) {
-        j->imgs = calloc(1, sizeof *j->imgs);
+        j->imgs = lector__calloc(1, sizeof *j->imgs);
         if (!j->imgs) {
             job_free(j);
             return send_error(c, rq, 503, "out of memory");
         }
         j->imgs[0] = rq->raw; /* moves the body */
         memset(&rq->raw, 0, sizeof rq->raw);
-        j->imgs[0].name = strdup("-"); /* as `lector --format json -` names standard input */
+        j->imgs[0].name = lector__strdup("-"); /* as `lector --format json -` names standard input */
         j->n_imgs = 1;
         if (!j->imgs[0].name) {
             job_free(j);
@@ -647,10 +643,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
 
     /* wait in slices of 100 ms at most, so that the end of a drain's grace
      * period (srv.abort_waits) is seen without a wake-up per job */
-    double deadline = now_ms() + srv.cfg->timeout_ms;
+    double deadline = lector__now_ms() + srv.cfg->timeout_ms;
     int timed_out = 0;
     while (j->state != JOB_DONE && !srv.abort_waits) {
-        double t = now_ms();
+        double t = lector__now_ms();
         if (t >= deadline) {
             timed_out = 1;
             break;
@@ -695,7 +691,7 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
     pthread_mutex_unlock(&srv.mu);
     if (!out) return send_error(c, rq, 500, "out of memory");
     size_t n = strlen(out); /* newline-terminated like the CLI's output */
-    char *nl = realloc(out, n + 2);
+    char *nl = lector__realloc(out, n + 2);
     if (nl) {
         out = nl;
         out[n] = '\n';
@@ -706,12 +702,15 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
 
 static enum MHD_Result send_readyz(struct MHD_Connection *c, request *rq)
 {
+    char dev[2][sizeof srv.primary_dev];
     pthread_mutex_lock(&srv.mu);
     int ready = srv.ready && !srv.draining, loaded = srv.ready, draining = srv.draining;
+    memcpy(dev[0], srv.primary_dev, sizeof dev[0]);
+    memcpy(dev[1], srv.cpu_dev, sizeof dev[1]);
     pthread_mutex_unlock(&srv.mu);
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, NULL, NULL);
     char *body = NULL;
-    char *d1 = json_escape_dup(srv.primary_dev), *d2 = json_escape_dup(srv.cpu_dev);
+    char *d1 = json_escape_dup(dev[0]), *d2 = json_escape_dup(dev[1]);
     if (d1 && d2 &&
         asprintf(&body,
                  "{\"ready\":%s,\"models_loaded\":%s,\"draining\":%s,\"device\":\"%s\","
@@ -719,8 +718,8 @@ static enum MHD_Result send_readyz(struct MHD_Connection *c, request *rq)
                  ready ? "true" : "false", loaded ? "true" : "false", draining ? "true" : "false", d1, d2,
                  serve_breaker_name(bs)) < 0)
         body = NULL;
-    free(d1);
-    free(d2);
+    lector__free(d1);
+    lector__free(d2);
     return send_body(c, rq, ready ? 200 : 503, "application/json", body, 0);
 }
 
@@ -731,8 +730,12 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     FILE *f = open_memstream(&buf, &len);
     if (!f) return send_error(c, rq, 500, "out of memory");
     serve_metrics_write(&srv.metrics, f);
+    char dev[2][sizeof srv.primary_dev];
     pthread_mutex_lock(&srv.mu);
     int q = srv.q_len, running = srv.running, inflight = srv.inflight, ready = srv.ready;
+    int workers = ready ? srv.n_workers : 0; /* set before ready */
+    memcpy(dev[0], srv.primary_dev, sizeof dev[0]);
+    memcpy(dev[1], srv.cpu_dev, sizeof dev[1]);
     pthread_mutex_unlock(&srv.mu);
     uint64_t opens = 0, closes = 0;
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, &opens, &closes);
@@ -757,12 +760,28 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
         "# TYPE lector_serve_breaker_opens_total counter\nlector_serve_breaker_opens_total %llu\n"
         "# HELP lector_serve_breaker_closes_total Times a half-open probe closed the breaker.\n"
         "# TYPE lector_serve_breaker_closes_total counter\nlector_serve_breaker_closes_total %llu\n",
-        q, srv.cfg->queue, running, srv.n_workers, inflight, ready, (int)bs, (unsigned long long)opens,
+        q, srv.cfg->queue, running, workers, inflight, ready, (int)bs, (unsigned long long)opens,
         (unsigned long long)closes);
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
-    fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", srv.primary_dev);
-    fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", srv.cpu_dev);
-    if (srv.primary && lector_engine_on_gpu(srv.primary)) {
+    fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", dev[0]);
+    fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", dev[1]);
+    if (ready) { /* what the engines compiled: flat once the shapes of the traffic have been seen */
+        lector_engine_stats es[2];
+        lector_engine_get_stats(srv.primary, &es[0]);
+        lector_engine_get_stats(srv.cpu, &es[1]);
+        int n = srv.cpu != srv.primary ? 2 : 1;
+        fprintf(f, "# HELP lector_plans_compiled_total Execution plans compiled (one per input shape not cached).\n"
+                   "# TYPE lector_plans_compiled_total counter\n");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "lector_plans_compiled_total{engine=\"%s\"} %llu\n", i ? "fallback" : "primary",
+                    (unsigned long long)es[i].plans_compiled);
+        fprintf(f, "# HELP lector_kernels_compiled_total Kernels compiled for those plans (JIT primitives, device "
+                   "kernels).\n# TYPE lector_kernels_compiled_total counter\n");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "lector_kernels_compiled_total{engine=\"%s\"} %llu\n", i ? "fallback" : "primary",
+                    (unsigned long long)es[i].kernels_compiled);
+    }
+    if (ready && lector_engine_on_gpu(srv.primary)) { /* the engines are set before ready */
         size_t used, limit;
         lector_engine_gpu_memory(srv.primary, &used, &limit);
         fprintf(f,
@@ -786,9 +805,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)cls, (void)version;
     request *rq = *con_cls;
     if (!rq) {
-        rq = calloc(1, sizeof *rq);
+        rq = lector__calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
-        rq->t0 = now_ms();
+        rq->t0 = lector__now_ms();
         *con_cls = rq;
         pthread_mutex_lock(&srv.mu);
         srv.inflight++;
@@ -798,7 +817,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
         if (!strcmp(url, "/healthz")) {
             if (!get) return send_error(c, rq, 405, "use GET");
-            return send_body(c, rq, 200, "text/plain", strdup("ok\n"), 0);
+            return send_body(c, rq, 200, "text/plain", lector__strdup("ok\n"), 0);
         }
         if (!token_ok(c)) return send_error(c, rq, 401, "missing or wrong bearer token");
         if (!strcmp(url, "/readyz")) return get ? send_readyz(c, rq) : send_error(c, rq, 405, "use GET");
@@ -955,8 +974,7 @@ void lector_serve_default_config(lector_serve_config *c)
     c->max_connections = 256;
     c->breaker_threshold = 1;
     c->breaker_cooldown_ms = 5000;
-    const char *f = getenv("LECTOR_SERVE_FAULT");
-    c->fault_every = f ? atoi(f) : 0;
+    c->fault_every = (int)lector__tc_long(LECTOR__TC_SERVE_FAULT, 0);
 }
 
 /* Waits until no request is in flight or the clock reaches `end` (ms). */
@@ -966,13 +984,23 @@ static void wait_idle(double end)
         pthread_mutex_lock(&srv.mu);
         int busy = srv.inflight;
         pthread_mutex_unlock(&srv.mu);
-        if (!busy || now_ms() >= end) return;
+        if (!busy || lector__now_ms() >= end) return;
         usleep(10000);
     }
 }
 
 int lector_serve_run(const lector_serve_config *cfg)
 {
+    /* test controls inject faults and change results: never silently in a service */
+    const char *tc = lector_test_controls();
+    if (*tc && !cfg->allow_test_controls) {
+        fprintf(stderr,
+                "lector serve: test controls are set (%s): they inject faults or change results "
+                "(docs/DEBUG.md); unset them, or start with --allow-test-controls to run with them\n",
+                tc);
+        return 1;
+    }
+    if (*tc) fprintf(stderr, "lector serve: running with test controls %s (--allow-test-controls)\n", tc);
     memset(&srv, 0, sizeof srv);
     srv.cfg = cfg;
     pthread_mutex_init(&srv.mu, NULL);
@@ -1021,7 +1049,7 @@ int lector_serve_run(const lector_serve_config *cfg)
     lector_params p = cfg->params;
     p.use_angle_cls = 1; /* loaded so that any request may turn it on */
     lector_error err = {0};
-    double t0 = now_ms();
+    double t0 = lector__now_ms();
     if (lector_engine_create(&p, &srv.primary, &err)) {
         fprintf(stderr, "lector serve: %s (%s)\n", err.message, lector_status_str(err.code));
         goto out;
@@ -1035,14 +1063,16 @@ int lector_serve_run(const lector_serve_config *cfg)
             goto out;
         }
     }
+    pthread_mutex_lock(&srv.mu); /* /readyz and /metrics read them meanwhile */
     snprintf(srv.primary_dev, sizeof srv.primary_dev, "%s", lector_engine_device(srv.primary));
     snprintf(srv.cpu_dev, sizeof srv.cpu_dev, "%s", lector_engine_device(srv.cpu));
+    pthread_mutex_unlock(&srv.mu);
     warm(srv.primary);
     if (srv.cpu != srv.primary) warm(srv.cpu);
 
     srv.n_workers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (srv.n_workers < 1) srv.n_workers = 1;
-    srv.workers = calloc((size_t)srv.n_workers, sizeof *srv.workers);
+    srv.workers = lector__calloc((size_t)srv.n_workers, sizeof *srv.workers);
     if (!srv.workers) goto out;
     for (int i = 0; i < srv.n_workers; i++) {
         if (pthread_create(&srv.workers[i], NULL, worker_main, NULL)) {
@@ -1060,7 +1090,7 @@ int lector_serve_run(const lector_serve_config *cfg)
     if (cfg->fault_every > 0)
         fprintf(stderr, "lector serve: fault injection: every %d-th primary read fails (LECTOR_SERVE_FAULT)\n",
                 cfg->fault_every);
-    fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", now_ms() - t0, srv.n_workers,
+    fprintf(stderr, "lector serve: ready in %.0f ms: %d workers, device %s%s%s\n", lector__now_ms() - t0, srv.n_workers,
             srv.primary_dev, srv.cpu != srv.primary ? ", CPU fallback " : "",
             srv.cpu != srv.primary ? srv.cpu_dev : "");
     if (*lector_engine_fallback_reason(srv.primary))
@@ -1078,13 +1108,13 @@ out:
         pthread_mutex_unlock(&srv.mu);
         MHD_socket ls = MHD_quiesce_daemon(d); /* stop accepting */
         if (ls != MHD_INVALID_SOCKET) close(ls);
-        wait_idle(now_ms() + cfg->grace_ms);
+        wait_idle(lector__now_ms() + cfg->grace_ms);
         pthread_mutex_lock(&srv.mu);
         srv.abort_waits = 1; /* past the grace period: waiting requests get 503 */
         for (job *j = srv.head; j; j = j->next) pthread_cond_signal(&j->done);
         pthread_mutex_unlock(&srv.mu);
         /* let those 503s reach their clients before the connections close */
-        wait_idle(now_ms() + 5000);
+        wait_idle(lector__now_ms() + 5000);
         MHD_stop_daemon(d);
     }
     pthread_mutex_lock(&srv.mu);
@@ -1092,7 +1122,7 @@ out:
     pthread_cond_broadcast(&srv.q_cond);
     pthread_mutex_unlock(&srv.mu);
     for (int i = 0; i < srv.n_workers; i++) pthread_join(srv.workers[i], NULL);
-    free(srv.workers);
+    lector__free(srv.workers);
     if (d || rc == 0)
         fprintf(stderr, "lector serve: stopped: %llu requests accepted, %llu answered, %llu aborted\n",
                 (unsigned long long)srv.accepted, (unsigned long long)srv.answered, (unsigned long long)srv.aborted);

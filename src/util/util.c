@@ -1,6 +1,9 @@
 #include "util/util.h"
 
+#include "util/testctl.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,19 +14,21 @@
 
 /* ---- allocation with fault injection ---------------------------------- */
 
-static atomic_long alloc_countdown = -2; /* -2: not read yet, -1: disabled */
+/* The countdown of the fault injection: -1 off; n > 0: the nth allocation
+ * from now fails. LECTOR_FAIL_ALLOC (a test control) sets it first. */
+static atomic_long alloc_countdown = -1;
+static pthread_once_t alloc_once = PTHREAD_ONCE_INIT;
+
+static void alloc_init(void)
+{
+    long n = lector__tc_long(LECTOR__TC_FAIL_ALLOC, -1);
+    atomic_store(&alloc_countdown, n > 0 ? n : -1);
+}
 
 static int alloc_should_fail(void)
 {
-    long v = atomic_load(&alloc_countdown);
-    if (v == -2) {
-        const char *s = getenv("LECTOR_FAIL_ALLOC");
-        long n = s ? strtol(s, NULL, 10) : -1;
-        long expected = -2;
-        atomic_compare_exchange_strong(&alloc_countdown, &expected, n > 0 ? n : -1);
-        v = atomic_load(&alloc_countdown);
-    }
-    if (v < 0) return 0;
+    pthread_once(&alloc_once, alloc_init);
+    if (atomic_load_explicit(&alloc_countdown, memory_order_relaxed) < 0) return 0;
     return atomic_fetch_sub(&alloc_countdown, 1) == 1;
 }
 
@@ -55,7 +60,11 @@ void *lector__aligned_alloc(size_t size)
 
 void lector__free(void *p) { free(p); }
 
-void lector__fail_alloc_after(long n) { atomic_store(&alloc_countdown, n > 0 ? n : -1); }
+void lector__fail_alloc_after(long n)
+{
+    pthread_once(&alloc_once, alloc_init);
+    atomic_store(&alloc_countdown, n > 0 ? n : -1);
+}
 
 char *lector__strdup(const char *s)
 {
@@ -73,7 +82,7 @@ int lector__mul_size(size_t a, size_t b, size_t *out)
     return 0;
 }
 
-/* ---- errors and logging ---------------------------------------------- */
+/* ---- errors ----------------------------------------------------------- */
 
 lector_status lector__error(lector_error *err, lector_status code, const char *fmt, ...)
 {
@@ -108,38 +117,6 @@ void lector__error_prefix(lector_error *err, const char *fmt, ...)
     if (no > cap - o) no = cap - o;
     memcpy(err->message + o, old, no);
     err->message[o + no] = 0;
-}
-
-static int log_level(void)
-{
-    static atomic_int level = -1;
-    int l = atomic_load(&level);
-    if (l < 0) {
-        const char *s = getenv("LECTOR_LOG");
-        l = LECTOR_LOG_WARN;
-        if (s) {
-            if (!strcmp(s, "error"))
-                l = LECTOR_LOG_ERROR;
-            else if (!strcmp(s, "info"))
-                l = LECTOR_LOG_INFO;
-            else if (!strcmp(s, "debug"))
-                l = LECTOR_LOG_DEBUG;
-        }
-        atomic_store(&level, l);
-    }
-    return l;
-}
-
-void lector__log(lector_log_level level, const char *fmt, ...)
-{
-    static const char *names[] = {"error", "warn", "info", "debug"};
-    if ((int)level > log_level()) return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "lector: %s: %s\n", names[level], buf);
 }
 
 double lector__now_ms(void)

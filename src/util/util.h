@@ -3,8 +3,9 @@
  * error reporting, logging, timing.
  *
  * All host allocation goes through lector__malloc & co. so that a test can
- * make the Nth allocation fail (LECTOR_FAIL_ALLOC=N, curl/SQLite style) and
- * check that every path returns LECTOR_ERR_OUT_OF_MEMORY without leaking.
+ * make the Nth allocation fail (lector__fail_alloc_after, or the test control
+ * LECTOR_FAIL_ALLOC=N: curl/SQLite style) and check that every path returns
+ * LECTOR_ERR_OUT_OF_MEMORY without leaking.
  */
 #ifndef LECTOR_UTIL_H
 #define LECTOR_UTIL_H
@@ -33,8 +34,8 @@ lector_status lector__error(lector_error *err, lector_status code, const char *f
 /* Prefixes an already-filled error message with "<prefix>: ". */
 void lector__error_prefix(lector_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-typedef enum { LECTOR_LOG_ERROR = 0, LECTOR_LOG_WARN = 1, LECTOR_LOG_INFO = 2, LECTOR_LOG_DEBUG = 3 } lector_log_level;
-/* Log to stderr when `level` <= LECTOR_LOG (env: error|warn|info|debug; default warn). */
+/* One log line through lector_log_set()'s callback when `level` is within
+ * the level set there (log.c). */
 void lector__log(lector_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Monotonic clock in milliseconds. */

@@ -35,7 +35,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tar -xJf "$tarball" -C "$tmp"
 b=$(echo "$tmp"/lector-*-linux-x86_64)
-[ -x "$b/bin/lector" ] && [ -x "$b/bin/lector.bin" ] && [ -f "$b/MANIFEST" ] || fail "bundle layout"
+[ -x "$b/bin/lector" ] && [ -f "$b/MANIFEST" ] || fail "bundle layout"
 
 # MANIFEST lists every file with the right sha256
 (cd "$b" && grep -v '^#' MANIFEST | awk -F'\t' '{print $4"  "$1}' | sha256sum -c --quiet -) || fail "MANIFEST sha256"
@@ -81,7 +81,7 @@ if bad: sys.exit("outside the bundle: " + "; ".join(bad))
 print("resolver: %d objects, all under %s, the rest glibc" % (n, pre))
 PY
 }
-env -i LD_LIBRARY_PATH= "$b/bin/lector.bin" doctor --json --inspect "$b/bin/lector.bin" >"$tmp/inspect.json" || true
+env -i LD_LIBRARY_PATH= "$b/bin/lector" doctor --json --inspect "$b/bin/lector" >"$tmp/inspect.json" || true
 check_inspect "$tmp/inspect.json" "$b/" || fail "resolver (live system)"
 
 # 3. a machine with nothing but glibc: a tree with glibc and the bundle
@@ -89,11 +89,11 @@ root=$tmp/root
 mkdir -p "$root/lib/x86_64-linux-gnu" "$root/usr/lib/x86_64-linux-gnu" "$root/lib64" "$root/opt" "$root/etc"
 for so in libc.so.6 libm.so.6 ld-linux-x86-64.so.2; do cp -L "/lib/x86_64-linux-gnu/$so" "$root/lib/x86_64-linux-gnu/"; done
 cp -a "$b" "$root/opt/lector"
-env -i "$b/bin/lector.bin" doctor --json --root "$root" --inspect /opt/lector/bin/lector.bin >"$tmp/root.json" || true
+env -i "$b/bin/lector" doctor --json --root "$root" --inspect /opt/lector/bin/lector >"$tmp/root.json" || true
 check_inspect "$tmp/root.json" /opt/lector/ || fail "resolver (glibc-only tree)"
 
 # 4. what ld.so actually mapped
-env -i LD_LIBRARY_PATH= LD_DEBUG=files "$b/bin/lector.bin" --version 2>"$tmp/ld.log" >/dev/null || fail "lector.bin --version"
+env -i LD_LIBRARY_PATH= LD_DEBUG=files "$b/bin/lector" --version 2>"$tmp/ld.log" >/dev/null || fail "lector --version"
 outside=$(grep -o 'file=[^ ]*.*generating link map' "$tmp/ld.log" | awk '{print $1}' | sed 's/^file=//' | sort -u |
           grep -v -x -E 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1' || true)
 loaded=$(grep -o 'file=[^ ]*' "$tmp/ld.log" | sort -u | wc -l)

@@ -44,6 +44,7 @@
 
 #include "image/image.h"
 #include "lector.h"
+#include "lector_rt_image.h"
 #include "ocr/preprocess.h"
 
 #define SKIP       77
@@ -489,12 +490,11 @@ static int inputs_batch(lector_model *m, const char *what, const lector_image *p
 static int mode_inputs(lector_engine *e)
 {
     char path[4096];
-    lector_model_options mo = {.backend = "cuda:0", .output_argmax = 1};
+    lector_model_options mo = {.backend = "cuda:0"};
     lector_model *rec = NULL, *cls = NULL;
     lector_error err;
     snprintf(path, sizeof path, "%s/ch_PP-OCRv4_rec_infer.onnx", models);
-    if (lector_model_load_file(path, &mo, &rec, &err)) return printf("FAIL %s: %s\n", path, err.message), 1;
-    mo.output_argmax = 0;
+    if (lector_model_load_file_argmax(path, &mo, &rec, &err)) return printf("FAIL %s: %s\n", path, err.message), 1;
     snprintf(path, sizeof path, "%s/ch_ppocr_mobile_v2.0_cls_infer.onnx", models);
     if (lector_model_load_file(path, &mo, &cls, &err)) return printf("FAIL %s: %s\n", path, err.message), 1;
     int bad = 0, rows = 0;

@@ -291,7 +291,7 @@ static void test_det_preprocess(void **state)
     lector__image_release(&im);
 }
 
-/* The formula of lector_image_input (include/lector_rt.h), which the CUDA
+/* The formula of lector_image_input (docs/RUNTIME.md, include/lector_rt_image.h), which the CUDA
  * backend's ck_image_rows computes, written out here from the header's
  * words over lector__det_image_input's tables: it must give the CPU's detection input
  * (lector__det_preprocess, itself bit-exact with OpenCV) bit for bit, for
@@ -349,7 +349,7 @@ static void test_image_input_formula(void **state)
     lector__image_release(&tiny);
 }
 
-/* The crop part of lector_image_input's formula (include/lector_rt.h),
+/* The crop part of lector_image_input's formula (docs/RUNTIME.md),
  * written out here from the header's words, reading only the region that
  * lector__line_image_input hands over: pixel (x, y) of the turned crop. A
  * tap outside the region counts in *outside. */

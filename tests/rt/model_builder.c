@@ -85,7 +85,7 @@ uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opse
     return buf;
 }
 
-int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o,
+int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o, int argmax,
                         const lector_tensor *in, long max_n, int *oks)
 {
     int bad = 0;
@@ -94,7 +94,8 @@ int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, cons
         lector__fail_alloc_after(n);
         lector_model *m = NULL;
         lector_error err = {0};
-        lector_status st = lector_model_load_memory(model, len, name, o, &m, &err);
+        lector_status st = argmax ? lector_model_load_memory_argmax(model, len, name, o, &m, &err)
+                                  : lector_model_load_memory(model, len, name, o, &m, &err);
         if (st == LECTOR_OK) {
             lector_tensor *out = NULL;
             size_t n_out = 0;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "lector_rt.h"
+#include "lector_rt_image.h"
 
 /* A model with one node `op_type` (domain `domain`, may be "") reading float
  * input "x" of shape [1,3,4,4] (a dim < 0 makes it dynamic) and writing
@@ -20,7 +21,7 @@ uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opse
  * LECTOR_OK or LECTOR_ERR_OUT_OF_MEMORY, never a crash or another status.
  * Returns the number of attempts that broke the rule (each printed);
  * *oks counts the attempts that succeeded (past the last allocation, all). */
-int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o,
+int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o, int argmax,
                         const lector_tensor *in, long max_n, int *oks);
 
 #endif

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "lector_rt.h"
+#include "lector_rt_image.h"
 #include "model_builder.h"
 #include "util/util.h"
 
@@ -309,7 +310,7 @@ static void test_allocation_failures(void **state)
     float x[48] = {0};
     lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
     int oks = 0;
-    assert_int_equal(alloc_failure_sweep(b, len, "relu.onnx", NULL, &in, 400, &oks), 0);
+    assert_int_equal(alloc_failure_sweep(b, len, "relu.onnx", NULL, 0, &in, 400, &oks), 0);
     assert_true(oks > 0); /* past the last allocation everything succeeds */
     free(b);
 }

@@ -1,5 +1,5 @@
 /*
- * lector_model_options.output_argmax: each float output of rank >= 2 is
+ * lector_model_load_*_argmax (lector_rt_image.h): each float output of rank >= 2 is
  * replaced by its argmax (int64, the first maximum, NaN the greatest, as
  * np.argmax) and its max over the last axis. Checked against the same
  * model loaded without the option, bit for bit: tiny one-node models
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lector_rt.h"
+#include "lector_rt_image.h"
 #include "model_builder.h"
 #include "onnx.pb-c.h"
 #include "util/util.h"
@@ -30,11 +31,12 @@ static float frand(void) /* [-1, 1) */
 
 static lector_model *load(const void *bytes, size_t len, const char *path, const char *backend, int argmax, int cache)
 {
-    lector_model_options o = {.backend = backend, .threads = 2, .plan_cache_size = cache, .output_argmax = argmax};
+    lector_model_options o = {.backend = backend, .threads = 2, .plan_cache_size = cache};
     lector_model *m = NULL;
     lector_error err = {0};
-    lector_status st = path ? lector_model_load_file(path, &o, &m, &err)
-                            : lector_model_load_memory(bytes, len, "built.onnx", &o, &m, &err);
+    lector_status st = path ? (argmax ? lector_model_load_file_argmax : lector_model_load_file)(path, &o, &m, &err)
+                            : (argmax ? lector_model_load_memory_argmax
+                                      : lector_model_load_memory)(bytes, len, "built.onnx", &o, &m, &err);
     CHECK(st == LECTOR_OK, "load: %s", err.message);
     return m;
 }
@@ -214,10 +216,10 @@ static void allocation_failures(void)
     for (int si = 0; si < 2; si++) {
         size_t len;
         uint8_t *b = build_unary_model("Softmax", "", opsets[si], dims, &len);
-        lector_model_options o = {.backend = "ref", .output_argmax = 1};
+        lector_model_options o = {.backend = "ref"};
         lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 4, 4}, x};
         int oks = 0;
-        CHECK(alloc_failure_sweep(b, len, "softmax.onnx", &o, &in, 600, &oks) == 0, "opset %lld",
+        CHECK(alloc_failure_sweep(b, len, "softmax.onnx", &o, 1, &in, 600, &oks) == 0, "opset %lld",
               (long long)opsets[si]);
         CHECK(oks > 0, "never succeeded");
         free(b);

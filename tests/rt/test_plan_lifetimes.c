@@ -26,7 +26,6 @@
 #define ELEMS   4096
 
 static int value_of[N_NODES + 1]; /* value_of[k]: the output of node k - 1 (value_of[0]: the input) */
-static int use_hook;
 
 static void keep_longer(rt_backend *be, const rt_plan *p, int *last)
 {
@@ -36,15 +35,15 @@ static void keep_longer(rt_backend *be, const rt_plan *p, int *last)
     if (last[value_of[5]] < 6) last[value_of[5]] = 6;
 }
 
-static void *test_proc(const char *name)
-{
-    return use_hook && !strcmp(name, "plan_lifetimes") ? (void *)keep_longer : NULL;
-}
-
-static const rt_backend_iface test_iface = {
+static const rt_backend_iface plain_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "test",
-    .get_proc_address = test_proc,
+};
+
+static const rt_backend_iface hook_iface = {
+    .api_version = RT_BACKEND_API_VERSION,
+    .name = "test",
+    .plan_lifetimes = keep_longer,
 };
 
 static int overlap(const rt_plan *p, int a, int b)
@@ -96,8 +95,8 @@ static rt_plan *plan(int hook)
         rt_graph_free(g);
         return NULL;
     }
-    static rt_backend be = {.iface = &test_iface};
-    use_hook = hook;
+    static rt_backend be;
+    be.iface = hook ? &hook_iface : &plain_iface;
     rt_plan *p = NULL;
     if (rt_plan_build(g, &be, &in, &p, &err)) {
         fprintf(stderr, "rt_plan_build: %s\n", err.message);

@@ -1,7 +1,14 @@
-/* Every public header compiles as plain C11 on its own (whisper's test-c.c):
- * built with -std=c11 -pedantic-errors -Wall -Wextra -Werror. */
+/* Every public header compiles as plain C11 on its own (whisper's test-c.c),
+ * each included twice (its guard): built with -std=c11 -pedantic-errors
+ * -Wall -Wextra -Werror. lector_doctor.h: tests/gpuenv/test_header.c. */
 #include "lector_rt.h"
 #include "lector_rt.h" /* include guards */
+#include "lector_rt_image.h"
+#include "lector_rt_image.h"
+#include "lector.h"
+#include "lector.h"
+#include "lector_serve.h"
+#include "lector_serve.h"
 
 int main(void)
 {

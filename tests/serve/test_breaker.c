@@ -1,7 +1,7 @@
 /* Unit test of the circuit breaker's state machine (src/serve/breaker.c). */
 #include <stdio.h>
 
-#include "breaker.h"
+#include "serve/breaker.h"
 
 static int fails;
 #define CHECK(c)                                                         \

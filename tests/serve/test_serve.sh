@@ -4,7 +4,7 @@
 # its log), called with curl; JSON compared with python3.
 #   test_serve.sh CASE LECTOR MODELS_DIR SAMPLE_IMAGE [NVML]
 # CASE: parity concurrent batch bad_requests timeout queue_full breaker sigterm grace
-#       gpu_metrics gpu_metrics_absent (NVML: the NVML shim, tests/gpuenv/shims/nvml_shim.c)
+#       test_controls gpu_metrics gpu_metrics_absent (NVML: the NVML shim, tests/gpuenv/shims/nvml_shim.c)
 set -u
 case_=$1 lector=$2 models=$3 sample=$4 nvml=${5:-}
 tmp=$(mktemp -d)
@@ -49,7 +49,7 @@ stop_server() {
     local rc=$?
     pid=
     [ $rc -eq 0 ] && ok || ko "server exit code $rc: $(tail -20 "$tmp/server.log")"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" &&
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" &&
         ko "sanitizer report: $(cat "$tmp/server.log")" || ok
 }
 
@@ -138,14 +138,16 @@ parity)
     stop_server
     ;;
 concurrent)
+    # LECTOR_TEST_SERVE_CLIENTS: fewer clients under ThreadSanitizer (scripts/test.sh)
+    clients=${LECTOR_TEST_SERVE_CLIENTS:-32}
     reference
     start_server -- --workers 2 --queue 64 --timeout-ms 250000
-    for i in $(seq 1 32); do
+    for i in $(seq 1 "$clients"); do
         curl -s -o "$tmp/c$i" -w '%{http_code}\n' -H 'Content-Type: image/jpeg' --data-binary @"$sample" \
             "$base/v1/ocr" >"$tmp/code$i" &
     done
     wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null
-    for i in $(seq 1 32); do
+    for i in $(seq 1 "$clients"); do
         [ "$(cat "$tmp/code$i")" = 200 ] && same_json "$tmp/c$i" "$tmp/ref.json" && ok ||
             ko "client $i: $(cat "$tmp/code$i") $(head -c 200 "$tmp/c$i")"
     done
@@ -279,7 +281,7 @@ breaker)
     reference
     check() { post "$sample"; [ "$code" = 200 ] && same_json "$tmp/body" "$tmp/ref.json" && ok || ko "$1: $code"; }
     # 1. a long cool-down: primary reads #2, #4, ... fail as device errors
-    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 600000
+    start_server LECTOR_SERVE_FAULT=2 -- --allow-test-controls --workers 1 --breaker-cooldown-ms 600000
     grep -q 'fault injection' "$tmp/server.log" && ok || ko "fault hook not announced"
     check "read 1 (primary ok)"
     [ "$(metric lector_serve_breaker_state)" = 0 ] && ok || ko "state after a good read"
@@ -293,7 +295,7 @@ breaker)
     [ "$(metric lector_serve_primary_errors_total)" = 1 ] && ok || ko "primary_errors_total"
     stop_server
     # 2. a 1 ms cool-down: the next read is the half-open probe
-    start_server LECTOR_SERVE_FAULT=2 -- --workers 1 --breaker-cooldown-ms 1
+    start_server LECTOR_SERVE_FAULT=2 -- --allow-test-controls --workers 1 --breaker-cooldown-ms 1
     check "read 1 (primary ok)"
     check "read 2 (primary fails, CPU serves)"
     check "read 3 (half-open probe, primary ok)"
@@ -327,7 +329,7 @@ sigterm)
     pid=
     wait
     [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
     line=$(grep 'stopped:' "$tmp/server.log")
     acc=$(echo "$line" | sed -E 's/.*: ([0-9]+) requests accepted.*/\1/')
     ans=$(echo "$line" | sed -E 's/.*, ([0-9]+) answered.*/\1/')
@@ -357,7 +359,7 @@ grace)
     pid=
     wait
     [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
     n503=0
     for c in $(seq 1 6); do
         code=$(cat "$tmp/code$c")
@@ -414,6 +416,22 @@ gpu_metrics_absent)
         exposition_ok "$tmp/m" && ok || ko "not a valid exposition: $(cat "$tmp/m")"
         has "$tmp/m" 'lector_serve_ready 1'
     done
+    stop_server
+    ;;
+test_controls)
+    # test controls change results (TF32) or cut optimisations: the service
+    # refuses to start with any set, names them, and exits 1 ...
+    LECTOR_CUDA_TF32=1 LECTOR_ONEDNN_NOFUSE=1 timeout 120 "$lector" serve --listen 127.0.0.1:0 --models "$models" \
+        >"$tmp/server.log" 2>&1
+    rc=$?
+    [ $rc = 1 ] && ok || ko "exit code $rc with test controls set: $(cat "$tmp/server.log")"
+    grep -q 'test controls are set (LECTOR_CUDA_TF32,LECTOR_ONEDNN_NOFUSE)' "$tmp/server.log" && ok ||
+        ko "refusal does not name the controls: $(cat "$tmp/server.log")"
+    grep -q 'listening' "$tmp/server.log" && ko "it listened" || ok
+    # ... unless told to run with them, which it says
+    start_server LECTOR_ONEDNN_NOFUSE=1 -- --allow-test-controls
+    grep -q 'running with test controls LECTOR_ONEDNN_NOFUSE (--allow-test-controls)' "$tmp/server.log" && ok ||
+        ko "not announced: $(cat "$tmp/server.log")"
     stop_server
     ;;
 *) echo "unknown case $case_"; exit 2 ;;

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lector.h"
 #include "lector_rt.h"
+#include "util/util.h"
 
 typedef struct bench_row {
     const char *name;
@@ -114,9 +116,9 @@ static lector_status lector_time(const char *model, const lector_tensor *in, con
     for (int r = -2; r < runs && !st; r++) { /* two warm-up runs: plan compile, caches */
         lector_tensor *out = NULL;
         size_t nout = 0;
-        double c0 = cpu_now_ms(), t0 = cli_now_ms();
+        double c0 = cpu_now_ms(), t0 = lector__now_ms();
         st = lector_model_run(m, in, 1, &out, &nout, err);
-        double dt = cli_now_ms() - t0, dc = cpu_now_ms() - c0;
+        double dt = lector__now_ms() - t0, dc = cpu_now_ms() - c0;
         if (!st) lector_tensors_free(out, nout);
         if (r >= 0) {
             t[r] = dt;
@@ -143,7 +145,7 @@ int cmd_bench(int argc, char **argv)
         return 2;
     }
     int json = 0, threads = 0, runs = 10, no_ort = 0;
-    const char *models = "models", *backend = NULL;
+    const char *models = NULL, *backend = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -163,6 +165,13 @@ int cmd_bench(int argc, char **argv)
         }
     }
     if (runs < 1) runs = 1;
+    char models_dir[4096];
+    lector_error merr;
+    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
+        fprintf(stderr, "lector bench: %s\n", merr.message);
+        return 1;
+    }
+    models = models_dir;
     char script[PATH_MAX + 64];
     if (!no_ort && find_ort_script(script, sizeof script)) {
         fprintf(stderr, "lector bench: bench/ort_bench.js not found (run from the repository root or set "
@@ -181,7 +190,7 @@ int cmd_bench(int argc, char **argv)
     int rc = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         const bench_row *row = &rows[r];
-        char model[PATH_MAX], input[PATH_MAX + 32];
+        char model[PATH_MAX + 4096], input[PATH_MAX + 32];
         snprintf(model, sizeof model, "%s/%s", models, row->file);
         snprintf(input, sizeof input, "%s/input_%zu.pb", tmp, r);
         lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {row->dims[0], row->dims[1], row->dims[2], row->dims[3]}, NULL};

@@ -59,7 +59,7 @@ static double pct(double *v, int n, double p)
 
 static int bench_gpu(int argc, char **argv)
 {
-    const char *models = "models", *device = "cuda", *only = NULL;
+    const char *models = NULL, *device = "cuda", *only = NULL;
     int runs = 20, json = 0, fp16 = 0, batches[8] = {1, 8, 32}, nb = 3;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
@@ -89,6 +89,13 @@ static int bench_gpu(int argc, char **argv)
         }
     }
     if (runs < 1) runs = 1;
+    char models_dir[4096];
+    lector_error merr;
+    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
+        fprintf(stderr, "lector bench gpu: %s\n", merr.message);
+        return 1;
+    }
+    models = models_dir;
     static const struct {
         const char *name, *file;
         int64_t dims[4];
@@ -103,7 +110,7 @@ static int bench_gpu(int argc, char **argv)
     int rc = 0;
     for (size_t m = 0; m < sizeof base / sizeof *base; m++) {
         if (only && strcmp(only, base[m].name)) continue;
-        char path[4096];
+        char path[8192];
         snprintf(path, sizeof path, "%s/%s", models, base[m].file);
         lector_model_options o = {.backend = device, .fp16 = fp16};
         lector_model *model;
@@ -126,10 +133,10 @@ static int bench_gpu(int argc, char **argv)
             for (int r = -3; r < runs && !st; r++) {
                 lector_tensor *out;
                 size_t nout;
-                double t0 = cli_now_ms();
+                double t0 = lector__now_ms();
                 st = lector_model_run(model, &in, 1, &out, &nout, &err);
                 if (!st) lector_tensors_free(out, nout);
-                if (r >= 0) t[r] = cli_now_ms() - t0;
+                if (r >= 0) t[r] = lector__now_ms() - t0;
             }
             char mode[32] = "";
             if (!st) st = lector_model_time(model, &in, 1, runs, td, mode, sizeof mode, &err);
@@ -181,7 +188,7 @@ static void pipe_result(const lector_stream_item *it, void *user)
         return;
     }
     if (c->lat) {
-        c->lat[it->index] = cli_now_ms() - pi->pushed;
+        c->lat[it->index] = lector__now_ms() - pi->pushed;
         c->tim[it->index] = it->result->timings;
     }
     c->pages += (int)it->result->n_pages;
@@ -198,7 +205,7 @@ static lector_status pipe_run(lector_engine *e, int workers, char **images, int 
     lector_status st = lector_stream_create(e, &so, pipe_result, c, &s, err);
     if (st) return st;
     for (int k = 0; k < n * rounds && !st; k++) {
-        if (c->items) c->items[k].pushed = cli_now_ms();
+        if (c->items) c->items[k].pushed = lector__now_ms();
         st = lector_stream_push_file(s, images[k % n], c->items ? &c->items[k] : NULL, err);
     }
     lector_stream_free(s);
@@ -242,16 +249,7 @@ static int bench_pipeline(int argc, char **argv)
         else if (!strcmp(a, "--use-angle-cls"))
             p.use_angle_cls = 1;
         else if (!strcmp(a, "--device") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "cpu"))
-                p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                p.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4) && (v[4] == 0 || v[4] == ':')) {
-                p.device = LECTOR_DEVICE_CUDA;
-                p.device_id = v[4] ? atoi(v + 5) : 0;
-            } else {
-                fprintf(stderr, "lector bench pipeline: unknown device '%s'\n", v);
+            if (cli_parse_device("lector bench pipeline", argv[++i], &p)) {
                 free(images);
                 return 2;
             }
@@ -270,27 +268,27 @@ static int bench_pipeline(int argc, char **argv)
     }
     lector_engine *e;
     lector_error err;
-    double t_load = cli_now_ms();
+    double t_load = lector__now_ms();
     if (lector_engine_create(&p, &e, &err)) {
         fprintf(stderr, "lector bench pipeline: %s\n", err.message);
         free(images);
         return 1;
     }
-    t_load = cli_now_ms() - t_load;
+    t_load = lector__now_ms() - t_load;
     int total = n * rounds;
     /* warm-up: one pass over the images compiles every plan the run needs */
     pipe_ctx warm = {0};
-    double t_warm = cli_now_ms();
+    double t_warm = lector__now_ms();
     lector_status st = pipe_run(e, 0, images, n, 1, &warm, &err);
-    t_warm = cli_now_ms() - t_warm;
+    t_warm = lector__now_ms() - t_warm;
     lector_engine_stats s_warm, s_end;
     lector_engine_get_stats(e, &s_warm);
     pipe_ctx c = {calloc((size_t)total, sizeof(pipe_item)), calloc((size_t)total, sizeof(double)),
                   calloc((size_t)total, sizeof(lector_timings)), 0, 0};
     if (!c.items || !c.lat || !c.tim) return 1;
-    double t0 = cli_now_ms();
+    double t0 = lector__now_ms();
     if (!st) st = pipe_run(e, 0, images, n, rounds, &c, &err);
-    double wall = cli_now_ms() - t0;
+    double wall = lector__now_ms() - t0;
     if (st) {
         fprintf(stderr, "lector bench pipeline: %s\n", err.message);
         c.errors++;

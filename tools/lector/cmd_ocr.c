@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli.h"
-#include "json_result.h"
 #include "lector.h"
 
 typedef enum { FMT_TXT, FMT_JSON, FMT_TSV, FMT_HOCR } out_format;
@@ -30,7 +27,9 @@ static void usage(FILE *f)
         "  --draw OUT.png                   also draw the boxes, their numbers and the text\n"
         "                                   (several inputs: OUT.png, OUT-2.png, ...)\n"
         "engine:\n"
-        "  --models DIR                     models directory (default: models)\n"
+        "  --models DIR                     models directory (default: LECTOR_MODELS, else ../models\n"
+        "                                   or ../share/lector/models beside the binary, else the\n"
+        "                                   source tree's models/; `lector models` shows which)\n"
         "  --det-model F --rec-model F --cls-model F --rec-dict F   override one file\n"
         "  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
         "                                   cuda: the GPU or an error saying why not\n"
@@ -56,7 +55,7 @@ static void usage(FILE *f)
         "  --drop-score F (0.5) --no-space-char\n"
         "limits:\n"
         "  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
-        "other commands: lector models | run-model | doctor | explain | --help | --version\n");
+        "other commands: lector serve | models | run-model | bench | doctor | explain | --help | --version\n");
 }
 
 static int parse_int(const char *s, const char *opt, int *out)
@@ -111,10 +110,9 @@ static void bbox_of(const lector_line *l, int *x0, int *y0, int *x1, int *y1)
     *y1 = (int)d;
 }
 
-static void write_json(FILE *out, const char *file, const lector_result *r, const char *error,
-                       const lector_engine_stats *stats)
+static void write_json(FILE *out, const char *file, const lector_result *r, const char *error)
 {
-    char *s = json_result_string_stats(file, r, error, stats);
+    char *s = lector_result_json(r, file, error);
     if (s) fprintf(out, "%s\n", s);
     free(s);
 }
@@ -239,21 +237,12 @@ static void on_result(const lector_stream_item *it, void *user)
     if (it->status) {
         o->failed++;
         fprintf(stderr, "lector: %s (%s)\n", it->error->message, lector_status_str(it->status));
-        if (o->fmt == FMT_JSON) {
-            lector_engine_stats st;
-            lector_engine_get_stats(o->eng, &st);
-            write_json(o->out, name, NULL, it->error->message, &st);
-        }
+        if (o->fmt == FMT_JSON) write_json(o->out, name, NULL, it->error->message);
         return;
     }
     switch (o->fmt) {
     case FMT_TXT: write_txt(o->out, r, it->index == 0); break;
-    case FMT_JSON: {
-        lector_engine_stats st;
-        lector_engine_get_stats(o->eng, &st);
-        write_json(o->out, name, r, NULL, &st);
-        break;
-    }
+    case FMT_JSON: write_json(o->out, name, r, NULL); break;
     case FMT_TSV: write_tsv(o->out, r, o->page_base, o->page_base == 0); break;
     case FMT_HOCR: write_hocr_pages(o->out, name, r, &o->page_no); break;
     }
@@ -362,17 +351,7 @@ int cmd_ocr(int argc, char **argv)
         else if (!strcmp(a, "--gpu-mem-limit"))
             mem_arg = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu"))
-                p.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                p.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4)) {
-                p.device = LECTOR_DEVICE_CUDA;
-                if (v[4] == ':' && parse_int(v + 5, a, &p.device_id)) goto bad;
-            } else {
-                fprintf(stderr, "lector: unknown device '%s' (cpu, auto, cuda[:N])\n", v);
-                goto bad;
-            }
+            if (cli_parse_device("lector", v, &p)) goto bad;
         } else if (!strcmp(a, "--det-limit-type")) {
             if (!strcmp(v, "max"))
                 p.det_limit_type = LECTOR_LIMIT_MAX;

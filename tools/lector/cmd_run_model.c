@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "lector_rt.h"
+#include "util/util.h"
 
 static void usage(FILE *f)
 {
@@ -128,13 +129,13 @@ int cmd_run_model(int argc, char **argv)
     for (int r = 0; r < repeat && times; r++) {
         if (outs) lector_tensors_free(outs, n_out);
         outs = NULL;
-        double t0 = cli_now_ms();
+        double t0 = lector__now_ms();
         if (lector_model_run(m, inputs, n_in, &outs, &n_out, &err)) {
             fprintf(stderr, "lector: %s (%s)\n", err.message, lector_status_str(err.code));
             free(times);
             goto done;
         }
-        times[r] = cli_now_ms() - t0;
+        times[r] = lector__now_ms() - t0;
     }
     rc = 0;
     for (size_t k = 0; k < n_out; k++) {

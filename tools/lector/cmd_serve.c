@@ -7,13 +7,12 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json_result.h"
 #include "lector.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
 #endif
 #ifdef LECTOR_HAVE_SERVE
-#include "serve/serve.h"
+#include "lector_serve.h"
 #endif
 
 static void usage(FILE *f)
@@ -26,7 +25,7 @@ static void usage(FILE *f)
             "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
             "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
             "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-            "  --models DIR            models directory (default: models)\n"
+            "  --models DIR            models directory (default: as `lector models` finds it)\n"
             "  --threads N             threads per inference (default 1)\n"
             "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
             "  --queue N               queued requests at most; more get 503 + Retry-After (default 64)\n"
@@ -43,9 +42,9 @@ static void usage(FILE *f)
             "  --max-batch N --max-wait-ms M   micro-batching: up to N requests per engine dispatch, waiting up to M "
             "ms (1, 0)\n"
             "  --det-batch N           within a dispatch, pages of one det input size share det runs, N at a time (1)\n"
-            "  -v, --verbose\n"
-            "environment: LECTOR_SERVE_FAULT=N makes every Nth read of the primary engine fail as a\n"
-            "device error (tests the CPU fallback and the circuit breaker)\n");
+            "  --allow-test-controls   start even with test controls set (LECTOR_SERVE_FAULT=N: every Nth\n"
+            "                          read of the primary engine fails; docs/DEBUG.md lists them all)\n"
+            "  -v, --verbose\n");
 }
 
 #if defined(LECTOR_HAVE_DOCTOR) && defined(LECTOR_HAVE_SERVE)
@@ -102,7 +101,6 @@ int cmd_serve(int argc, char **argv)
     lector_serve_default_config(&c);
     c.params.threads = 1;
     c.params.workers = 1; /* the server's own workers run requests in parallel: each read in its worker's thread */
-    c.render = json_result_string;
 #ifdef LECTOR_HAVE_DOCTOR
     c.doctor_json = doctor_json;
 #endif
@@ -116,6 +114,10 @@ int cmd_serve(int argc, char **argv)
         }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             c.verbose = 1;
+            continue;
+        }
+        if (!strcmp(a, "--allow-test-controls")) {
+            c.allow_test_controls = 1;
             continue;
         }
         if (!strcmp(a, "--use-angle-cls")) {
@@ -145,17 +147,7 @@ int cmd_serve(int argc, char **argv)
         else if (!strcmp(a, "--models"))
             c.params.models_dir = v;
         else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "cpu"))
-                c.params.device = LECTOR_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                c.params.device = LECTOR_DEVICE_AUTO;
-            else if (!strncmp(v, "cuda", 4)) {
-                c.params.device = LECTOR_DEVICE_CUDA;
-                if (v[4] == ':' && to_int(a, v + 5, 0, 64, &c.params.device_id)) goto bad;
-            } else {
-                fprintf(stderr, "lector serve: --device is auto, cpu or cuda[:N]\n");
-                goto bad;
-            }
+            if (cli_parse_device("lector serve", v, &c.params)) goto bad;
         } else if (!strcmp(a, "--threads")) {
             if (to_int(a, v, 0, 1024, &c.params.threads)) goto bad;
         } else if (!strcmp(a, "--workers")) {

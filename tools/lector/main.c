@@ -1,5 +1,7 @@
 /*
- * lector - the command-line tool. Uses only the public headers.
+ * lector - the command-line tool. It uses the public headers (include/) and
+ * the util layer (src/util/util.h: the allocator, the clock, reading a file)
+ * only, as `lector serve` (src/serve) does.
  */
 #include <execinfo.h>
 #include <signal.h>
@@ -10,10 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#ifdef LECTOR_HAVE_DOCTOR
-#include "gpuenv/gpuenv.h"
-#endif
-#include "lector_rt.h"
+#include "lector.h"
 #ifdef LECTOR_HAVE_DOCTOR
 #include "lector_doctor.h"
 #endif
@@ -28,15 +27,13 @@ int cli_parse_gpu_mem(const char *s, int device, size_t *out)
         double frac = pct ? v / 100 : v;
         if (pct && end[1]) goto bad;
         if (frac <= 0 || frac > 1) goto bad;
-#ifdef LECTOR_HAVE_DOCTOR
-        gpuenv_gpu_sample g[64];
-        int n = gpuenv_nvml_sample(g, 64);
+        lector_gpu_sample g[64];
+        int n = lector_gpu_sample_all(g, 64);
         for (int i = 0; i < n; i++)
             if ((int)g[i].index == device && g[i].mem_ok) {
                 *out = (size_t)(frac * (double)g[i].mem_total);
                 return 0;
             }
-#endif
         fprintf(stderr,
                 "lector: --gpu-mem-limit %s: the memory of GPU %d is unknown (no NVML): give bytes "
                 "(e.g. 8G)\n",
@@ -76,11 +73,18 @@ bad:
     return -1;
 }
 
-double cli_now_ms(void)
+int cli_parse_device(const char *prog, const char *s, lector_params *p)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    lector_device_spec spec;
+    lector_error err;
+    if (lector_device_parse(s, &spec, &err)) {
+        fprintf(stderr, "%s: --device: %s\n", prog, err.message);
+        return -1;
+    }
+    p->device = spec.device;
+    p->device_id = spec.index;
+    if (spec.device == LECTOR_DEVICE_CPU && strcmp(spec.backend, "cpu")) p->backend = spec.backend;
+    return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -104,6 +108,7 @@ static void usage(FILE *f)
             "       lector COMMAND [options]\n\n"
             "commands:\n"
             "  serve [--listen ADDR:PORT] ...       the HTTP service (docs/SERVICE.md)\n"
+            "  models [--models DIR] [--json]       the models lector uses: where, sha256, release\n"
             "  run-model MODEL.onnx ...             run any ONNX model on TensorProto files\n"
             "  bench models [--json] [--threads N]  median latency of Lector and ONNX Runtime\n"
             "  bench gpu [--fp16] [--json]          per-model latency/throughput on the GPU\n"
@@ -173,6 +178,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run-model")) return cmd_run_model(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
 #ifdef LECTOR_HAVE_DOCTOR
     if (!strcmp(cmd, "doctor")) return lector_doctor_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return lector_explain_main(argc - 1, argv + 1);

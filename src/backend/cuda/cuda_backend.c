@@ -1,6 +1,6 @@
 /*
  * cuda_backend.c - the CUDA backend: liblector-cuda.so, loaded with dlopen by
- * src/rt/cuda_loader.c, never linked into the core.
+ * the core's module loader (src/rt/module.c), never linked into the core.
  *
  * A plan (one model, one input shape) compiles into a list of steps, one per
  * live node: cuDNN for Conv/ConvTranspose (algorithm from cuDNN's heuristic,
@@ -74,7 +74,7 @@ static atomic_long fault_allocs, fault_launches;
 
 static void fault_init(void)
 {
-    const char *s = getenv("LECTOR_CUDA_FAIL");
+    const char *s = H->testctl_str(LECTOR__TC_CUDA_FAIL);
     if (!s) return;
     if (!strncmp(s, "alloc:", 6))
         fault_alloc_at = atol(s + 6);
@@ -150,7 +150,7 @@ static lector_status dev_alloc(int dev, size_t size, void **out, const char *wha
      * it before cudaMalloc let two of them write past the array's end) */
     if (n_blocks == cap_blocks) {
         int cap = cap_blocks ? 2 * cap_blocks : 64;
-        dev_block *nb = realloc(blocks, sizeof *nb * (size_t)cap);
+        dev_block *nb = cu_realloc(blocks, sizeof *nb * (size_t)cap);
         if (!nb) {
             mem_used[dev] -= size;
             pthread_mutex_unlock(&mem_lock);
@@ -184,7 +184,8 @@ static void dev_free(void *p)
 
 typedef struct cu_ctx {
     int device;
-    int sm; /* compute capability, major * 10 + minor */
+    int sm;                   /* compute capability, major * 10 + minor */
+    _Atomic uint64_t kernels; /* NVRTC kernels compiled for this backend's plans */
     pthread_mutex_t lock;
     cu_worker *idle;
     char name[64];
@@ -200,7 +201,7 @@ static void worker_free(cu_worker *w)
     dev_free(w->ws);
     dev_free(w->img);
     if (w->pin) cudaFreeHost(w->pin);
-    free(w);
+    cu_free(w);
 }
 
 static lector_status worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
@@ -214,11 +215,11 @@ static lector_status worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
         *out = w;
         return LECTOR_OK;
     }
-    w = calloc(1, sizeof *w);
+    w = cu_calloc(1, sizeof *w);
     if (!w) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     cudaError_t e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
-        free(w);
+        cu_free(w);
         return cuda_fail(err, e, "creating a stream");
     }
     cudnnStatus_t ds = cudnnCreate(&w->dnn);
@@ -294,13 +295,13 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     }
     if (be->device < 0 || be->device >= n || be->device >= CU_MAX_DEV)
         return fail(err, LECTOR_ERR_UNAVAILABLE, "cuda: GPU %d does not exist (%d visible)", be->device, n);
-    cu_ctx *c = calloc(1, sizeof *c);
+    cu_ctx *c = cu_calloc(1, sizeof *c);
     if (!c) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     c->device = be->device;
     pthread_mutex_init(&c->lock, NULL);
     struct cudaDeviceProp prop;
     if ((e = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess) {
-        free(c);
+        cu_free(c);
         return cuda_fail(err, e, "reading the device properties");
     }
     snprintf(c->name, sizeof c->name, "%.63s", prop.name);
@@ -311,7 +312,7 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     lector_status st = worker_get(c, &w, err);
     if (st) {
         pthread_mutex_destroy(&c->lock);
-        free(c);
+        cu_free(c);
         return st;
     }
     worker_put(c, w);
@@ -333,7 +334,7 @@ static void cu_shutdown(rt_backend *be)
         worker_free(w);
     }
     pthread_mutex_destroy(&c->lock);
-    free(c);
+    cu_free(c);
     be->ctx = NULL;
 }
 
@@ -360,7 +361,7 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
     if (n >= CU_SHARE_MIN) { /* a weight: shared with the other plans at upload */
         if (b->n_big == b->cap_big) {
             int cap = b->cap_big ? 2 * b->cap_big : 32;
-            struct cbuf_chunk *nb = realloc(b->big, sizeof *nb * (size_t)cap);
+            struct cbuf_chunk *nb = cu_realloc(b->big, sizeof *nb * (size_t)cap);
             if (!nb) {
                 *oom = 1;
                 return 0;
@@ -368,7 +369,7 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
             b->big = nb;
             b->cap_big = cap;
         }
-        void *copy = data ? malloc(n) : calloc(1, n);
+        void *copy = data ? cu_malloc(n) : cu_calloc(1, n);
         if (!copy) {
             *oom = 1;
             return 0;
@@ -381,7 +382,7 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
     if (off + n > b->cap) {
         size_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < off + n) cap *= 2;
-        char *np = realloc(b->p, cap);
+        char *np = cu_realloc(b->p, cap);
         if (!np) {
             *oom = 1;
             return 0;
@@ -399,9 +400,9 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
 
 static void cbuf_free(cbuf *b)
 {
-    for (int i = 0; i < b->n_big; i++) free(b->big[i].p);
-    free(b->big);
-    free(b->p);
+    for (int i = 0; i < b->n_big; i++) cu_free(b->big[i].p);
+    cu_free(b->big);
+    cu_free(b->p);
     *b = (cbuf){0};
 }
 
@@ -436,11 +437,11 @@ static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, 
         if (s->device == dev && s->hash == h && s->n == n && !memcmp(s->host, host, n)) {
             s->refs++;
             pthread_mutex_unlock(&shared_lock);
-            free(host);
+            cu_free(host);
             *out = s;
             return LECTOR_OK;
         }
-    cu_shared *s = calloc(1, sizeof *s);
+    cu_shared *s = cu_calloc(1, sizeof *s);
     char *d = NULL;
     lector_status st = s ? dev_alloc(dev, n, (void **)&d, "the model's weights", err)
                          : fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -453,8 +454,8 @@ static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, 
     }
     if (st) {
         pthread_mutex_unlock(&shared_lock);
-        free(s);
-        free(host);
+        cu_free(s);
+        cu_free(host);
         return st;
     }
     *s = (cu_shared){shared_list, h, n, host, d, dev, 1};
@@ -478,8 +479,8 @@ static void shared_put(cu_shared *s)
     pthread_mutex_unlock(&shared_lock);
     if (!last) return;
     dev_free(s->dev);
-    free(s->host);
-    free(s);
+    cu_free(s->host);
+    cu_free(s);
 }
 
 /* Uploads the staged constants: the plan's own block and its shared chunks. */
@@ -487,7 +488,7 @@ static lector_status upload_constants(int device, cu_plan *cp, cbuf *cb, lector_
 {
     lector_status st = LECTOR_OK;
     if (cb->n_big) {
-        cp->shared = calloc((size_t)cb->n_big, sizeof *cp->shared);
+        cp->shared = cu_calloc((size_t)cb->n_big, sizeof *cp->shared);
         if (!cp->shared) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     for (int i = 0; i < cb->n_big && !st; i++) {
@@ -537,16 +538,10 @@ static int all_f32(const rt_graph *g, const rt_node *n)
     return 1;
 }
 
-int cu_env_flag(const char *name, int dflt)
-{
-    const char *e = getenv(name);
-    return e && *e ? strcmp(e, "0") != 0 : dflt;
-}
-
 int *cu_consumer_counts(const rt_plan *p)
 {
     const rt_graph *g = p->g;
-    int *cons = calloc((size_t)g->n_values + 1, sizeof *cons);
+    int *cons = cu_calloc((size_t)g->n_values + 1, sizeof *cons);
     if (!cons) return NULL;
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
@@ -630,7 +625,7 @@ static int n_algos, cap_algos;
  * cuDNN's heuristic gave the faster plans in half precision (det batch 32:
  * 17.3 ms against 20.7 with the search; docs/BENCHMARKS.md), and fp32 plans keep
  * the algorithms whose results were checked against the CPU's to the text. */
-CU_ENV_SWITCH(conv_search, "LECTOR_CUDA_CONV_SEARCH", 0)
+static int conv_search(void) { return cu_switch(LECTOR__TC_CUDA_CONV_SEARCH, 0); }
 
 static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
                        const rt_value *y, const int *conv)
@@ -687,7 +682,7 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
     pthread_mutex_lock(&algo_lock);
     if (n_algos == cap_algos) {
         int cap = cap_algos ? 2 * cap_algos : 256;
-        algo_entry *na = realloc(algos, sizeof *na * (size_t)cap);
+        algo_entry *na = cu_realloc(algos, sizeof *na * (size_t)cap);
         if (na) {
             algos = na;
             cap_algos = cap;
@@ -736,19 +731,29 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     /* our own kernels where cuDNN is slow: depthwise over NHWC, and a ConvTranspose whose
      * kernel equals its stride (DB's upsampling head) */
     int64_t cin = x->dims[1];
-    int *q = s->pool;
+    cu_window *q = &s->win;
     if (!transposed && r == 2 && s->nhwc && group == cin && wv->dims[0] == cin && wv->dims[1] == 1 &&
-        cu_env_flag("LECTOR_CUDA_DW", 1)) {
-        float *t = malloc(sizeof(float) * (size_t)(cin * kh * kw));
+        cu_switch(LECTOR__TC_CUDA_DW, 1)) {
+        float *t = cu_malloc(sizeof(float) * (size_t)(cin * kh * kw));
         if (!t) return -1;
         const float *w = wv->data;
         for (int64_t c = 0; c < cin; c++) /* [C][kh][kw] -> [kh][kw][C] */
             for (int k = 0; k < kh * kw; k++) t[(int64_t)k * cin + c] = w[c * kh * kw + k];
         s->wconv = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)(cin * kh * kw), &cc->oom);
-        free(t);
-        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[2] = (int)y->dims[2], q[3] = (int)y->dims[3];
-        q[4] = kh, q[5] = kw, q[6] = sh, q[7] = sw, q[8] = ph, q[9] = pw, q[10] = dh, q[11] = dw;
-        q[13] = cu_env_flag("LECTOR_CUDA_DW_UNROLL", 1); /* ck_dw_shape's unrolled kernel where it applies */
+        cu_free(t);
+        *q = (cu_window){.ih = (int)x->dims[2],
+                         .iw = (int)x->dims[3],
+                         .oh = (int)y->dims[2],
+                         .ow = (int)y->dims[3],
+                         .kh = kh,
+                         .kw = kw,
+                         .sh = sh,
+                         .sw = sw,
+                         .ph = ph,
+                         .pw = pw,
+                         .dh = dh,
+                         .dw = dw,
+                         .unroll = cu_switch(LECTOR__TC_CUDA_DW_UNROLL, 1)};
         s->outer = x->dims[0];
         s->kind = S_DWCONV;
         return 0;
@@ -760,7 +765,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
     int one_pixel = r == 2 && x->dims[2] * x->dims[3] == 1;
     if (!transposed && r == 2 && (s->nhwc || one_pixel) && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 &&
         ph == 0 && pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] &&
-        cu_env_flag("LECTOR_CUDA_GEMM1X1", 1) && x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
+        cu_switch(LECTOR__TC_CUDA_GEMM1X1, 1) && x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
         int64_t d4[4] = {wv->dims[0], wv->dims[1], 1, 1};
         s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, 0); /* [K][C] */
         s->m = (int)(x->dims[0] * x->dims[2] * x->dims[3]);
@@ -774,14 +779,14 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                          cin * wv->dims[1] * kh * kw * (int64_t)sizeof(float) <= 48 * 1024;
     if (transposed && group == 1 && kh == sh && kw == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
         (!s->nhwc || deconv_nhwc_ok) && y->dims[2] == x->dims[2] * kh && y->dims[3] == x->dims[3] * kw &&
-        cu_env_flag("LECTOR_CUDA_DECONV", 1)) {
-        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[4] = kh, q[5] = kw;
+        cu_switch(LECTOR__TC_CUDA_DECONV, 1)) {
+        q->ih = (int)x->dims[2], q->iw = (int)x->dims[3], q->kh = kh, q->kw = kw;
         s->outer = x->dims[0];
         s->k = (int)cin;
         s->wconv = RT_NO_OFFSET; /* NCHW: the fp32 filter as the graph has it */
         if (s->nhwc) {           /* NHWC: [cin][cout][kh][kw] -> [cin][kh][kw][cout], output channels innermost */
             int64_t cout = wv->dims[1], nw = cin * cout * kh * kw;
-            float *t = malloc(sizeof(float) * (size_t)(nw ? nw : 1));
+            float *t = cu_malloc(sizeof(float) * (size_t)(nw ? nw : 1));
             if (!t) return -1;
             const float *w = wv->data;
             for (int64_t ci = 0; ci < cin; ci++)
@@ -789,7 +794,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                     for (int k = 0; k < kh * kw; k++)
                         t[((ci * kh * kw) + k) * cout + co] = w[(ci * cout + co) * kh * kw + k];
             s->wconv = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)nw, &cc->oom);
-            free(t);
+            cu_free(t);
         }
         s->kind = S_DECONV_KS;
         return 0;
@@ -803,7 +808,7 @@ static int build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transpo
                                    kh, kw))
         return 1;
     cudnnMathType_t math = s->half                              ? CUDNN_TENSOR_OP_MATH
-                           : cu_env_flag("LECTOR_CUDA_TF32", 0) ? CUDNN_DEFAULT_MATH
+                           : cu_switch(LECTOR__TC_CUDA_TF32, 0) ? CUDNN_DEFAULT_MATH
                                                                 : CUDNN_FMA_MATH;
     /* fp16 data, fp32 accumulation (cuDNN's PSEUDO_HALF_CONFIG) */
     if (cudnnSetConvolution2dDescriptor(s->cd, ph, pw, sh, sw, dh, dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
@@ -908,7 +913,7 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
     /* the probe's elements are int64 indices whatever the real type: data
      * movement does not look at values */
     lector_dtype pt = LECTOR_DTYPE_INT64;
-    void *xi = malloc((size_t)nx * 8);
+    void *xi = cu_malloc((size_t)nx * 8);
     lector_tensor in[8], out[8];
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
@@ -936,7 +941,7 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
         out[k].dtype = v->dtype == x->dtype ? pt : v->dtype;
         out[k].ndim = v->ndim;
         memcpy(out[k].dims, v->dims, sizeof v->dims);
-        outs[k] = malloc((size_t)(numel(v) ? numel(v) : 1) * 8 + 8);
+        outs[k] = cu_malloc((size_t)(numel(v) ? numel(v) : 1) * 8 + 8);
         out[k].data = outs[k];
         if (!outs[k]) ok = 0;
     }
@@ -979,8 +984,8 @@ static int build_affine_gather(compile_ctx *cc, const rt_node *n, cu_step *s, in
             res = 0;
         }
     }
-    free(xi);
-    for (int k = 0; k < 8; k++) free(outs[k]);
+    cu_free(xi);
+    for (int k = 0; k < 8; k++) cu_free(outs[k]);
     return res;
 }
 
@@ -1003,7 +1008,7 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
         (!is_f32(scales) || ((const float *)scales->data)[0] != 1.f || ((const float *)scales->data)[1] != 1.f))
         return 1;
     int64_t sizes1[4] = {1, 1, OH, OW};
-    float *xi = malloc(sizeof(float) * (size_t)nx), *yo = malloc(sizeof(float) * (size_t)ny);
+    float *xi = cu_malloc(sizeof(float) * (size_t)nx), *yo = cu_malloc(sizeof(float) * (size_t)ny);
     int res = 1;
     if (xi && yo) {
         for (int64_t i = 0; i < nx; i++) xi[i] = (float)i;
@@ -1028,7 +1033,7 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
         lector_error e = {0};
         rt_kernel_ctx kc = {1, &e};
         if (n->n_in <= 4 && !H->ops[n->op].ref(n, in, out, &kc)) {
-            int *tab = malloc(sizeof(int) * (size_t)(OH + OW));
+            int *tab = cu_malloc(sizeof(int) * (size_t)(OH + OW));
             if (tab) {
                 for (int64_t o = 0; o < OH; o++) tab[o] = (int)((int64_t)yo[o * OW] / W0);
                 for (int64_t o = 0; o < OW; o++) tab[OH + o] = (int)((int64_t)yo[o] % W0);
@@ -1045,12 +1050,12 @@ static int build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
                     s->nhwc = vn(cc, n->in[0]) || vn(cc, n->out[0]);
                     res = s->half != vh(cc, n->out[0]);
                 }
-                free(tab);
+                cu_free(tab);
             }
         }
     }
-    free(xi);
-    free(yo);
+    cu_free(xi);
+    cu_free(yo);
     return res;
 }
 
@@ -1160,7 +1165,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         if (!ok) break;
         const rt_value *x = val(g, n->in[0]);
         int64_t C = x->dims[1];
-        float *t = malloc(sizeof(float) * (size_t)(2 * C));
+        float *t = cu_malloc(sizeof(float) * (size_t)(2 * C));
         if (!t) break;
         const float *sc = val(g, n->in[1])->data, *b = val(g, n->in[2])->data, *mean = val(g, n->in[3])->data,
                     *var = val(g, n->in[4])->data;
@@ -1171,7 +1176,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
             t[C + c] = b[c] - mean[c] * a;
         }
         s->aux = cbuf_add(&cc->cb, t, sizeof(float) * (size_t)(2 * C), &cc->oom);
-        free(t);
+        cu_free(t);
         s->kind = S_AFFINE; /* becomes (part of) a chain */
         s->n = numel(x);
         s->channels = C;
@@ -1210,13 +1215,20 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         if (nk != 2 || (ns && ns != 2) || (np && np != 4) || (nd && nd != 2)) break;
         int cip = (int)H->attr_int(n, "count_include_pad", 0);
         if (np && (pd[0] != pd[2] || pd[1] != pd[3]) && n->op == RT_OP_AveragePool && cip) break;
-        int *q = s->pool;
-        q[0] = (int)x->dims[2], q[1] = (int)x->dims[3], q[2] = (int)y->dims[2], q[3] = (int)y->dims[3];
-        q[4] = (int)ks[0], q[5] = (int)ks[1];
-        q[6] = ns ? (int)st[0] : 1, q[7] = ns ? (int)st[1] : 1;
-        q[8] = np ? (int)pd[0] : 0, q[9] = np ? (int)pd[1] : 0;
-        q[10] = nd ? (int)dl[0] : 1, q[11] = nd ? (int)dl[1] : 1;
-        q[12] = n->op == RT_OP_MaxPool, q[13] = cip;
+        s->win = (cu_window){.ih = (int)x->dims[2],
+                             .iw = (int)x->dims[3],
+                             .oh = (int)y->dims[2],
+                             .ow = (int)y->dims[3],
+                             .kh = (int)ks[0],
+                             .kw = (int)ks[1],
+                             .sh = ns ? (int)st[0] : 1,
+                             .sw = ns ? (int)st[1] : 1,
+                             .ph = np ? (int)pd[0] : 0,
+                             .pw = np ? (int)pd[1] : 0,
+                             .dh = nd ? (int)dl[0] : 1,
+                             .dw = nd ? (int)dl[1] : 1,
+                             .max_pool = n->op == RT_OP_MaxPool,
+                             .count_pad = cip};
         s->kind = S_POOL;
         s->outer = x->dims[0];
         s->channels = x->dims[1];
@@ -1392,19 +1404,19 @@ static void cu_plan_free(rt_backend *be, rt_plan *p)
         if (s->yd) cudnnDestroyTensorDescriptor(s->yd);
         if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
         if (s->cd) cudnnDestroyConvolutionDescriptor(s->cd);
-        free(s->chain);
+        cu_free(s->chain);
     }
     dev_free(cp->cblock);
     for (int i = 0; i < cp->n_shared; i++) shared_put(cp->shared[i]);
-    free(cp->shared);
-    free(cp->steps);
-    free(cp->coff);
-    free(cp->in_off);
-    free(cp->in_conv);
-    free(cp->out_conv);
-    free(cp->vhalf);
-    free(cp->vnhwc);
-    free(cp);
+    cu_free(cp->shared);
+    cu_free(cp->steps);
+    cu_free(cp->coff);
+    cu_free(cp->in_off);
+    cu_free(cp->in_conv);
+    cu_free(cp->out_conv);
+    cu_free(cp->vhalf);
+    cu_free(cp->vnhwc);
+    cu_free(cp);
     p->be_plan = NULL;
 }
 
@@ -1412,7 +1424,7 @@ static cu_step *push_step(cu_plan *cp)
 {
     if (cp->n_steps == cp->cap_steps) {
         int cap = cp->cap_steps ? 2 * cp->cap_steps : 64;
-        cu_step *ns = realloc(cp->steps, sizeof *ns * (size_t)cap);
+        cu_step *ns = cu_realloc(cp->steps, sizeof *ns * (size_t)cap);
         if (!ns) return NULL;
         cp->steps = ns;
         cp->cap_steps = cap;
@@ -1456,7 +1468,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     cu_ctx *c = be->ctx;
     const rt_graph *g = p->g;
     *unsupported = 0;
-    cu_plan *cp = calloc(1, sizeof *cp);
+    cu_plan *cp = cu_calloc(1, sizeof *cp);
     if (!cp) return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     p->be_plan = cp;
     static atomic_ulong next_id;
@@ -1465,15 +1477,15 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     cp->nhwc = nhwc;
     compile_ctx cc = {.be = be, .p = p, .g = g, .cp = cp, .sm = c->sm};
     size_t nv = (size_t)g->n_values + 1;
-    cp->coff = malloc(sizeof(size_t) * nv);
-    cp->vhalf = calloc(nv, 1);
-    cp->vnhwc = calloc(nv, 1);
-    cp->in_off = calloc((size_t)g->n_inputs + 1, sizeof(size_t));
-    cp->in_conv = malloc(sizeof(size_t) * ((size_t)g->n_inputs + 1));
-    cp->out_conv = malloc(sizeof(size_t) * ((size_t)g->n_outputs + 1));
-    cc.need_const = calloc(nv, sizeof(int));
+    cp->coff = cu_malloc(sizeof(size_t) * nv);
+    cp->vhalf = cu_calloc(nv, 1);
+    cp->vnhwc = cu_calloc(nv, 1);
+    cp->in_off = cu_calloc((size_t)g->n_inputs + 1, sizeof(size_t));
+    cp->in_conv = cu_malloc(sizeof(size_t) * ((size_t)g->n_inputs + 1));
+    cp->out_conv = cu_malloc(sizeof(size_t) * ((size_t)g->n_outputs + 1));
+    cc.need_const = cu_calloc(nv, sizeof(int));
     if (!cp->coff || !cp->vhalf || !cp->vnhwc || !cp->in_off || !cp->in_conv || !cp->out_conv || !cc.need_const) {
-        free(cc.need_const);
+        cu_free(cc.need_const);
         cu_plan_free(be, p);
         return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     }
@@ -1482,7 +1494,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     if (half || nhwc) cu_assign_storage(&cc);
     lector_status st = worker_get(c, &cc.w, err);
     if (st) {
-        free(cc.need_const);
+        cu_free(cc.need_const);
         cu_plan_free(be, p);
         return st;
     }
@@ -1555,7 +1567,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
             cp->coff[v] = cbuf_add(&cc.cb, g->values[v].data, nb ? nb : 1, &cc.oom);
         }
     }
-    free(cc.need_const);
+    cu_free(cc.need_const);
     if (!st && cc.oom) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     if (!st) st = upload_constants(c->device, cp, &cc.cb, err);
     size_t shared_bytes = 0;
@@ -1565,7 +1577,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         cu_plan_free(be, p);
         return st;
     }
-    if (!cp->n_host) cu_compile_chains(&cc);
+    if (!cp->n_host) atomic_fetch_add(&((cu_ctx *)be->ctx)->kernels, (uint64_t)cu_compile_chains(&cc));
     /* after the planned activations: the uploaded inputs, their converted storage, the outputs' fp32 copies */
     size_t top = (p->arena_size + 255) & ~(size_t)255;
     for (int i = 0; i < g->n_inputs; i++) {
@@ -1607,7 +1619,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
 
 static lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
-    int half = be->fp16, nhwc = cu_env_flag("LECTOR_CUDA_NHWC", half), unsupported = 0;
+    int half = be->fp16, nhwc = cu_switch(LECTOR__TC_CUDA_NHWC, half), unsupported = 0;
     size_t arena = p->arena_size;
     if (half || nhwc) {
         lector_error e2 = {0};
@@ -1659,7 +1671,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
             continue;
         }
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
-        tmp[k] = malloc(nb ? nb : 1);
+        tmp[k] = cu_malloc(nb ? nb : 1);
         if (!tmp[k])
             st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         else if (nb && cudaMemcpyAsync(tmp[k], dptr(x, n->in[k]), nb, cudaMemcpyDeviceToHost, sm))
@@ -1672,7 +1684,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
         out[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
         memcpy(out[k].dims, v->dims, sizeof v->dims);
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
-        tmp[16 + k] = malloc(nb ? nb : 1);
+        tmp[16 + k] = cu_malloc(nb ? nb : 1);
         if (!tmp[16 + k]) st = fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         out[k].data = tmp[16 + k];
     }
@@ -1688,7 +1700,7 @@ static lector_status run_host_step(const exec_ctx *x, const rt_node *n, rt_backe
         if (nb && (e = cudaMemcpy(dptr(x, n->out[k]), out[k].data, nb, cudaMemcpyHostToDevice)) != cudaSuccess)
             st = cuda_fail(err, e, "copying a result to the GPU");
     }
-    for (int k = 0; k < 24; k++) free(tmp[k]);
+    for (int k = 0; k < 24; k++) cu_free(tmp[k]);
     return st;
 }
 
@@ -1729,9 +1741,9 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     }
     case S_DWCONV: {
         if (s->chain) return cu_run_chain(x, s, err); /* the chain after it runs in its kernel */
-        const int *q = s->pool;
-        rc = ck_dwconv_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->channels, q[0], q[1],
-                            q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11], s->half, q[13]);
+        const cu_window *q = &s->win;
+        rc = ck_dwconv_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->channels, q->ih, q->iw,
+                            q->oh, q->ow, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw, s->half, q->unroll);
         break;
     }
     case S_CONV_GEMM: {
@@ -1755,17 +1767,17 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     case S_DECONV_KS:
         if (s->nhwc)
             rc = ck_deconv_ks_nhwc(sm, X, (const float *)(cu_const(x->cp, s->wconv)), Y, s->outer, s->k, s->channels,
-                                   s->pool[0], s->pool[1], s->pool[4], s->pool[5], s->half);
+                                   s->win.ih, s->win.iw, s->win.kh, s->win.kw, s->half);
         else
-            rc = ck_deconv_ks(sm, X, dptr(x, n->in[1]), Y, s->outer, s->k, s->channels, s->pool[0], s->pool[1],
-                              s->pool[4], s->pool[5], s->half, 0);
+            rc = ck_deconv_ks(sm, X, dptr(x, n->in[1]), Y, s->outer, s->k, s->channels, s->win.ih, s->win.iw, s->win.kh,
+                              s->win.kw, s->half, 0);
         break;
     case S_ROWMEAN: rc = ck_row_mean(sm, X, Y, s->outer, s->inner, s->half); break;
     case S_GAP_NHWC: rc = ck_gap_nhwc(sm, X, Y, s->outer, s->inner, s->channels, s->half, ws, s->k); break;
     case S_POOL: {
-        const int *q = s->pool;
-        rc = ck_pool2d(sm, X, Y, s->outer, s->channels, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9],
-                       q[10], q[11], q[12], q[13], s->half, s->nhwc);
+        const cu_window *q = &s->win;
+        rc = ck_pool2d(sm, X, Y, s->outer, s->channels, q->ih, q->iw, q->oh, q->ow, q->kh, q->kw, q->sh, q->sw, q->ph,
+                       q->pw, q->dh, q->dw, q->max_pool, q->count_pad, s->half, s->nhwc);
         break;
     }
     case S_RESIZE: {
@@ -1832,7 +1844,7 @@ static lector_status run_step(const exec_ctx *x, const cu_step *s, rt_backend *b
     return LECTOR_OK;
 }
 
-CU_ENV_SWITCH(graphs_enabled, "LECTOR_CUDA_GRAPHS", 1)
+static int graphs_enabled(void) { return cu_switch(LECTOR__TC_CUDA_GRAPHS, 1); }
 
 /* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
  * per operator (with its step kind: cudnn/own kernel/host) is printed at exit.
@@ -1844,15 +1856,7 @@ CU_ENV_SWITCH(graphs_enabled, "LECTOR_CUDA_GRAPHS", 1)
  * work between events that swamps small steps in eager timing (cuDNN's, most).
  * The replays run a step again over its own results (in-place chains), so the
  * outputs of a profiled run are meaningless. */
-static int profiling(void)
-{
-    static int level = -1;
-    if (level < 0) {
-        const char *e = getenv("LECTOR_CUDA_PROFILE");
-        level = e && *e ? atoi(e) : 0;
-    }
-    return level;
-}
+static int profiling(void) { return (int)H->testctl_long(LECTOR__TC_CUDA_PROFILE, 0); }
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */
@@ -1970,7 +1974,8 @@ static lector_status run_eager(const exec_ctx *x, cu_plan *cp, rt_backend *be, l
  * with host steps, or whose capture fails, runs step by step. */
 static lector_status run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
 {
-    if (cp->no_graph || cp->n_host || !graphs_enabled() || profiling() || cu_check_enabled())
+    if (cp->no_graph || cp->n_host || !graphs_enabled() || profiling() || cu_check_enabled() ||
+        atomic_fetch_add(&cp->runs, 1) < CU_GRAPH_AFTER)
         return run_eager(x, cp, be, err);
     cu_worker *w = x->w;
     cudaGraphExec_t exec = NULL;
@@ -2172,11 +2177,11 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
         (int64_t)n_rows > in->dims[0] || in->dims[1] != rows[0].channels || in->dims[2] != rows[0].out_height)
         return fail(err, LECTOR_ERR_SHAPE, "%s: the image input does not fit the model's input", g->name);
     int cn = rows[0].channels, any_warp = 0, max_cw = 0, max_ch = 0;
-    ck_image_row *d = malloc(sizeof *d * n_rows);
-    const float **luts = malloc(sizeof *luts * n_rows);
+    ck_image_row *d = cu_malloc(sizeof *d * n_rows);
+    const float **luts = cu_malloc(sizeof *luts * n_rows);
     if (!d || !luts) {
-        free(d);
-        free(luts);
+        cu_free(d);
+        cu_free(luts);
         return fail(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory (image rows)", g->name);
     }
     /* the upload's layout: per row pixels and tables, then the luts, the descriptors, the weights */
@@ -2271,8 +2276,8 @@ static lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena
     }
     st = run_and_download(be, &x, w->pin, st, outputs, err);
 out:
-    free(d);
-    free(luts);
+    cu_free(d);
+    cu_free(luts);
     return st;
 }
 
@@ -2314,9 +2319,10 @@ static lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena,
 
 /* ---- extras --------------------------------------------------------------------- */
 
-/* Bytes this process holds on GPU `dev` through Lector, and the cap. */
-static void cu_memory_usage(int dev, size_t *used, size_t *limit)
+/* Bytes this process holds on the backend's GPU through Lector, and the cap. */
+static void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit)
 {
+    int dev = be->device;
     pthread_mutex_lock(&mem_lock);
     *used = dev >= 0 && dev < CU_MAX_DEV ? mem_used[dev] : 0;
     *limit = dev >= 0 && dev < CU_MAX_DEV ? mem_limit[dev] : 0;
@@ -2325,8 +2331,9 @@ static void cu_memory_usage(int dev, size_t *used, size_t *limit)
 
 /* What this process may still allocate on the device: its free memory,
  * bounded by the cap. */
-static size_t cu_memory_available(int dev)
+static size_t cu_memory_available(rt_backend *be)
 {
+    int dev = be->device;
     if (dev < 0 || dev >= CU_MAX_DEV) return 0;
     size_t free_b = 0, total = 0;
     cudaSetDevice(dev);
@@ -2374,17 +2381,10 @@ static const char *cu_plan_mode(const rt_plan *p)
     return cp->half ? (cp->nhwc ? "fp16 NHWC" : "fp16 NCHW") : (cp->nhwc ? "fp32 NHWC" : "fp32 NCHW");
 }
 
-static void *cu_proc(const char *name)
+static uint64_t cu_kernels_compiled(rt_backend *be)
 {
-    if (!strcmp(name, "memory_usage")) return (void *)cu_memory_usage;
-    if (!strcmp(name, "memory_available")) return (void *)cu_memory_available;
-    if (!strcmp(name, "run_images")) return (void *)cu_run_images;
-    if (!strcmp(name, "trim")) return (void *)cu_trim;
-    if (!strcmp(name, "device_name")) return (void *)cu_device_name;
-    if (!strcmp(name, "time_plan")) return (void *)cu_time_plan;
-    if (!strcmp(name, "plan_mode")) return (void *)cu_plan_mode;
-    if (!strcmp(name, "plan_lifetimes")) return (void *)cu_plan_lifetimes;
-    return NULL;
+    cu_ctx *c = be->ctx;
+    return c ? atomic_load(&c->kernels) : 0;
 }
 
 static const rt_backend_iface cuda_iface = {
@@ -2399,14 +2399,38 @@ static const rt_backend_iface cuda_iface = {
     .plan_compile = cu_plan_compile,
     .plan_execute = cu_plan_execute,
     .plan_free = cu_plan_free,
-    .get_proc_address = cu_proc,
+    .plan_lifetimes = cu_plan_lifetimes,
+    .run_images = cu_run_images,
+    .time_plan = cu_time_plan,
+    .plan_mode = cu_plan_mode,
+    .device = {.name = cu_device_name,
+               .memory_usage = cu_memory_usage,
+               .memory_available = cu_memory_available,
+               .trim = cu_trim},
+    .kernels_compiled = cu_kernels_compiled,
 };
 
-__attribute__((visibility("default"))) const rt_backend_iface *lector_cuda_backend(const rt_host_api *host);
+/* The module's entry points (module.h); nothing else is exported. */
+__attribute__((visibility("default"))) const rt_backend_iface *lector_backend_init(const rt_host_api *host);
+__attribute__((visibility("default"))) int lector_backend_score(char *why, size_t why_len);
 
-const rt_backend_iface *lector_cuda_backend(const rt_host_api *host)
+const rt_backend_iface *lector_backend_init(const rt_host_api *host)
 {
     if (!host || host->api_version != RT_BACKEND_API_VERSION) return NULL;
     H = host;
     return &cuda_iface;
+}
+
+/* The number of GPUs the CUDA runtime sees; 0 with cu_init's reason. */
+int lector_backend_score(char *why, size_t why_len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(why, why_len, "cuda: no usable GPU: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        return 0;
+    }
+    if (n <= 0) snprintf(why, why_len, "cuda: no usable GPU: the CUDA runtime sees none");
+    return n > 0 ? n : 0;
 }

@@ -23,7 +23,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "util/half.h"
 
-CU_ENV_SWITCH(check_switch, "LECTOR_CUDA_CHECK", 0)
+static int check_switch(void) { return cu_switch(LECTOR__TC_CUDA_CHECK, 0); }
 
 int cu_check_enabled(void) { return check_switch(); }
 
@@ -32,12 +32,12 @@ static float *fetch_float(const void *p, int64_t n, int64_t c, int64_t h, int64_
 {
     int64_t tot = n * c * h * w;
     size_t es = half ? 2 : 4;
-    void *raw = malloc((size_t)(tot ? tot : 1) * es);
-    float *out = malloc(sizeof(float) * (size_t)(tot ? tot : 1));
+    void *raw = cu_malloc((size_t)(tot ? tot : 1) * es);
+    float *out = cu_malloc(sizeof(float) * (size_t)(tot ? tot : 1));
     if (!raw || !out || (tot && cudaMemcpy(raw, p, (size_t)tot * es, cudaMemcpyDeviceToHost) != cudaSuccess)) {
         cudaGetLastError();
-        free(raw);
-        free(out);
+        cu_free(raw);
+        cu_free(out);
         return NULL;
     }
     for (int64_t b = 0; b < n; b++)
@@ -48,7 +48,7 @@ static float *fetch_float(const void *p, int64_t n, int64_t c, int64_t h, int64_
                     int64_t dst = ((b * c + ch) * h + y) * w + x;
                     out[dst] = half ? lector__half_to_float(((const uint16_t *)raw)[src]) : ((const float *)raw)[src];
                 }
-    free(raw);
+    cu_free(raw);
     return out;
 }
 
@@ -65,10 +65,10 @@ static void *fetch_value(const exec_ctx *x, int v)
         return fetch_float(p, d[0], d[1], d[2], d[3], x->cp->vhalf[v], val_->ndim == 4 && x->cp->vnhwc[v]);
     }
     size_t nb = (size_t)numel(val_) * cu_dsize(val_->dtype);
-    void *out = malloc(nb ? nb : 1);
+    void *out = cu_malloc(nb ? nb : 1);
     if (out && nb && cudaMemcpy(out, p, nb, cudaMemcpyDeviceToHost) != cudaSuccess) {
         cudaGetLastError();
-        free(out);
+        cu_free(out);
         return NULL;
     }
     return out;
@@ -100,7 +100,7 @@ static void *local_get(const local_vals *l, int v)
 
 static void local_free(local_vals *l)
 {
-    for (int i = 0; i < l->n; i++) free(l->data[i]);
+    for (int i = 0; i < l->n; i++) cu_free(l->data[i]);
     l->n = 0;
 }
 
@@ -137,7 +137,7 @@ static lector_status ref_node(const exec_ctx *x, const rt_node *n0, int drop_epi
         out[k] = (lector_tensor){.dtype = v->dtype, .ndim = v->ndim};
         memcpy(out[k].dims, v->dims, sizeof v->dims);
         size_t nb = (size_t)numel(v) * cu_dsize(v->dtype);
-        out[k].data = malloc(nb ? nb : 1);
+        out[k].data = cu_malloc(nb ? nb : 1);
         if (!out[k].data) {
             st = LECTOR_ERR_OUT_OF_MEMORY;
             break;
@@ -151,7 +151,7 @@ static lector_status ref_node(const exec_ctx *x, const rt_node *n0, int drop_epi
         st = H->ops[n.op].ref(&n, in, out, &kc);
         if (st && err) *err = e2;
     }
-    for (int k = 0; k < 16; k++) free(tmp[k]);
+    for (int k = 0; k < 16; k++) cu_free(tmp[k]);
     return st;
 }
 
@@ -192,7 +192,7 @@ static lector_status report(const exec_ctx *x, const cu_step *s, int index, int 
     void *gpu = fetch_value(x, v);
     if (!gpu) return LECTOR_OK; /* nothing to compare with (out of host memory): not a verdict */
     cmp_result r = compare(&g->values[v], gpu, ref);
-    free(gpu);
+    cu_free(gpu);
     double bound = x->cp->half ? 1e-4 : 1e-6;
     const rt_node *n = &g->nodes[s->node];
     int bad = r.mismatches > 0 || !(r.nmse <= bound);
@@ -257,7 +257,7 @@ static lector_status check_chain(const exec_ctx *x, const cu_step *s, int index,
             break;
         }
         int64_t tot = numel(y), C = y->ndim >= 2 ? y->dims[1] : 1, inner = tot / (y->dims[0] * (C ? C : 1));
-        float *o = malloc(sizeof(float) * (size_t)(tot ? tot : 1));
+        float *o = cu_malloc(sizeof(float) * (size_t)(tot ? tot : 1));
         if (!o) {
             st = LECTOR_ERR_OUT_OF_MEMORY;
             break;
@@ -319,7 +319,7 @@ lector_status cu_check_step(const exec_ctx *x, const cu_step *s, int index, lect
             if (ref) st = report(x, s, index, n->out[k], ref, err);
         }
         if (!st && drop) { /* the raw result, for the chain that applies the epilogue */
-            free(raw_data);
+            cu_free(raw_data);
             raw_data = fetch_value(x, n->out[0]);
             raw_v = n->out[0];
             raw_plan = x->cp->id;

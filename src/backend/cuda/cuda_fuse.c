@@ -317,13 +317,13 @@ static int chain_finish(const compile_ctx *cc, chain_build *b, const int *cons, 
     out->nhwc = out_nhwc == 1;
     out->chain_src = b->src;
     for (int k = 0; k < CK_CHAIN_OPS; k++) out->chain_node[k] = k < c->n_ops ? b->node[k] : -1;
-    out->chain = malloc(sizeof *c);
+    out->chain = cu_malloc(sizeof *c);
     if (!out->chain) return -1;
     *out->chain = *c;
     return 0;
 }
 
-CU_ENV_SWITCH(fusion_enabled, "LECTOR_CUDA_FUSE", 1)
+static int fusion_enabled(void) { return cu_switch(LECTOR__TC_CUDA_FUSE, 1); }
 
 int cu_fuse_chains(compile_ctx *cc)
 {
@@ -331,10 +331,10 @@ int cu_fuse_chains(compile_ctx *cc)
     const rt_graph *g = cc->g;
     int *cons = cu_consumer_counts(cc->p);
     /* at most two steps out per step in */
-    cu_step *ns = calloc((size_t)(2 * cp->n_steps + 1), sizeof *ns);
+    cu_step *ns = cu_calloc((size_t)(2 * cp->n_steps + 1), sizeof *ns);
     if (!cons || !ns) {
-        free(cons);
-        free(ns);
+        cu_free(cons);
+        cu_free(ns);
         return -1;
     }
     int fuse = fusion_enabled(), nn = 0, chains = 0, ops = 0, rc = 0;
@@ -386,16 +386,16 @@ int cu_fuse_chains(compile_ctx *cc)
     if (!rc) {
         H->log(3, "cuda: %s: %d elementwise ops in %d chains; %d steps -> %d", g->name, ops, chains, cp->n_steps, nn);
         int cap = 2 * cp->n_steps + 1; /* what ns holds: the step count before fusion */
-        free(cp->steps);
+        cu_free(cp->steps);
         cp->steps = ns;
         cp->n_steps = nn;
         cp->cap_steps = cap;
     } else {
         for (int k = 0; k < nn; k++)
-            if (ns[k].kind == S_CHAIN) free(ns[k].chain);
-        free(ns);
+            if (ns[k].kind == S_CHAIN) cu_free(ns[k].chain);
+        cu_free(ns);
     }
-    free(cons);
+    cu_free(cons);
     return rc;
 }
 

@@ -19,11 +19,13 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "backend/cuda/kernels.h"
 #include "rt/backend.h"
+#include "util/testctl.h"
 
 extern const rt_host_api *H; /* the core's table (cuda_backend.c) */
 
@@ -88,6 +90,20 @@ enum {
 /* S_AFFINE, S_BINARY and S_UNARY exist only while compiling: the fusion pass
  * turns every elementwise step into a chain (S_CHAIN). */
 
+/* The geometry of a 2-D windowed step: a depthwise convolution (S_DWCONV),
+ * a pooling (S_POOL) or a ConvTranspose whose kernel equals its stride
+ * (S_DECONV_KS: ih, iw, kh, kw only). */
+typedef struct cu_window {
+    int ih, iw, oh, ow; /* input and output height, width */
+    int kh, kw;         /* kernel */
+    int sh, sw;         /* strides */
+    int ph, pw;         /* leading pads (the trailing ones follow from the sizes) */
+    int dh, dw;         /* dilations */
+    int max_pool;       /* S_POOL: MaxPool (else AveragePool) */
+    int count_pad;      /* S_POOL, AveragePool: count_include_pad */
+    int unroll;         /* S_DWCONV: ck_dw_shape's unrolled kernel where it applies */
+} cu_window;
+
 typedef struct cu_step {
     int kind, node; /* node: -1 for S_CONVERT */
     int op, act;
@@ -102,7 +118,7 @@ typedef struct cu_step {
     size_t ws;    /* workspace bytes the step needs */
     size_t wconv; /* offset of converted weights (fp16 and/or KRSC) in the constant block, or RT_NO_OFFSET */
     ck_gather_desc gd;
-    int pool[14];
+    cu_window win; /* S_DWCONV, S_POOL, S_DECONV_KS */
     float eps;
     int64_t ns, nb;
     /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
@@ -128,10 +144,18 @@ typedef struct cu_step {
     int cv_value; /* the graph value converted */
 } cu_step;
 
+/* A plan runs step by step for its first CU_GRAPH_AFTER runs; from then on
+ * each worker captures it as a CUDA graph (once per arena) and replays it.
+ * A capture costs more than one step-by-step run and pays only when it is
+ * replayed: shapes seen once or twice (a line of an unusual width) never
+ * take a worker's graph slot from the shapes that come back. */
+#define CU_GRAPH_AFTER 2
+
 typedef struct cu_plan {
-    uint64_t id;    /* unique in the process: keys the workers' CUDA graphs */
-    int no_graph;   /* capture failed once: run step by step */
-    int half, nhwc; /* the plan's mode */
+    uint64_t id;      /* unique in the process: keys the workers' CUDA graphs */
+    int no_graph;     /* capture failed once: run step by step */
+    _Atomic int runs; /* runs so far, for CU_GRAPH_AFTER */
+    int half, nhwc;   /* the plan's mode */
     cu_step *steps;
     int n_steps, cap_steps;
     uint8_t *vhalf;   /* per value: float activation stored as fp16 */
@@ -220,16 +244,16 @@ static inline int64_t numel(const rt_value *v)
 
 static inline int is_f32(const rt_value *v) { return v && v->dtype == LECTOR_DTYPE_FLOAT32; }
 
-/* An environment switch: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
-int cu_env_flag(const char *name, int dflt);
-/* fn(): the switch `name`, read once (for the paths every run takes). */
-#define CU_ENV_SWITCH(fn, name, dflt)             \
-    static int fn(void)                           \
-    {                                             \
-        static int on = -1;                       \
-        if (on < 0) on = cu_env_flag(name, dflt); \
-        return on;                                \
-    }
+/* Host memory through the core's fault-injectable allocator (rt_host_api):
+ * every host allocation of the module. */
+static inline void *cu_malloc(size_t n) { return H->malloc(n); }
+static inline void *cu_calloc(size_t n, size_t size) { return H->calloc(n, size); }
+static inline void *cu_realloc(void *p, size_t n) { return H->realloc(p, n); }
+static inline void cu_free(void *p) { H->free(p); }
+
+/* A test control of the core (util/testctl.h, docs/DEBUG.md), read once
+ * there: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
+static inline int cu_switch(lector__tc id, int dflt) { return H->testctl_flag((int)id, dflt); }
 
 /* N, C, H, W of a 4-D value; a flat value as 1, 1, 1, its size (storage conversions). */
 static inline void cu_dims4(const rt_value *v, int64_t *d)
@@ -268,8 +292,10 @@ int cu_fuse_chains(compile_ctx *cc);
 lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *err);
 
 /* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn)
- * when NVRTC can be loaded; otherwise they run in the interpreter. */
-void cu_compile_chains(compile_ctx *cc);
+ * when NVRTC can be loaded; otherwise they run in the interpreter. Returns
+ * the kernels NVRTC compiled for it (0: every one was in the process's
+ * cache, which sizes do not key). */
+int cu_compile_chains(compile_ctx *cc);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
 /* Launches a depthwise convolution (S_DWCONV) whose epilogue chain was compiled

@@ -25,7 +25,7 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
 {
     int64_t K = dims[0], C = dims[1], R = dims[2], S = dims[3], n = K * C * R * S;
     size_t es = half ? 2 : 4;
-    char *buf = malloc((size_t)(n ? n : 1) * es);
+    char *buf = cu_malloc((size_t)(n ? n : 1) * es);
     if (!buf) {
         cc->oom = 1;
         return 0;
@@ -42,7 +42,7 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
                         ((float *)buf)[dst] = w[src];
                 }
     size_t off = cbuf_add(&cc->cb, buf, (size_t)n * es, &cc->oom);
-    free(buf);
+    cu_free(buf);
     return off;
 }
 
@@ -123,10 +123,10 @@ static void keep_classifier_fp32(compile_ctx *cc)
     const rt_graph *g = cc->g;
     const rt_plan *p = cc->p;
     cu_plan *cp = cc->cp;
-    int *cons = cu_consumer_counts(p), *prod = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    int *cons = cu_consumer_counts(p), *prod = cu_malloc(sizeof(int) * ((size_t)g->n_values + 1));
     if (!cons || !prod) {
-        free(cons);
-        free(prod);
+        cu_free(cons);
+        cu_free(prod);
         return;
     }
     for (int v = 0; v < g->n_values; v++) prod[v] = -1;
@@ -169,8 +169,8 @@ static void keep_classifier_fp32(compile_ctx *cc)
             v = next;
         }
     }
-    free(cons);
-    free(prod);
+    cu_free(cons);
+    cu_free(prod);
 }
 
 void cu_assign_storage(compile_ctx *cc)
@@ -185,11 +185,11 @@ void cu_assign_storage(compile_ctx *cc)
     }
     if (cp->half) keep_classifier_fp32(cc);
     if (!cp->nhwc) return;
-    int *parent = malloc(sizeof(int) * (size_t)(g->n_values + 1));
-    uint8_t *forced = calloc((size_t)g->n_values + 1, 1);
+    int *parent = cu_malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    uint8_t *forced = cu_calloc((size_t)g->n_values + 1, 1);
     if (!parent || !forced) { /* stays NCHW: correct, slower */
-        free(parent);
-        free(forced);
+        cu_free(parent);
+        cu_free(forced);
         return;
     }
     for (int v = 0; v < g->n_values; v++) parent[v] = v;
@@ -231,8 +231,8 @@ void cu_assign_storage(compile_ctx *cc)
             nchw++;
     }
     H->log(3, "cuda: %s: %d 4-D activations NHWC, %d NCHW", g->name, nhwc, nchw);
-    free(parent);
-    free(forced);
+    cu_free(parent);
+    cu_free(forced);
 }
 
 /* ---- lifetimes ------------------------------------------------------------------
@@ -247,8 +247,8 @@ void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last)
 {
     const rt_graph *g = p->g;
     /* LECTOR_CUDA_DWFUSE_LIFETIMES: these lifetimes without the fusion or the other way round, for A/B runs */
-    if (!cu_env_flag("LECTOR_CUDA_NHWC", be->fp16) ||
-        !cu_env_flag("LECTOR_CUDA_DWFUSE_LIFETIMES", cu_env_flag("LECTOR_CUDA_DWFUSE", 1)))
+    if (!cu_switch(LECTOR__TC_CUDA_NHWC, be->fp16) ||
+        !cu_switch(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, cu_switch(LECTOR__TC_CUDA_DWFUSE, 1)))
         return;
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];

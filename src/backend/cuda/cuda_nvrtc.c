@@ -56,7 +56,7 @@ static char nv_status[256] = "not loaded";
 
 static void nv_load(void)
 {
-    if (!cu_env_flag("LECTOR_CUDA_NVRTC", 1)) {
+    if (!cu_switch(LECTOR__TC_CUDA_NVRTC, 1)) {
         snprintf(nv_status, sizeof nv_status, "off (LECTOR_CUDA_NVRTC=0): chains run in the interpreter");
         return;
     }
@@ -126,7 +126,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
         }
         size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->n + (size_t)n + 1) cap *= 2;
-        char *np = realloc(b->p, cap);
+        char *np = cu_realloc(b->p, cap);
         if (!np) {
             b->oom = 1;
             return;
@@ -545,7 +545,7 @@ static int cache_add(char *key, int vec)
 {
     if (n_cache == cap_cache) {
         int cap = cap_cache ? 2 * cap_cache : 64;
-        kentry *nc = realloc(cache, sizeof *nc * (size_t)cap);
+        kentry *nc = cu_realloc(cache, sizeof *nc * (size_t)cap);
         if (!nc) return -1;
         cache = nc;
         cap_cache = cap;
@@ -591,14 +591,14 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
         sb_printf(&src, "%.*s %s%s\n", (int)(k - key), key, name, k + 2);
     }
     if (src.oom) {
-        free(src.p);
+        cu_free(src.p);
         return;
     }
     char arch[64];
     int cubin = 0;
     if (arch_option(sm, arch, sizeof arch, &cubin)) {
         H->log(2, "cuda: NVRTC cannot compile for sm_%d: chains run in the interpreter", sm);
-        free(src.p);
+        cu_free(src.p);
         return;
     }
     const char *opts[] = {arch, "--fmad=false", "-w"};
@@ -608,27 +608,27 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     if (r) {
         size_t ln = 0;
         char *log = NULL;
-        if (prog && !nv.log_size(prog, &ln) && ln && (log = malloc(ln + 1)) && !nv.log(prog, log)) log[ln] = 0;
+        if (prog && !nv.log_size(prog, &ln) && ln && (log = cu_malloc(ln + 1)) && !nv.log(prog, log)) log[ln] = 0;
         H->log(2, "cuda: %s: NVRTC failed (%s): chains run in the interpreter; %.400s", plan_name, nv.errstr(r),
                log ? log : "");
-        free(log);
+        cu_free(log);
         if (prog) nv.destroy(&prog);
-        free(src.p);
+        cu_free(src.p);
         return;
     }
     size_t sz = 0;
     char *image = NULL;
-    if (!(cubin ? nv.cubin_size(prog, &sz) : nv.ptx_size(prog, &sz)) && sz && (image = malloc(sz)) &&
+    if (!(cubin ? nv.cubin_size(prog, &sz) : nv.ptx_size(prog, &sz)) && sz && (image = cu_malloc(sz)) &&
         (cubin ? nv.cubin(prog, image) : nv.ptx(prog, image))) {
-        free(image);
+        cu_free(image);
         image = NULL;
     }
     nv.destroy(&prog);
-    free(src.p);
+    cu_free(src.p);
     if (!image) return;
     cudaLibrary_t lib;
     cudaError_t e = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
-    free(image);
+    cu_free(image);
     if (e != cudaSuccess) {
         cudaGetLastError();
         H->log(2, "cuda: loading NVRTC's code failed (%s): chains run in the interpreter", cudaGetErrorString(e));
@@ -646,13 +646,13 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     }
 }
 
-CU_ENV_SWITCH(dw_fusion_enabled, "LECTOR_CUDA_DWFUSE", 1)
+static int dw_fusion_enabled(void) { return cu_switch(LECTOR__TC_CUDA_DWFUSE, 1); }
 
 /* The depthwise kernel's work per thread for step s (kernels.cu's rule). */
 static ck_dw_work dw_work(const cu_step *s)
 {
-    const int *q = s->pool;
-    return ck_dw_shape(s->channels, q[4], q[5], q[7], q[11], q[13]);
+    const cu_window *q = &s->win;
+    return ck_dw_shape(s->channels, q->kh, q->kw, q->sw, q->dw, q->unroll);
 }
 
 /* Can chain step t run inside depthwise step s's kernel, as its epilogue? Returns
@@ -692,36 +692,36 @@ static int dw_epilogue_ext(const compile_ctx *cc, const cu_step *s, const cu_ste
 static int cache_slot(sbuf *b, int vec, int *todo, int *n_todo)
 {
     if (b->oom) {
-        free(b->p);
+        cu_free(b->p);
         return -1;
     }
     int k = cache_find(b->p);
     if (k >= 0) {
-        free(b->p);
+        cu_free(b->p);
         return k;
     }
     if ((k = cache_add(b->p, vec)) < 0) {
-        free(b->p);
+        cu_free(b->p);
         return -1;
     }
     todo[(*n_todo)++] = k;
     return k;
 }
 
-void cu_compile_chains(compile_ctx *cc)
+int cu_compile_chains(compile_ctx *cc)
 {
     pthread_once(&nv_once, nv_load);
-    if (!nv_ok) return;
+    if (!nv_ok) return 0;
     cu_plan *cp = cc->cp;
     /* a chain's kernel per step, and a depthwise convolution's with the next chain fused in */
-    int *todo = malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
-    int *slot = malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
-    int *dwslot = malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
+    int *todo = cu_malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
+    int *slot = cu_malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
+    int *dwslot = cu_malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
     if (!todo || !slot || !dwslot) {
-        free(todo);
-        free(slot);
-        free(dwslot);
-        return;
+        cu_free(todo);
+        cu_free(slot);
+        cu_free(dwslot);
+        return 0;
     }
     int n_todo = 0, fuse_dw = dw_fusion_enabled();
     struct timespec ts;
@@ -778,9 +778,10 @@ void cu_compile_chains(compile_ctx *cc)
                "cuda: %s: %d kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels, %d run inside "
                "their depthwise convolution's",
                cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0, compiled - fused, fused);
-    free(todo);
-    free(slot);
-    free(dwslot);
+    cu_free(todo);
+    cu_free(slot);
+    cu_free(dwslot);
+    return n_todo;
 }
 
 /* The host's copy of the kernels' chain_ptrs argument. */
@@ -810,17 +811,17 @@ int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, cons
                           void *const *out)
 {
     const ck_chain *c = s->chain;
-    const int *q = s->pool;
+    const cu_window *q = &s->win;
     int64_t n = s->outer, ch = s->channels;
-    if (n * q[2] * q[3] * ch == 0) return 0;
-    if (n * q[0] * q[1] * ch >= ((int64_t)1 << 31) || n * q[2] * q[3] * ch >= ((int64_t)1 << 31))
+    if (n * q->oh * q->ow * ch == 0) return 0;
+    if (n * q->ih * q->iw * ch >= ((int64_t)1 << 31) || n * q->oh * q->ow * ch >= ((int64_t)1 << 31))
         return (int)cudaErrorInvalidValue; /* as ck_dwconv_nhwc */
-    dw_args a = {(int)n, (int)ch, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11]};
+    dw_args a = {(int)n, (int)ch, q->ih, q->iw, q->oh, q->ow, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw};
     chain_ptrs p = chain_ptrs_of(c, ext, out);
     void *args[] = {(void *)c, &p, (void *)&x, (void *)&w, &a};
     int tw = dw_work(s).tw;
     dim3 block = {256, 1, 1};
-    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec)),
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q->oh * ((q->ow + tw - 1) / tw) * (ch / s->kvec)),
                                  block, args, 0, sm);
 }
 

@@ -22,6 +22,7 @@
 
 #include "backend/cpu/onednn/onednn.h"
 #include "rt/infer_util.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 typedef struct dn_backend {
@@ -630,8 +631,7 @@ static void fold_affine(chain *ch, const float *m, const float *a, int pc)
 static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
 {
     rt_graph *g = c->g;
-    static int nofuse = -1;
-    if (nofuse < 0) nofuse = getenv("LECTOR_ONEDNN_NOFUSE") != NULL;
+    int nofuse = lector__tc_str(LECTOR__TC_ONEDNN_NOFUSE) != NULL;
     const rt_node *p = &g->nodes[ni];
     int cur = p->out[0];
     ch->end = cur;
@@ -646,8 +646,7 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
     for (int guard = 0; guard < 16; guard++) {
         if (g->values[cur].is_output || ch->n_consumed > 40 || ch->n_po > 16) return;
         int nc = c->ncons[cur];
-        static int nofold = -1;
-        if (nofold < 0) nofold = getenv("LECTOR_ONEDNN_NOFOLD") != NULL;
+        int nofold = lector__tc_str(LECTOR__TC_ONEDNN_NOFOLD) != NULL;
         int foldable = ch->C > 0 && !ch->nonlin && ch->n_po == 0 && !nofold;
         chain t = *ch; /* tentative post-op list */
         float m1 = 1.f, a1 = 0.f;
@@ -732,7 +731,7 @@ static void chain_walk(dn_cc *c, int ni, chain *ch, int allow_bin)
             }
             add[n_add++] = ci;
             next = n->out[0];
-        } else if (nc == 2 && !getenv("LECTOR_ONEDNN_NOHSWISH")) {
+        } else if (nc == 2 && !lector__tc_str(LECTOR__TC_ONEDNN_NOHSWISH)) {
             /* hardswish: a = Add(x, 3); k = Clip(a, 0, 6); m = Mul(x, k); Div(m, 6) or Mul(m, 1/6) */
             int i0 = c->cons[2 * cur], i1 = c->cons[2 * cur + 1];
             if (g->nodes[i0].op != RT_OP_Add) {
@@ -2258,7 +2257,7 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
         if (c.done[ni]) continue;
         const rt_node *n = &g->nodes[ni];
         int r = -1;
-        const char *off = getenv("LECTOR_ONEDNN_OFF"); /* debugging: ops left to the reference */
+        const char *off = lector__tc_str(LECTOR__TC_ONEDNN_OFF); /* debugging: ops left to the reference */
         int skip = 0;
         if (off) {
             const char *q = strstr(off, op_name(n->op));
@@ -2353,7 +2352,7 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
         int np = 0, nr = 0;
         for (int i = 0; i < dp->n_steps; i++)
             np += dp->steps[i].kind == DN_STEP_PRIM, nr += dp->steps[i].kind == DN_STEP_REF;
-        if (getenv("LECTOR_ONEDNN_DUMP")) dump_plan(&c);
+        if (lector__tc_str(LECTOR__TC_ONEDNN_DUMP)) dump_plan(&c);
         lector__log(LECTOR_LOG_DEBUG,
                     "onednn: %s: %d nodes -> %d primitives, %d reference kernels, arena %zu bytes, %d threads", g->name,
                     p->n_order, np, nr, dp->arena_size, threads);
@@ -2384,14 +2383,12 @@ static lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *e
 
 static int effective_threads(int T)
 {
-    static int enabled = -1;
     static _Atomic double last_ms;
     static _Atomic int last_single;
     if (T <= 1) return T;
-    if (enabled < 0) { /* "0": off, "always": the single-thread variant always (tests) */
-        const char *e = getenv("LECTOR_ADAPTIVE_THREADS");
-        enabled = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "always") ? 2 : 1;
-    }
+    /* "0": off, "always": the single-thread variant always (tests) */
+    const char *e = lector__tc_str(LECTOR__TC_ADAPTIVE_THREADS);
+    int enabled = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "always") ? 2 : 1;
     if (enabled != 1) return enabled ? 1 : T;
     double now = lector__now_ms();
     if (now - last_ms < 500) return last_single ? 1 : T;
@@ -2654,12 +2651,6 @@ static uint64_t dn_kernels(rt_backend *be)
     return db ? dn_kernels_compiled(&db->caches) : 0;
 }
 
-static void *dn_get_proc_address(const char *name)
-{
-    if (!strcmp(name, "kernels_compiled")) return (void *)dn_kernels;
-    return NULL;
-}
-
 static const rt_backend_iface dn_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "onednn",
@@ -2671,12 +2662,7 @@ static const rt_backend_iface dn_iface = {
     .plan_compile = dn_plan_compile,
     .plan_execute = dn_plan_execute,
     .plan_free = dn_plan_free,
-    .get_proc_address = dn_get_proc_address,
+    .kernels_compiled = dn_kernels,
 };
 
 const rt_backend_iface *rt_backend_onednn(void) { return &dn_iface; }
-
-/* Referenced by the link options of lector_rt (src/rt/CMakeLists.txt) so that
- * this object is linked from the static library and its strong
- * rt_backend_onednn() replaces the weak default of backend.c. */
-int lector__onednn_anchor;

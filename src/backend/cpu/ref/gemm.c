@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend/cpu/ref/ref.h"
+#include "util/testctl.h"
 
 #define MR  6
 #define NR  16
@@ -165,7 +166,7 @@ __attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const f
 /* LECTOR_GEMM_KERNEL=avx2|generic forces a narrower kernel (tests). */
 static ukernel_fn pick_ukernel(void)
 {
-    const char *force = getenv("LECTOR_GEMM_KERNEL");
+    const char *force = lector__tc_str(LECTOR__TC_GEMM_KERNEL);
     if (force && !strcmp(force, "generic")) return ukernel_generic;
 #ifdef RT_X86
     __builtin_cpu_init();

@@ -1,5 +1,14 @@
 /*
- * serve.h - `lector serve`: an HTTP OCR service around one shared engine.
+ * lector_serve.h - `lector serve`: an HTTP OCR service around one shared
+ * engine, for a program that embeds it (the CLI's `lector serve` is one).
+ *
+ * Usage:
+ *
+ *     lector_serve_config c;
+ *     lector_serve_default_config(&c);
+ *     c.listen = "0.0.0.0:8080";
+ *     c.params.models_dir = "/opt/lector/models";
+ *     return lector_serve_run(&c);   // until SIGTERM or SIGINT
  *
  * The server owns a primary engine (the requested device) and, when the
  * primary can fail independently (a GPU, or the CPU-side fault hook
@@ -7,6 +16,9 @@
  * A fixed pool of workers pulls jobs from a bounded queue; HTTP runs on
  * libmicrohttpd, one thread per connection, each waiting for its job with
  * a deadline. See docs/SERVICE.md for the HTTP API.
+ *
+ * Test controls (docs/DEBUG.md) change results: lector_serve_run() refuses
+ * to start with any set unless allow_test_controls says so.
  *
  * Threading: lector_serve_run() blocks SIGTERM/SIGINT in every thread it
  * starts, waits for one of them, drains, and returns.
@@ -17,6 +29,10 @@
 #include <stddef.h>
 
 #include "lector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct lector_serve_config {
     const char *listen;      /* "127.0.0.1:8080"; port 0 = any free port */
@@ -35,16 +51,15 @@ typedef struct lector_serve_config {
     int breaker_threshold;   /* consecutive primary device errors that open the breaker */
     int breaker_cooldown_ms; /* open -> half-open after this long */
     int fault_every;         /* fault hook: every Nth primary read fails; 0 = off */
+    int allow_test_controls; /* 1: start even with test controls set (lector_test_controls()) */
     int verbose;             /* access log on stderr */
-    /* Renders one image's result as the CLI's JSON (malloc'd, no newline). */
-    char *(*render)(const char *file, const lector_result *r, const char *error);
     /* The doctor's JSON for /v1/doctor (malloc'd); NULL = 404. */
     char *(*doctor_json)(void);
 } lector_serve_config;
 
 /* Defaults: 127.0.0.1:8080, CPU, workers 0, queue 64, timeout 30 s,
  * body 16 MiB, grace 30 s, connection timeout 30 s, 256 connections,
- * breaker 1 error / 5 s, fault from LECTOR_SERVE_FAULT. */
+ * breaker 1 error / 5 s, fault from the test control LECTOR_SERVE_FAULT. */
 void lector_serve_default_config(lector_serve_config *c);
 
 /* Runs until SIGTERM/SIGINT; returns the process exit code (0 after a clean
@@ -52,4 +67,7 @@ void lector_serve_default_config(lector_serve_config *c);
  * line "lector serve: listening on http://HOST:PORT" is printed once bound. */
 int lector_serve_run(const lector_serve_config *c);
 
+#ifdef __cplusplus
+}
 #endif
+#endif /* LECTOR_SERVE_H */

@@ -1,0 +1,65 @@
+/*
+ * module.h - the loader of module backends (internal).
+ *
+ * A module backend is a shared object loaded with dlopen at run time (the
+ * CUDA backend, liblector-cuda.so), so that the core has no link-time
+ * dependency on a vendor stack. Its descriptor says where the file is, what
+ * must be loaded before it (a driver, then libraries found by src/gpuenv the
+ * way `lector doctor` finds them and preloaded by absolute path, so that the
+ * module's DT_NEEDED entries bind to exactly those files) and how to word
+ * each failure. The module exports RT_MODULE_INIT and RT_MODULE_SCORE
+ * (backend.h). Loading happens once per process; the result, the table or
+ * the reason, is kept.
+ */
+#ifndef LECTOR_RT_MODULE_H
+#define LECTOR_RT_MODULE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "rt/backend.h"
+
+typedef struct rt_module_desc {
+    const char *backend; /* registry name, prefix of the debug log lines ("cuda") */
+    const char *title;   /* in messages ("CUDA") */
+    /* NULL when the build has no such module; the reason is `not_built` */
+    int (*find)(char *path, size_t len);
+    const char *not_built;
+    /* find's nonzero return: "no <path><missing_suffix>" names where it looked */
+    const char *missing_suffix;
+    /* loaded first (RTLD_GLOBAL): its absence is the most common reason, and
+     * the clearest; NULL for none */
+    const char *driver;
+    const char *no_driver; /* "no NVIDIA driver" */
+    /* libraries of major version `major` found by gpuenv_find_best and
+     * preloaded; `needs` are required (their absence is the reason, with
+     * needs_hint), `wants` optional. NULL-terminated. */
+    const char *const *needs;
+    const char *const *wants;
+    int major;
+    const char *needs_hint;
+} rt_module_desc;
+
+typedef struct rt_module_state {
+    pthread_mutex_t lock;
+    int done;
+    const rt_backend_iface *iface;
+    int score;
+    char why[512];
+} rt_module_state;
+
+#define RT_MODULE_STATE_INIT                      \
+    {                                             \
+        PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, "" \
+    }
+
+/* Loads the module once (later calls return the first result) and returns
+ * its state: st->iface is its table, or NULL with the reason in st->why;
+ * st->score is what its score entry point said (0: loaded, but it cannot run
+ * on this machine, the module's reason in st->why). Thread-safe. */
+const rt_module_state *rt_module_load(const rt_module_desc *d, rt_module_state *st);
+
+/* The table of the core's services given to modules. */
+const rt_host_api *rt_module_host_api(void);
+
+#endif
