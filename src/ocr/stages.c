@@ -56,11 +56,7 @@ lector_status ocr_det_prepare(lector_engine *e, const lector_image *img, int lim
     lector_status st = lector__det_preprocess_norm(img, limit, lt, e->p.det_mean, e->p.det_std, &d->di, err);
     d->valid_h = d->di.height;
     d->valid_w = d->di.width;
-    static int pad = -1;
-    if (pad < 0) {
-        const char *s = getenv("LECTOR_DET_PAD");
-        pad = s ? atoi(s) : 0;
-    }
+    int pad = (int)lector__tc_long(LECTOR__TC_DET_PAD, 0); /* a size bucket's padding, for its measurement */
     if (!st && pad > 32) {
         int H = (d->di.height + pad - 1) / pad * pad, W = (d->di.width + pad - 1) / pad * pad;
         float *x = lector__calloc((size_t)3 * H * W, sizeof(float));
@@ -304,19 +300,14 @@ lector_status ocr_cls_run(lector_engine *e, ocr_crop **cr, int n, lector_error *
     return st;
 }
 
-/* Lines whose own width is below this many pixels get this tensor width
- * (and lines above it their own): the rule is docs/RUNTIME.md's, with the
- * measurements that found the text equal. LECTOR_REC_Q overrides it for
- * those measurements. */
+/* A line is recognised at its own width: padding it to a coarser width
+ * (a bucket) changes its text (docs/RUNTIME.md has the measurement, which
+ * LECTOR_REC_PAD makes). */
 int ocr_rec_width(int lw)
 {
-    static int q = -1;
-    if (q < 0) {
-        const char *s = getenv("LECTOR_REC_Q");
-        q = s ? atoi(s) : 1;
-        if (q < 1) q = 1;
-    }
-    return (lw + q - 1) / q * q;
+    long q = lector__tc_long(LECTOR__TC_REC_PAD, 1);
+    if (q < 1 || q > 4096) q = 1;
+    return (int)((lw + q - 1) / q * q);
 }
 
 void ocr_rec_widths(const lector_engine *e, ocr_crop *c)

@@ -289,7 +289,6 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
     return 0;
 }
 
-
 /* ---- running ---------------------------------------------------------------------- */
 
 /* S_CONV, S_DECONV: cuDNN (bias and activation: the chain that follows). */
@@ -335,8 +334,8 @@ lector_status cu_run_conv_gemm(const exec_ctx *x, const cu_step *s, const rt_nod
                           CUDA_R_16F, s->k, &cu_zero, Y, CUDA_R_16F, s->nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
     } else {
-        bs = cublasSgemm(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, W, s->k, X, s->k, &cu_zero, Y,
-                         s->nn);
+        bs = cublasSgemm(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, W, s->k, X, s->k, &cu_zero,
+                         Y, s->nn);
     }
     if (bs != CUBLAS_STATUS_SUCCESS)
         return cu_fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,

@@ -80,7 +80,6 @@ int cu_build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
     return 0;
 }
 
-
 /* BatchNormalization with constant parameters: a per-channel affine step
  * (its scale and shift in the constant block), which becomes part of a chain. */
 int cu_build_batchnorm(compile_ctx *cc, const rt_node *n, cu_step *s)

@@ -26,7 +26,6 @@ void *cu_dptr(const exec_ctx *x, int v)
     return NULL;
 }
 
-
 /* The status of one of our kernels' launches (a cudaError_t as int) at node n. */
 lector_status cu_kernel_status(int rc, const rt_node *n, lector_error *err)
 {
@@ -207,7 +206,7 @@ static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, le
 }
 
 lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
-                                     lector_tensor *outputs, lector_error *err)
+                              lector_tensor *outputs, lector_error *err)
 {
     exec_ctx x;
     lector_status st = call_begin(be, p, arena, inputs, 0, &x, err);
@@ -229,7 +228,7 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
  * fp32 NCHW input where an uploaded one would be,
  * and the plan's steps (its input conversion included) follow. */
 lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *rows,
-                                   size_t n_rows, lector_tensor *outputs, lector_error *err)
+                            size_t n_rows, lector_tensor *outputs, lector_error *err)
 {
     cu_ctx *c = be->ctx;
     const cu_plan *cp = p->be_plan;
@@ -348,7 +347,7 @@ out:
  * a CUDA graph replay when graphs are on) runs `runs` times back to back,
  * each between two events; ms[i] is each run. Nothing is downloaded. */
 lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs, int runs,
-                                  double *ms, lector_error *err)
+                           double *ms, lector_error *err)
 {
     exec_ctx x;
     lector_status st = call_begin(be, p, arena, inputs, 0, &x, err);

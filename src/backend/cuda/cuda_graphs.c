@@ -30,7 +30,8 @@ lector_status cu_run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lecto
             w->graphs[i].used = ++w->tick;
         }
     if (exec) {
-        if (cu_fault_launch()) return cu_fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
+        if (cu_fault_launch())
+            return cu_fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
         cudaError_t e = cudaGraphLaunch(exec, w->stream);
         return e == cudaSuccess ? LECTOR_OK : cu_cuda_fail(err, e, "launching the plan's CUDA graph");
     }
@@ -71,4 +72,3 @@ lector_status cu_run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lecto
     e = cudaGraphLaunch(exec, sm);
     return e == cudaSuccess ? LECTOR_OK : cu_cuda_fail(err, e, "launching the plan's CUDA graph");
 }
-

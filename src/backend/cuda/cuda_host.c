@@ -65,4 +65,3 @@ lector_status cu_run_host_step(const exec_ctx *x, const rt_node *n, rt_backend *
     for (int k = 0; k < 24; k++) cu_free(tmp[k]);
     return st;
 }
-

@@ -61,7 +61,6 @@ int cu_build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     return 0;
 }
 
-
 /* ---- running ---------------------------------------------------------------------- */
 
 /* Row-major C = A B is column-major C^T = B^T A^T (activation: the chain that follows). */
@@ -74,10 +73,10 @@ lector_status cu_run_matmul(const exec_ctx *x, const cu_step *s, const rt_node *
         const void *A = s->aconv != RT_NO_OFFSET ? cu_const(x->cp, s->aconv) : X;
         const void *B = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : cu_dptr(x, n->in[1]);
         cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
-        bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, B,
-                                        CUDA_R_16F, s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &cu_zero, Y,
-                                        s->c_half ? CUDA_R_16F : CUDA_R_32F, s->nn, s->sc, s->batch,
-                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, B, CUDA_R_16F,
+                                        s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &cu_zero, Y,
+                                        s->c_half ? CUDA_R_16F : CUDA_R_32F, s->nn, s->sc, s->batch, CUBLAS_COMPUTE_32F,
+                                        CUBLAS_GEMM_DEFAULT);
         cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
     } else {
         bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one,

@@ -46,7 +46,6 @@ int cu_fault_launch(void)
 
 /* ---- device memory under a cap ------------------------------------------------ */
 
-
 /* ---- device memory under a cap ------------------------------------------------ */
 
 typedef struct dev_block {
@@ -75,14 +74,15 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
     *out = NULL;
     if (!size) size = 256;
     if (cu_fault_alloc())
-        return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s", what);
+        return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s",
+                       what);
     pthread_mutex_lock(&mem_lock);
     if (mem_limit[dev] && mem_used[dev] + size > mem_limit[dev]) {
         size_t used = mem_used[dev], lim = mem_limit[dev];
         pthread_mutex_unlock(&mem_lock);
         return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY,
-                    "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use", what, size,
-                    lim, used);
+                       "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use", what,
+                       size, lim, used);
     }
     mem_used[dev] += size; /* reserved before the allocation, so concurrent callers respect the cap */
     pthread_mutex_unlock(&mem_lock);
@@ -135,7 +135,6 @@ void cu_dev_free(void *p)
 
 /* ---- backend state and workers ------------------------------------------------- */
 
-
 /* ---- workers ------------------------------------------------------------------- */
 
 void cu_worker_free(cu_worker *w)
@@ -179,7 +178,7 @@ lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
     if (bs != CUBLAS_STATUS_SUCCESS) {
         cu_worker_free(w);
         return cu_fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
-                    "cublas: cublasCreate: %s", cublasGetStatusString(bs));
+                       "cublas: cublasCreate: %s", cublasGetStatusString(bs));
     }
     cublasSetStream(w->blas, w->stream);
     /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path); half-precision
@@ -230,7 +229,6 @@ lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
     w->pin_size = sz;
     return LECTOR_OK;
 }
-
 
 /* ---- constant blocks ----------------------------------------------------------- */
 
@@ -385,7 +383,6 @@ lector_status cu_upload_constants(int device, cu_plan *cp, cbuf *cb, lector_erro
     return st;
 }
 
-
 /* Bytes this process holds on the backend's GPU through Lector, and the cap. */
 void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit)
 {
@@ -416,4 +413,3 @@ size_t cu_memory_available(rt_backend *be)
     pthread_mutex_unlock(&mem_lock);
     return free_b;
 }
-

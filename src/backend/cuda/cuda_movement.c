@@ -174,7 +174,6 @@ int cu_build_resize(compile_ctx *cc, const rt_node *n, cu_step *s)
     return res;
 }
 
-
 /* Reshape, Squeeze, Unsqueeze, Flatten, Identity, Dropout: the same bytes (a copy, none in place). */
 int cu_build_copy(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
@@ -231,9 +230,9 @@ lector_status cu_run_resize(const exec_ctx *x, const cu_step *s, const rt_node *
     const rt_value *xv = &g->values[n->in[0]], *yv = &g->values[n->out[0]];
     const int *tab = (const int *)(cu_const(x->cp, s->aux));
     int OH = (int)yv->dims[2];
-    int rc = ck_resize_nearest(x->w->stream, cu_dptr(x, n->in[0]), cu_dptr(x, n->out[0]), s->outer, s->channels,
-                               (int)xv->dims[2], (int)xv->dims[3], OH, (int)yv->dims[3], tab, tab + OH, s->half,
-                               s->nhwc);
+    int rc =
+        ck_resize_nearest(x->w->stream, cu_dptr(x, n->in[0]), cu_dptr(x, n->out[0]), s->outer, s->channels,
+                          (int)xv->dims[2], (int)xv->dims[3], OH, (int)yv->dims[3], tab, tab + OH, s->half, s->nhwc);
     return cu_kernel_status(rc, n, err);
 }
 
@@ -246,9 +245,8 @@ lector_status cu_run_gather(const exec_ctx *x, const cu_step *s, const rt_node *
 lector_status cu_run_copy(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
 {
     void *X = cu_dptr(x, n->in[0]), *Y = cu_dptr(x, n->out[0]);
-    int rc = s->n && X != Y
-                 ? (int)cudaMemcpyAsync(Y, X, (size_t)s->n * s->elem, cudaMemcpyDeviceToDevice, x->w->stream)
-                 : 0;
+    int rc =
+        s->n && X != Y ? (int)cudaMemcpyAsync(Y, X, (size_t)s->n * s->elem, cudaMemcpyDeviceToDevice, x->w->stream) : 0;
     return cu_kernel_status(rc, n, err);
 }
 

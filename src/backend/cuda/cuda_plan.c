@@ -49,7 +49,6 @@ int *cu_consumer_counts(const rt_plan *p)
     return cons;
 }
 
-
 /* One node's step, built by the file of its operator's family; 1: no GPU
  * step (the node runs on the host), -1: out of memory. */
 static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
@@ -113,7 +112,6 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
             }
     return r;
 }
-
 
 /* Steps other than chains and MatMul read and write one storage precision
  * (the float activations of the node all fp16 or all fp32):
@@ -271,7 +269,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         if (r == 0 && !storage_uniform(&cc, n, step)) r = 1;
         if (r < 0) {
             st = cu_fail(err, LECTOR_ERR_BACKEND, "%s: cannot prepare node %s (%s) for the GPU", g->name, n->name,
-                      cu_op_name(n->op));
+                         cu_op_name(n->op));
             break;
         }
         if (r > 0) {
@@ -280,7 +278,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
             if (half || nhwc) {
                 *unsupported = 1;
                 st = cu_fail(err, LECTOR_ERR_UNSUPPORTED_OP, "node %s (%s) has no %s GPU kernel", n->name,
-                          cu_op_name(n->op), half ? "half-precision" : "NHWC");
+                             cu_op_name(n->op), half ? "half-precision" : "NHWC");
                 break;
             }
             H->log(3, "cuda: %s: node %s (%s) runs on the host", g->name, n->name, cu_op_name(n->op));
@@ -386,4 +384,3 @@ lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 }
 
 /* ---- execution ------------------------------------------------------------------- */
-

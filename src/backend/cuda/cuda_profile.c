@@ -77,7 +77,6 @@ static float step_graph_ms(const exec_ctx *x, const cu_step *sp, rt_backend *be,
     return ms;
 }
 
-
 lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
 {
     lector_status st = LECTOR_OK;

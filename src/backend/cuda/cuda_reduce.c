@@ -30,7 +30,6 @@ static int reduce_last_axis(const compile_ctx *cc, const rt_node *n)
     return ax == x->ndim - 1 ? (int)ax : -1;
 }
 
-
 int cu_build_softmax(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
     const rt_graph *g = cc->g;
@@ -105,9 +104,9 @@ int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s)
 
 lector_status cu_run_softmax(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
 {
-    return cu_kernel_status(ck_softmax(x->w->stream, cu_dptr(x, n->in[0]), cu_dptr(x, n->out[0]), s->outer, s->len,
-                                       s->inner, s->half),
-                            n, err);
+    return cu_kernel_status(
+        ck_softmax(x->w->stream, cu_dptr(x, n->in[0]), cu_dptr(x, n->out[0]), s->outer, s->len, s->inner, s->half), n,
+        err);
 }
 
 lector_status cu_run_layernorm(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
