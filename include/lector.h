@@ -70,7 +70,8 @@ typedef struct lector_params {
 
     lector_device device; /* default LECTOR_DEVICE_CPU */
     int device_id;        /* GPU ordinal for LECTOR_DEVICE_CUDA/AUTO */
-    int threads;          /* threads per inference; 0 = physical cores */
+    int threads;          /* threads per inference; 0: 1 on the CPU, where `workers` run pages and
+                             lines in parallel instead (no thread waits for another) */
     const char *backend;  /* CPU backend: NULL/"cpu" (best), "ref" (reference) */
 
     /* Detection (DB). */
@@ -93,7 +94,13 @@ typedef struct lector_params {
     int cls_image_height; /* 48 */
     int cls_image_width;  /* 192 */
 
-    /* Recognition. */
+    /* Recognition. Every line is read at its own width, as PaddleOCR reads a
+     * line alone (predict_rec.py with one crop: imgW = 48 * max(320/48, w/h)):
+     * its text depends on that line only. PaddleOCR's batches pad each line to
+     * the widest line of its batch, which changes text (padded lines lose
+     * spaces between words and digits); Lector batches only lines whose text
+     * the batch cannot change (docs/RUNTIME.md), so rec_batch_num is the size
+     * of a batch and never changes a result. */
     int rec_batch_num;    /* 6 */
     int rec_image_height; /* 48 */
     int rec_image_width;  /* 320 */
@@ -114,9 +121,9 @@ typedef struct lector_params {
     int gpu_fp16;         /* 1: the recogniser and the classifier in half precision (tensor
                                     cores); 0 (default): fp32 */
 
-    /* lector_read_batch(): pages whose detection input has the same size run
-     * through the det model together, up to this many at a time. 1 (default):
-     * one page per run, as PaddleOCR does. */
+    /* Streams and lector_read_batch(): pages whose detection input has the
+     * same size run through the det model together, up to this many at a
+     * time. 1 (default): one page per run, as PaddleOCR does. */
     int det_batch_num;
 
     /* With gpu_fp16: 1 runs detection in half precision too. 0 (default):
@@ -142,13 +149,20 @@ typedef struct lector_params {
      * width_height_ratio); 0 turns a rule off. */
     int det_letterbox_min_height;
     float det_letterbox_ratio;
-    /* Bytes the engine's execution plans may hold (activation arenas and
-     * converted weights, one plan per input shape), shared by the models:
+    /* Bytes the engine's execution plans may hold (one plan per input
+     * shape, and the activation arenas they run in), shared by the models:
      * 45% detection, 45% recognition, 10% the classifier. The least recently
      * used plans are evicted to stay under it, so memory does not grow with
      * the number of distinct image sizes. 0 (default): 32 plans per model,
      * whatever their size. */
     size_t plan_cache_bytes;
+    /* Threads that run the work of every read (lector_read_*, streams with
+     * workers 0): decoding, detection, post-processing, crops,
+     * classification and recognition of several pages and lines at once,
+     * each inference with `threads` threads. 0 (default): on the CPU, the
+     * physical cores divided by `threads` (1 when unset), at least 1; on a
+     * GPU, 2 per core, at most 16. */
+    int workers;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */
@@ -212,6 +226,24 @@ size_t lector_engine_cache_bytes(const lector_engine *engine);
 /* Returns cached buffers (activation arenas, GPU workspaces) to the system. */
 void lector_engine_trim(lector_engine *engine);
 
+/* The worker threads a stream of this engine gets by default (lector_params.workers, or its default). */
+int lector_engine_workers(const lector_engine *engine);
+
+/* What an engine's models have compiled and hold (lector_rt.h's
+ * lector_model_stats per model; zeros for a model the engine did not load).
+ * Models are prepared once and run any input size: after a warm-up, a
+ * stream of pages of any size leaves plans_compiled and kernels_compiled
+ * where they were. */
+typedef struct lector_engine_stats {
+    lector_model_stats det, cls, rec;
+    lector_model_stats rec_fp32; /* gpu_fp16 with gpu_fp16_recheck: the fp32 recogniser */
+    uint64_t plans_compiled;     /* sums over the models */
+    uint64_t kernels_compiled;
+} lector_engine_stats;
+
+/* Fills *stats. Thread-safe. */
+void lector_engine_get_stats(const lector_engine *engine, lector_engine_stats *stats);
+
 typedef struct lector_point {
     float x, y;
 } lector_point;
@@ -229,8 +261,16 @@ typedef struct lector_page {
     size_t n_lines;
 } lector_page;
 
+/* Each stage's time for this read: its share of the stage's batches (a
+ * batch's time split over its lines or pages), so with several workers the
+ * stages may add up to more than total_ms, the wall time from the start of
+ * its decoding to its last line. */
 typedef struct lector_timings {
     double decode_ms, det_ms, cls_ms, rec_ms, total_ms;
+    /* what the engine had compiled in all when this read finished
+     * (lector_engine_get_stats): the same from one read to the next once the
+     * shapes a stream needs have been seen */
+    uint64_t plans_compiled, kernels_compiled;
 } lector_timings;
 
 typedef struct lector_result {
@@ -254,24 +294,24 @@ typedef struct lector_batch_input {
     const char *name; /* used in messages; NULL = "image" */
 } lector_batch_input;
 
-/* Reads n encoded images in one call (micro-batching): decoding and
- * detection run per image (detection inputs of different sizes cannot be
- * stacked; same-size inputs are not stacked either), then the classifier and
- * the recogniser run over the crops of ALL images together, sorted by
- * aspect ratio, in batches of cls_batch_num / rec_batch_num.
+/* Reads n encoded images in one call: they go through one stream
+ * (lector_stream_create with the engine's workers), so decoding,
+ * detection (pages whose detection input has the same size run together,
+ * up to det_batch_num), post-processing and cropping of different images
+ * overlap, and the classifier and the recogniser run over the lines of all
+ * images together, in batches of cls_batch_num / rec_batch_num lines.
  *
  * Results equal lector_read_memory() of each image alone (texts, boxes,
- * scores): a recognition batch only holds crops that get the same batch
- * width (PaddleOCR's widest-crop-of-the-batch rule, applied to each page as
- * if read alone), so every crop sees the same padding as in a single read.
- * The classifier's input has a fixed width, so its batches mix freely.
+ * scores): every line is read at its own width, whatever the other lines of
+ * its batch (lector_params.rec_batch_num).
  *
  * Per input i: statuses[i], results[i] (NULL on error; free each with
  * lector_result_free()) and errs[i] when errs is non-NULL. One failing
- * image (corrupt, over a limit) does not fail the others; an error in the
- * shared cls/rec stages (out of memory, backend) fails every image that had
- * crops. Timings: decode and det per image; cls and rec are the shared
- * stages' times, reported for each image. Returns LECTOR_OK when the call
+ * image (corrupt, over a limit) does not fail the others; an error in a
+ * shared cls/rec batch (out of memory, backend) fails the images that had
+ * lines in it. Timings: decode, det, cls and rec are each image's share of
+ * the stages' time (a batch's time split over its lines); total from the
+ * start of its decoding to its last line. Returns LECTOR_OK when the call
  * ran (see statuses), LECTOR_ERR_INVALID_ARGUMENT / OUT_OF_MEMORY (with
  * errs[0] filled when errs is non-NULL) when it could not start. */
 lector_status lector_read_batch(lector_engine *engine, const lector_batch_input *inputs, size_t n,
@@ -295,6 +335,74 @@ typedef struct lector_image_info {
  * message starts with `name`, NULL = "image"). Thread-safe. */
 lector_status lector_probe_image(const void *data, size_t size, const char *name, lector_image_info *info,
                                  lector_error *err);
+/* ---- streams: many inputs through the pipelined driver --------------------------
+ *
+ * A stream reads any number of inputs with a pool of worker threads:
+ * decoding, detection, DB post-processing and cropping of several pages run
+ * at once, detection is batched across pages of the same input size, and
+ * the classifier and the recogniser run over the lines of all pages in
+ * flight together. Results come back through a callback in the order the
+ * inputs were pushed, each as soon as it and every input before it are done.
+ * Memory is bounded: lector_stream_push_*() blocks while max_inputs inputs
+ * are pushed and not yet delivered (back-pressure).
+ *
+ *     static void on_result(const lector_stream_item *it, void *user) {
+ *         if (it->status == LECTOR_OK) print(it->name, it->result);
+ *         else fprintf(stderr, "%s\n", it->error->message);
+ *         lector_result_free(it->result);
+ *     }
+ *     lector_stream *s;
+ *     lector_stream_create(eng, NULL, on_result, NULL, &s, &err);
+ *     for (i = 0; i < n; i++) lector_stream_push_file(s, paths[i], NULL, &err);
+ *     lector_stream_finish(s, &err);   // every callback has run
+ *     lector_stream_free(s);
+ *
+ * Threading: push, finish and free are called from one thread at a time.
+ * The callback runs on a worker thread or inside push/finish, never twice
+ * at once; it must not call push or finish of its own stream. Several
+ * streams may share one engine. */
+typedef struct lector_stream lector_stream;
+
+/* One delivered input. `result` belongs to the callback (free it with
+ * lector_result_free; NULL when status != LECTOR_OK, and then `error` names
+ * the input and the problem). */
+typedef struct lector_stream_item {
+    size_t index;     /* 0 for the first input pushed, then 1, 2, ... */
+    const char *name; /* the path, or the name given with the bytes */
+    void *user;       /* push's `user` */
+    lector_status status;
+    const lector_error *error;
+    lector_result *result;
+} lector_stream_item;
+
+typedef void (*lector_stream_cb)(const lector_stream_item *item, void *cb_user);
+
+typedef struct lector_stream_options {
+    int workers;                     /* worker threads; 0 = the engine's (lector_params.workers); -1 = none: the
+                       calling thread does all the work inside push and finish */
+    int max_inputs;                  /* inputs pushed and not yet delivered before push blocks; 0 = 4 per worker + 4 */
+    const lector_read_options *read; /* NULL = the engine's parameters */
+} lector_stream_options;
+
+/* {0, 0, NULL}. */
+lector_stream_options lector_default_stream_options(void);
+
+/* Starts a stream on `engine` (which must outlive it); `cb` is required. */
+lector_status lector_stream_create(lector_engine *engine, const lector_stream_options *opt, lector_stream_cb cb,
+                                   void *cb_user, lector_stream **out, lector_error *err);
+/* Queues an image file (the path is copied). Blocks while the stream holds
+ * max_inputs undelivered inputs. An input that cannot be read is delivered
+ * with its error, in its place; push itself fails only on a NULL argument
+ * or a finished stream. */
+lector_status lector_stream_push_file(lector_stream *s, const char *path, void *user, lector_error *err);
+/* Queues encoded image bytes; `data` is read until this input's callback has
+ * returned, not copied. `name` is used in messages (copied; NULL = "image"). */
+lector_status lector_stream_push_memory(lector_stream *s, const void *data, size_t size, const char *name, void *user,
+                                        lector_error *err);
+/* Waits until every pushed input has been delivered; no push after it. */
+lector_status lector_stream_finish(lector_stream *s, lector_error *err);
+/* Finishes the stream if needed and frees it; NULL is a no-op. */
+void lector_stream_free(lector_stream *s);
 
 typedef enum lector_pixel_format {
     LECTOR_PIXEL_RGB = 0,

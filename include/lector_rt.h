@@ -28,7 +28,9 @@
  * point of view. Any number of threads may call lector_model_run() on the
  * same model at once; each call uses its own activation memory. Execution
  * plans (one per distinct input shape) are compiled on first use and kept in
- * a bounded, internally locked LRU cache.
+ * a bounded, internally locked LRU cache; what does not depend on the shape
+ * (converted weights, kernels, activation arenas) is the model's and shared
+ * by all its plans (docs/RUNTIME.md).
  *
  * Errors: every fallible function returns a lector_status and, when `err` is
  * non-NULL, fills it with the same code and a message that names the file,
@@ -175,7 +177,7 @@ typedef struct lector_model_options {
     const char *backend;
     /* Worker threads for one run; 0 = the number of physical cores. */
     int threads;
-    /* Execution plans kept per model (LRU); 0 = 16. */
+    /* Execution plans kept per model (LRU), one per input shape; 0 = 64. */
     int plan_cache_size;
     /* backend "cuda" or "cuda:N" (the GPU module, loaded at run time): bytes of
      * GPU memory the whole process may take through Lector on that GPU
@@ -183,12 +185,22 @@ typedef struct lector_model_options {
      * precision where the backend supports it. */
     size_t gpu_mem_limit;
     int fp16;
-    /* Bytes the plan cache may hold (its plans' activation arenas, pooled or
-     * running, and their converted weights, in the backend's memory); the
-     * least recently used plans are evicted to stay under it. A plan being
-     * run is never freed under its run: it is freed when the run ends. 0 =
-     * bounded by plan_cache_size only. */
+    /* Bytes the plan cache may hold: its plans' own state (steps, the
+     * backend's primitives) and the activation arenas the model keeps for
+     * them, in the backend's memory (the weights, converted once per model,
+     * are not counted). The least recently used idle plans are evicted to
+     * stay under it. A plan being run is never freed under its run: it is
+     * freed when the run ends. 0 = bounded by plan_cache_size only. */
     size_t plan_cache_bytes;
+    /* CPU backends: which input shapes get kernels compiled for them (oneDNN
+     * JIT code per shape: the fastest runs, and a compile of tens of
+     * milliseconds per new shape). 0 (default): every shape. > 0: only the
+     * shapes whose largest spatial dimension (the larger of the last two of
+     * a rank-4 input) equals jit_size; every other shape runs on kernels that
+     * take their sizes as arguments (the reference backend's: nothing to
+     * compile, slower per run). Which kernels a shape runs on depends on
+     * the shape alone, never on what ran before. Ignored by the GPU backend. */
+    int jit_size;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -219,6 +231,25 @@ size_t lector_model_cache_bytes(const lector_model *model);
 /* Releases memory the model keeps for reuse: cached activation arenas and,
  * on a GPU, idle workspaces and staging buffers. Plans stay compiled. */
 void lector_model_trim(lector_model *model);
+
+/* What a model has compiled and holds (lector_model_get_stats). Counters
+ * only grow: a stream of inputs whose shapes the model has seen before
+ * leaves plans_compiled and kernels_compiled where they were. */
+typedef struct lector_model_stats {
+    uint64_t plans_compiled;   /* execution plans built: one per input shape not in the plan cache */
+    uint64_t kernels_compiled; /* device or JIT kernels the backend built for those plans (oneDNN
+                                  primitives, NVRTC kernels); kernels are shared by plans and kept
+                                  across them, so a new shape may compile none */
+    uint64_t plans_generic;    /* of plans_compiled, those on kernels that take sizes as arguments
+                                  (lector_model_options.jit_size): nothing compiled for them */
+    uint64_t runs;             /* model runs */
+    uint64_t arenas_allocated; /* activation arenas allocated (the first ones, then growths) */
+    size_t arena_bytes;        /* bytes of idle activation arenas kept for reuse */
+    int plans_cached;          /* plans in the cache now */
+} lector_model_stats;
+
+/* Fills *stats (zeros for a NULL model). Thread-safe. */
+void lector_model_get_stats(const lector_model *model, lector_model_stats *stats);
 
 /* GPU memory this process holds through Lector on the model's GPU, and the
  * cap; both 0 for CPU backends. */

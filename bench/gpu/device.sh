@@ -12,6 +12,13 @@
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
 #   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
 #           breaker sends reads to the CPU engine), breaker counters, GPU memory over SERVE_N requests
+#   shapes  random input shapes of the three models on the CUDA module against the reference backend,
+#           and what it compiles for shapes seen before (test_shapes, ctest rt.shapes.cuda)
+#   docs    document pages (SROIE receipts, PaddleOCR's document images; DOCS=DIR for others): bench
+#           pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
+#           the warm-up and after it), the CLI over the same pages, the cold start to the first result,
+#           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers
+#   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
 dev=.device
@@ -23,6 +30,7 @@ export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its
 export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
 L=$B/bin/lector
 images() { find "$dev/data/$1" -name '*.jpg' | sort; }
+set -- $(printf '%s\n' "$@" | sed 's/^issue19$/nodes check parity shapes docs/')
 for step in "$@"; do
   echo "=== $step"
   case $step in
@@ -209,6 +217,33 @@ PY
       curl -s "localhost:$port/metrics" | grep -E "^lector_serve_(breaker|device_info)|fallback|primary_errors"
       grep -c "reading on the CPU engine" "$out/serve.log"
       kill -TERM $spid; wait $spid; echo "serve exit $?"
+      ;;
+    shapes)
+      "$dev/bin/test_shapes" "$B/models" cuda 1e-3 >"$out/shapes.log" 2>&1
+      echo "shapes rc=$?"; tail -8 "$out/shapes.log"
+      ;;
+    docs)
+      { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort
+        else images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; fi; } >/tmp/docs.txt
+      echo "$(wc -l </tmp/docs.txt) document pages"
+      first=$(head -1 /tmp/docs.txt)
+      t0=$(date +%s.%N); $L --device cuda --format json "$first" >/dev/null 2>&1; t1=$(date +%s.%N)
+      echo "cold start: process start to the first page's result $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s (fp32)"
+      t0=$(date +%s.%N); $L --device cuda --fp16 --format json "$first" >/dev/null 2>&1; t1=$(date +%s.%N)
+      echo "cold start: process start to the first page's result $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s (--fp16)"
+      for f in "" --fp16; do
+        $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rounds ${ROUNDS:-5} --json \
+            $(cat /tmp/docs.txt) | tee -a "$out/docs_pipeline.jsonl"
+        t0=$(date +%s.%N)
+        $L --models "$B/models" --device cuda --workers 16 $f --format json -q $(cat /tmp/docs.txt) >"$out/docs_cli$f.jsonl"
+        t1=$(date +%s.%N)
+        echo "cli ${f:-fp32}: $(wc -l <"$out/docs_cli$f.jsonl") pages in $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s (model loading and every compile included)"
+      done
+      images icdar2015_test >/tmp/list.txt
+      for f in "" --fp16; do
+        $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rounds ${ROUNDS:-3} --json \
+            $(cat /tmp/list.txt) | tee -a "$out/icdar_pipeline.jsonl"
+      done
       ;;
     *) echo "unknown step $step" ;;
   esac

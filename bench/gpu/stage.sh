@@ -13,7 +13,7 @@
 # with libasan, for device.sh's asan step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-icdar=120 sroie=8 asan=
+icdar=120 sroie=40 asan=
 while [ $# -gt 0 ]; do
   case "$1" in
     --icdar) icdar=$2; shift ;;
@@ -27,8 +27,8 @@ shared=$(cd "$top/../shared" && pwd)
 dev=$top/.device
 rm -rf "$dev"; mkdir -p "$dev/bin" "$dev/data"
 "$top/scripts/bundle" --out "$dev" >/dev/null
-cmake --build "$top/build" --target test_backend_ops test_parity test_cuda_engine >/dev/null
-cp "$top/build/test_backend_ops" "$top/build/test_parity" "$top/build/test_cuda_engine" "$dev/bin/"
+cmake --build "$top/build" --target test_backend_ops test_parity test_cuda_engine test_shapes >/dev/null
+cp "$top/build/test_backend_ops" "$top/build/test_parity" "$top/build/test_cuda_engine" "$top/build/test_shapes" "$dev/bin/"
 # ONNX node cases listed in tests/node/cases.txt (Debian's libonnx-testdata)
 node=/usr/include/onnx/backend/test/data/node
 awk '/^test_/{print $1}' "$top/tests/node/cases.txt" | tar -C "$node" -cJf "$dev/node.tar.xz" -T -

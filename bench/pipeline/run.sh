@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end OCR throughput (pages/s) on ICDAR2015 test images, one run, three engines, same cores:
-#   Lector (build/lector, --threads T), @gutenye/ocr-node (ONNX Runtime, intra-op threads T) and
+#   Lector (build/lector, --workers T --threads 1), @gutenye/ocr-node (ONNX Runtime, intra-op threads T) and
 #   Tesseract 5 (-l chi_sim+eng, OMP_THREAD_LIMIT=T).
 # Every engine is one process that reads the models once and then all images in sequence (Lector:
 # all files on one command line; ocr-node: bench/peers/ocr_node_run.js; Tesseract: a list file).
@@ -8,8 +8,10 @@
 # All processes are pinned to the same CPUs with taskset (CPUS, default: the first T).
 #
 # usage: bench/pipeline/run.sh [--build DIR] [--images N] [--threads T] [--engines "lector ocr-node tesseract"]
-#                              [--json FILE] [--out DIR] [--lector-args "..."]
+#                              [--json FILE] [--out DIR] [--lector-args "..."] [--list FILE]
 #   --images N  the first N test images in numeric order img_1..img_N (default 100; 500 = all)
+#   --list FILE the images named in FILE (one path a line) instead of ICDAR2015's, e.g. document pages
+#   engine lector-base: Lector from --base-build DIR (another commit's build, for before/after in one run)
 #   --rounds R  split the images into R consecutive chunks and run every engine on each chunk in
 #               turn, rotating the engine order (default 5), so that load changes on a shared
 #               machine hit all engines alike; wall time is summed per engine (R model loads each)
@@ -27,6 +29,8 @@ OUT=
 LECTOR_ARGS=
 ONEDNN_BUILD=
 ROUNDS=5
+USER_LIST=
+BASE_BUILD=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
@@ -38,20 +42,27 @@ while [ $# -gt 0 ]; do
     --lector-args) LECTOR_ARGS=$2; shift 2 ;;
     --onednn-build) ONEDNN_BUILD=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
+    --list) USER_LIST=$2; shift 2 ;;
+    --base-build) BASE_BUILD=$2; shift 2 ;;
     -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 DATA=${DATA:-$ROOT/../shared/data}
 IMGDIR=$DATA/icdar2015_test/ch4_test_images
-[ -d "$IMGDIR" ] || { echo "run.sh: $IMGDIR missing" >&2; exit 77; }
+[ -n "$USER_LIST" ] || [ -d "$IMGDIR" ] || { echo "run.sh: $IMGDIR missing" >&2; exit 77; }
 OUT=${OUT:-$BUILD/bench-pipeline}
 mkdir -p "$OUT"
 CPUS=${CPUS:-$(seq -s, 0 $((T - 1)))}
 PIN="taskset -c $CPUS"
 command -v taskset >/dev/null || PIN=
 LIST=$OUT/images.txt
-for ((i = 1; i <= N; i++)); do echo "$IMGDIR/img_$i.jpg"; done > "$LIST"
+if [ -n "$USER_LIST" ]; then
+  grep -v '^\s*$' "$USER_LIST" > "$LIST"
+  N=$(wc -l < "$LIST")
+else
+  for ((i = 1; i <= N; i++)); do echo "$IMGDIR/img_$i.jpg"; done > "$LIST"
+fi
 now() { date +%s.%N; }
 
 declare -A wall
@@ -65,8 +76,9 @@ run_one() { # engine list outsuffix
       [ -x "$BUILD/lector" ] || { echo "run.sh: $BUILD/lector not built" >&2; exit 2; }
       t0=$(now)
       # shellcheck disable=SC2086
-      $TM xargs -d '\n' -a "$LIST" $PIN "$BUILD/lector" --models "$ROOT/models" --threads "$T" $LECTOR_ARGS \
-        --format json -q > "$OUT/lector$sfx.jsonl"
+      # T cores: T workers of one inference thread each (lector_params.workers)
+      $TM xargs -d '\n' -a "$LIST" $PIN "$BUILD/lector" --models "$ROOT/models" --workers "$T" --threads 1 \
+        $LECTOR_ARGS --format json -q > "$OUT/lector$sfx.jsonl"
       t1=$(now) ;;
     lector-onednn)
       LB=${ONEDNN_BUILD:-$BUILD}
@@ -74,6 +86,13 @@ run_one() { # engine list outsuffix
       # shellcheck disable=SC2086
       $TM xargs -d '\n' -a "$LIST" $PIN "$LB/lector" --models "$ROOT/models" --threads "$T" --backend onednn \
         --format json -q > "$OUT/lector-onednn$sfx.jsonl"
+      t1=$(now) ;;
+    lector-base)
+      [ -x "$BASE_BUILD/lector" ] || { echo "run.sh: --base-build DIR with a built lector is needed" >&2; exit 2; }
+      t0=$(now)
+      # shellcheck disable=SC2086
+      $TM xargs -d '\n' -a "$LIST" $PIN "$BASE_BUILD/lector" --models "$ROOT/models" --threads "$T" \
+        --format json -q > "$OUT/lector-base$sfx.jsonl"
       t1=$(now) ;;
     lector-ref)
       t0=$(now)
@@ -109,7 +128,11 @@ done
 
 host="$(nproc) cpus ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
 backend=$("$BUILD/lector" --version 2>&1 | head -1)
-printf '\nICDAR2015 test images img_1..img_%d (%s), %d threads, pinned to CPUs %s, %d rounds\n' "$N" "1280x720 JPEG" "$T" "$CPUS" "$ROUNDS"
+if [ -n "$USER_LIST" ]; then
+  printf '\n%d images of %s, %d threads, pinned to CPUs %s, %d rounds\n' "$N" "$USER_LIST" "$T" "$CPUS" "$ROUNDS"
+else
+  printf '\nICDAR2015 test images img_1..img_%d (%s), %d threads, pinned to CPUs %s, %d rounds\n' "$N" "1280x720 JPEG" "$T" "$CPUS" "$ROUNDS"
+fi
 printf 'host: %s\n' "$host"
 printf '%-14s %7s %9s %9s %14s %9s %12s\n' engine images wall_s pages/s lector/engine cpu_s pages/cpu_s
 lps=
@@ -131,7 +154,7 @@ done
 json+="]}"
 if [ -n "${wall[ocr-node]:-}" ]; then
   pps=$(echo "scale=6; $N / ${wall[ocr-node]}" | bc)
-  for e in lector lector-onednn lector-ref; do
+  for e in lector lector-base lector-onednn lector-ref; do
     [ -n "${wall[$e]:-}" ] && printf 'ratio %s / ocr-node = %.2f (bar: >= 1.5)\n' "$e" "$(echo "scale=6; $N / ${wall[$e]} / $pps" | bc)"
   done
 fi

@@ -197,25 +197,26 @@ static void line_lut_init(void)
     }
 }
 
-/* resize_norm_img: resize to img_h x resized_w, (x/255 - 0.5)/0.5 in
- * float32, zero padding to img_w. */
-static lector_status norm_line(const img_image *crop, int img_h, int img_w, float *dst, const char *what,
+/* resize_norm_img with imgW = img_w: resize to img_h x resized_w,
+ * (x/255 - 0.5)/0.5 in float32, zero padding to img_w, then on to the
+ * tensor's width tw >= img_w. */
+static lector_status norm_line(const img_image *crop, int img_h, int img_w, int tw, float *dst, const char *what,
                                lector_error *err)
 {
     if (!crop || !crop->data || crop->channels != 3 || crop->width <= 0 || crop->height <= 0 || !dst || img_h <= 0 ||
-        img_w <= 0)
+        img_w <= 0 || tw < img_w)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s preprocess: invalid arguments", what);
     int rw = ocr_line_resized_width(crop->width, crop->height, img_h, img_w);
     img_image r;
     lector_status st = img_resize(crop, rw, img_h, &r, err);
     if (st != LECTOR_OK) return st;
-    size_t plane = (size_t)img_h * img_w;
+    size_t plane = (size_t)img_h * tw;
     pthread_once(&line_lut_once, line_lut_init);
     const float *lut = line_lut;
     memset(dst, 0, plane * 3 * sizeof(float));
     for (int y = 0; y < img_h; y++) {
         const uint8_t *restrict s = r.data + (size_t)y * r.stride;
-        float *restrict d0 = dst + (size_t)y * img_w, *restrict d1 = d0 + plane, *restrict d2 = d1 + plane;
+        float *restrict d0 = dst + (size_t)y * tw, *restrict d1 = d0 + plane, *restrict d2 = d1 + plane;
         for (int x = 0; x < rw; x++) {
             d0[x] = lut[s[3 * x]];
             d1[x] = lut[s[3 * x + 1]];
@@ -267,13 +268,20 @@ lector_status ocr_line_image_input(const img_image *page, const double warp[9], 
 
 lector_status ocr_cls_preprocess(const img_image *crop, int img_h, int img_w, float *dst, lector_error *err)
 {
-    return norm_line(crop, img_h, img_w, dst, "cls", err);
+    return norm_line(crop, img_h, img_w, img_w, dst, "cls", err);
 }
 
 lector_status ocr_rec_preprocess(const img_image *crop, int img_h, int batch_w, float *batch, int b, lector_error *err)
 {
     if (!batch || b < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rec preprocess: invalid batch");
-    return norm_line(crop, img_h, batch_w, batch + (size_t)b * 3 * img_h * batch_w, "rec", err);
+    return norm_line(crop, img_h, batch_w, batch_w, batch + (size_t)b * 3 * img_h * batch_w, "rec", err);
+}
+
+lector_status ocr_rec_preprocess_line(const img_image *crop, int img_h, int line_w, int tw, float *batch, int b,
+                                      lector_error *err)
+{
+    if (!batch || b < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "rec preprocess: invalid batch");
+    return norm_line(crop, img_h, line_w, tw, batch + (size_t)b * 3 * img_h * tw, "rec", err);
 }
 
 lector_status ocr_det_preprocess(const img_image *img, int limit, ocr_det_limit_type type, ocr_det_input *out,

@@ -93,6 +93,14 @@ lector_status ocr_cls_preprocess(const img_image *crop, int img_h, int img_w, fl
  * batch + b * 3 * img_h * batch_w. */
 lector_status ocr_rec_preprocess(const img_image *crop, int img_h, int batch_w, float *batch, int b, lector_error *err);
 
+/* Recogniser input for one crop as PaddleOCR makes it for the crop read
+ * alone (predict_rec.py with one crop: imgW = line_w, see
+ * ocr_rec_batch_width of that crop), into row `b` of a tensor
+ * [n, 3, img_h, tw] whose width tw >= line_w: the columns from line_w on are
+ * zeros, as are the padding columns of the line's own tensor. */
+lector_status ocr_rec_preprocess_line(const img_image *crop, int img_h, int line_w, int tw, float *batch, int b,
+                                      lector_error *err);
+
 /* A text line's row of a cls/rec input made on a device
  * (lector_model_run_images), bit for bit the row ocr_cls_preprocess /
  * ocr_rec_preprocess make from the crop that img_warp_quad

@@ -176,6 +176,10 @@ char *lector_result_json(const lector_result *r, const char *file, const char *e
         number(&o, centi(r->timings.rec_ms));
         puts_(&o, ",\"total\":");
         number(&o, centi(r->timings.total_ms));
+        puts_(&o, ",\"plans_compiled\":");
+        number(&o, (double)r->timings.plans_compiled);
+        puts_(&o, ",\"kernels_compiled\":");
+        number(&o, (double)r->timings.kernels_compiled);
         put(&o, "}", 1);
     }
     puts_(&o, ",\"error\":");

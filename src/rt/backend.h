@@ -21,7 +21,7 @@
 #include "lector_rt_image.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 3u
+#define RT_BACKEND_API_VERSION 4u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -89,6 +89,9 @@ typedef struct rt_backend_iface {
     /* How a compiled plan runs ("fp16 NHWC"); NULL: the backend's name. */
     const char *(*plan_mode)(const struct rt_plan *plan);
     rt_device_iface device;
+    /* Kernels the backend has built so far (JIT primitives, device kernels),
+     * for lector_model_stats; NULL: it builds none. */
+    uint64_t (*kernels_compiled)(rt_backend *be);
 } rt_backend_iface;
 
 struct rt_backend {
@@ -166,6 +169,12 @@ const char *rt_backend_registered(size_t i);
 lector_status rt_backend_create(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
                                 lector_error *err);
 void rt_backend_free(rt_backend *be);
+
+/* Bytes of the arena that the plan_execute (run_images, time_plan) running
+ * on this thread was given: at least plan->arena_size when the run began.
+ * A backend that raises plan->arena_size during a run (a plan variant
+ * compiled then) checks what it got here. */
+size_t rt_run_arena_size(void);
 
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over
  * host memory. */

@@ -182,7 +182,9 @@ rt_graph *rt_graph_clone(const rt_graph *g)
         if (!d->name || !d->in || !d->out || !d->attrs) goto fail;
         memcpy(d->in, s->in, sizeof(int) * (size_t)s->n_in);
         memcpy(d->out, s->out, sizeof(int) * (size_t)s->n_out);
-        for (int a = 0; a < s->n_attrs; a++) {
+        /* a dead node is never read again: its attributes (a folded Constant's
+         * tensor: the weights themselves) stay with the source */
+        for (int a = 0; a < s->n_attrs && !s->dead; a++) {
             d->n_attrs = a + 1;
             if (attr_copy(&d->attrs[a], &s->attrs[a])) goto fail;
         }

@@ -1,15 +1,17 @@
 /*
  * model.c - the public runtime API (lector_rt.h): a loaded model is the
- * immutable base graph plus a bounded LRU cache of execution plans, one per
- * input shape. Plans are reference counted so that eviction never frees a
- * plan another thread is running. The cache is bounded by a count and,
- * with plan_cache_bytes, by bytes (plan_bytes: the activation arenas a plan
- * holds plus its converted weights), so that memory does not grow with
- * the number of distinct input shapes. The calls of lector_rt_image.h are in
- * model_image.c.
+ * immutable base graph, prepared once for its backend (constants folded into
+ * what every shape shares), plus a bounded LRU cache of execution plans, one
+ * per input shape, and the activation arenas every plan runs in. Plans are
+ * reference counted so that eviction never frees a plan another thread is
+ * running. The cache is bounded by a count and, with plan_cache_bytes, by
+ * bytes (the plans' own state plus the shared arenas), so that memory does
+ * not grow with the number of distinct input shapes. The calls of
+ * lector_rt_image.h are in model_image.c.
  */
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +43,20 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
         m->outputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
         for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
     }
-    m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : 16;
+    m->jit_size = opt && opt->jit_size > 0 ? opt->jit_size : 0;
+    m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : RT_PLAN_CACHE_DEFAULT;
     m->cap_bytes = opt ? opt->plan_cache_bytes : 0;
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    return rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0, opt ? opt->gpu_mem_limit : 0,
-                             opt ? opt->fp16 : 0, &m->be, err);
+    lector_status st = rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0,
+                                         opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
+    if (st) return st;
+    rt_arena_pool_init(&m->arenas, m->be);
+    m->arenas_ready = 1;
+    /* what does not depend on the input shape is done once, on the base graph */
+    if (m->be->iface->features & RT_FEATURE_FUSED_ACT) st = rt_prepare_constants(m->g, err);
+    return st;
 }
 
 lector_status rt_model_load_memory(const void *data, size_t size, const char *name, const lector_model_options *opt,
@@ -62,6 +71,8 @@ lector_status rt_model_load_memory(const void *data, size_t size, const char *na
     if (!st && argmax) st = rt_graph_add_output_argmax(m->g, err);
     if (!st) st = model_init(m, opt, err);
     if (st) {
+        if (m->arenas_ready) rt_arena_pool_destroy(&m->arenas);
+        rt_backend_free(m->be);
         if (m->cache) pthread_mutex_destroy(&m->lock);
         lector__free(m->cache);
         lector__free(m->inputs);
@@ -105,6 +116,7 @@ void lector_model_free(lector_model *m)
 {
     if (!m) return;
     for (int i = 0; i < m->n_cache; i++) rt_plan_free(m->cache[i].plan);
+    rt_arena_pool_destroy(&m->arenas);
     pthread_mutex_destroy(&m->lock);
     lector__free(m->cache);
     lector__free(m->retired);
@@ -134,14 +146,7 @@ void lector_model_trim(lector_model *m)
 {
     if (!m) return;
     rt_backend *be = m->be;
-    pthread_mutex_lock(&m->lock);
-    for (int i = 0; i < m->n_cache; i++) {
-        rt_plan *p = m->cache[i].plan;
-        pthread_mutex_lock(&p->pool_lock);
-        while (p->n_pool > 0) be->iface->buffer_free(be, p->pool[--p->n_pool]);
-        pthread_mutex_unlock(&p->pool_lock);
-    }
-    pthread_mutex_unlock(&m->lock);
+    rt_arena_pool_trim(&m->arenas);
     if (be->iface->device.trim) be->iface->device.trim(be);
 }
 
@@ -154,6 +159,21 @@ void lector_model_gpu_memory(const lector_model *m, size_t *used, size_t *limit)
 size_t lector_model_gpu_available(const lector_model *m)
 {
     return m && m->be->iface->device.memory_available ? m->be->iface->device.memory_available(m->be) : 0;
+}
+
+void lector_model_get_stats(const lector_model *cm, lector_model_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    lector_model *m = (lector_model *)cm; /* counters are internal, locked state */
+    if (!m) return;
+    pthread_mutex_lock(&m->lock);
+    out->plans_compiled = m->plans_compiled;
+    out->plans_generic = m->plans_generic;
+    out->plans_cached = m->n_cache;
+    pthread_mutex_unlock(&m->lock);
+    out->runs = atomic_load(&m->runs);
+    rt_arena_pool_stats(&m->arenas, &out->arena_bytes, &out->arenas_allocated);
+    if (m->be->iface->kernels_compiled) out->kernels_compiled = m->be->iface->kernels_compiled(m->be);
 }
 
 /* ---- plan cache ------------------------------------------------------------- */
@@ -172,15 +192,14 @@ static rt_plan *cache_get(lector_model *m, const lector_tensor *inputs, int *slo
     return NULL;
 }
 
-/* Bytes a plan holds (m->lock held): its converted weights and backend
- * state (fixed, estimated when it was compiled) and its activation arenas,
- * pooled or running (each run holds a reference and an arena). */
+/* Bytes a plan holds of its own (m->lock held): its backend state,
+ * estimated when it was compiled. The weights and the activation arenas are
+ * the model's, shared by every plan (counted once, in total_bytes). */
 static size_t plan_bytes(rt_plan *p, size_t fixed, int in_cache)
 {
-    pthread_mutex_lock(&p->pool_lock);
-    int arenas = p->n_pool + (p->refs - in_cache);
-    pthread_mutex_unlock(&p->pool_lock);
-    return fixed + p->arena_size * (size_t)(arenas > 0 ? arenas : 0);
+    (void)p;
+    (void)in_cache;
+    return fixed;
 }
 
 /* Host memory in use by malloc now, all arenas (0 where unknown). */
@@ -194,12 +213,11 @@ static size_t heap_in_use(void)
 #endif
 }
 
-/* What a new plan holds besides its arenas: its folded weights, the
- * backend's converted copies (oneDNN reorders weights into blocked layouts,
- * per thread-count variant) and primitives. On a host backend that is the
- * heap's growth while it compiled (`grew`), taken between 3 and 8 times the
- * constants of its graph, since other threads allocate meanwhile; on a
- * device, 3 times the constants. */
+/* What a new plan holds of its own: its step list, the backend's
+ * primitives and what a shape's kernels need besides the model's shared
+ * weights. On a host backend that is the heap's growth while it compiled
+ * (`grew`), at most the constants of its graph (other threads allocate
+ * meanwhile) and at least 64 KiB; on a device, 64 KiB. */
 static size_t plan_fixed_bytes(const rt_plan *p, size_t grew)
 {
     size_t n = 0;
@@ -210,7 +228,8 @@ static size_t plan_fixed_bytes(const rt_plan *p, size_t grew)
         for (int d = 0; d < x->ndim; d++) k *= x->dims[d] > 0 ? (size_t)x->dims[d] : 0;
         n += k;
     }
-    return grew < 3 * n ? 3 * n : grew > 8 * n ? 8 * n : grew;
+    size_t floor = (size_t)64 << 10;
+    return grew < floor ? floor : grew > n && n > floor ? n : grew;
 }
 
 /* Drops a reference taken by cache_get/cache_put; the plan is freed when
@@ -257,12 +276,15 @@ static size_t cached_bytes(lector_model *m)
     return n;
 }
 
-/* ... and of the plans evicted while they ran, until their runs end. */
+/* ... and of the plans evicted while they ran, until their runs end, and
+ * the activation arenas the model holds for all of them. */
 static size_t total_bytes(lector_model *m)
 {
-    size_t n = cached_bytes(m);
+    size_t n = cached_bytes(m), arenas = 0;
+    uint64_t allocated;
     for (int i = 0; i < m->n_retired; i++) n += m->retired[i].bytes;
-    return n;
+    rt_arena_pool_stats(&m->arenas, &arenas, &allocated);
+    return n + arenas;
 }
 
 size_t lector_model_cache_bytes(const lector_model *cm)
@@ -275,6 +297,19 @@ size_t lector_model_cache_bytes(const lector_model *cm)
     return n;
 }
 
+/* lector_model_options.jit_size: does this shape get compiled kernels? */
+static int shape_gets_jit(const lector_model *m, const lector_tensor *inputs)
+{
+    const rt_backend_iface *be = m->be->iface;
+    if (!m->jit_size || !be->plan_compile || !(be->features & RT_FEATURE_HOST_MEMORY)) return 1;
+    for (int i = 0; i < m->g->n_inputs; i++)
+        if (inputs[i].ndim == 4) {
+            int64_t a = inputs[i].dims[2], b = inputs[i].dims[3];
+            return (a > b ? a : b) == m->jit_size;
+        }
+    return 1;
+}
+
 static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
     rt_graph *g = rt_graph_clone(m->g);
@@ -285,7 +320,8 @@ static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, 
         rt_graph_free(g);
         return st;
     }
-    return rt_plan_build(g, m->be, inputs, out, err);
+    return shape_gets_jit(m, inputs) ? rt_plan_build(g, m->be, inputs, out, err)
+                                     : rt_plan_build_generic(g, m->be, inputs, out, err);
 }
 
 /* Returns a referenced plan for these input shapes, compiling it if needed. */
@@ -306,7 +342,10 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     lector_status st = compile_plan(m, inputs, &fresh, err);
     if (st) return st;
     size_t heap1 = host ? heap_in_use() : 0;
+    fresh->arenas = &m->arenas;
     pthread_mutex_lock(&m->lock);
+    m->plans_compiled++;
+    m->plans_generic += fresh->generic;
     p = cache_get(m, inputs, &slot);
     if (p) { /* another thread compiled the same shape first */
         pthread_mutex_unlock(&m->lock);
@@ -319,7 +358,7 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
      * until its run ends). Those no run holds are freed after the lock. */
     rt_plan **freed = lector__malloc(sizeof *freed * (size_t)(m->n_cache + 1));
     int n_freed = 0;
-    size_t fixed = plan_fixed_bytes(fresh, heap1 > heap0 ? heap1 - heap0 : 0), want = fixed + fresh->arena_size;
+    size_t fixed = plan_fixed_bytes(fresh, heap1 > heap0 ? heap1 - heap0 : 0), want = fixed;
     for (;;) {
         int lru = -1, for_count = m->n_cache == m->cap_cache;
         if (!for_count && !(m->cap_bytes && total_bytes(m) + want > m->cap_bytes)) break;
@@ -375,6 +414,7 @@ lector_status rt_model_run(lector_model *m, const lector_tensor *inputs, const l
     rt_plan *p;
     lector_status st = acquire_plan(m, inputs, &p, err);
     if (st) return st;
+    atomic_fetch_add(&m->runs, 1);
     lector_tensor *outs = lector__calloc((size_t)m->g->n_outputs, sizeof *outs);
     if (!outs) {
         cache_release(m, p);

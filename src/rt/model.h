@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "lector_rt_image.h"
+#include "rt/arena.h"
 #include "rt/backend.h"
 #include "rt/graph.h"
 #include "rt/plan.h"
@@ -37,6 +38,11 @@ struct lector_model {
     size_t cap_bytes; /* plan_cache_bytes; 0 = count only */
     retired_plan *retired;
     int n_retired, cap_retired;
+    rt_arena_pool arenas; /* activation memory, shared by every plan */
+    int arenas_ready;
+    int jit_size;                           /* lector_model_options.jit_size */
+    uint64_t plans_compiled, plans_generic; /* under lock */
+    _Atomic uint64_t runs;
 };
 
 /* lector_model_load_memory/_file; argmax = 1: with the outputs reduced as

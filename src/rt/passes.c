@@ -150,6 +150,45 @@ lector_status rt_infer_and_fold(rt_graph *g, const lector_tensor *inputs, lector
     return LECTOR_OK;
 }
 
+/* Folds, on a graph whose inputs have no shape yet, every node whose inputs
+ * are all constants (Constant nodes first of all: paddle2onnx keeps weights
+ * there), so that the folded values belong to this graph and every clone
+ * shares them. */
+static lector_status fold_constant_nodes(rt_graph *g, lector_error *err)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        rt_node *n = &g->nodes[i];
+        if (n->dead || n->op == RT_OP_Shape || n->n_in > 16 || n->n_out > 8) continue;
+        const rt_value *in[16];
+        rt_value *out[8];
+        int all_const = 1;
+        for (int k = 0; k < 16; k++) in[k] = k < n->n_in && n->in[k] >= 0 ? &g->values[n->in[k]] : NULL;
+        for (int k = 0; k < n->n_in; k++) all_const &= !in[k] || in[k]->data != NULL;
+        if (!all_const) continue;
+        rt_value scratch;
+        memset(&scratch, 0, sizeof scratch);
+        for (int k = 0; k < 8; k++) out[k] = k < n->n_out && n->out[k] >= 0 ? &g->values[n->out[k]] : &scratch;
+        /* a graph output keeps what it declares: folding it here would hide that from lector_model_output */
+        int is_out = 0;
+        for (int k = 0; k < n->n_out; k++) is_out |= n->out[k] >= 0 && g->values[n->out[k]].is_output;
+        if (is_out) continue;
+        lector_status st = rt_op_table[n->op].infer(n, in, out, err);
+        if (st) {
+            if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
+            return st;
+        }
+        if ((st = fold_node(g, n, err))) return st;
+        /* a Constant's tensor now lives in its output value: not twice */
+        if (n->op == RT_OP_Constant)
+            for (int a = 0; a < n->n_attrs; a++)
+                if (n->attrs[a].type == RT_ATTR_TENSOR) {
+                    lector__free(n->attrs[a].t.data);
+                    n->attrs[a].t.data = NULL;
+                }
+    }
+    return LECTOR_OK;
+}
+
 /* ---- BatchNorm folding ---------------------------------------------------- */
 
 static int single_consumer(const rt_graph *g, const int *cnt, int v)
@@ -484,6 +523,13 @@ void rt_remove_dead(rt_graph *g)
             if (n->in[k] >= 0) live[n->in[k]] = 1;
     }
     lector__free(live);
+}
+
+lector_status rt_prepare_constants(rt_graph *g, lector_error *err)
+{
+    lector_status st = fold_constant_nodes(g, err);
+    if (!st) st = rt_fold_batchnorm(g, err);
+    return st;
 }
 
 lector_status rt_optimize(rt_graph *g, const lector_tensor *inputs, int fuse, lector_error *err)

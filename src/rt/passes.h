@@ -34,6 +34,12 @@ lector_status rt_fuse_layernorm(rt_graph *g, lector_error *err);
 /* Marks nodes whose outputs reach no graph output as dead. */
 void rt_remove_dead(rt_graph *g);
 
+/* The shape-independent part, run once on a model's base graph before any
+ * plan (backends that take fused graphs only): every node computable from
+ * constants alone is folded and BatchNorm is folded into Conv, so the
+ * weights every plan reads are computed once and shared by all of them. */
+lector_status rt_prepare_constants(rt_graph *g, lector_error *err);
+
 /* All of the above, in order. `fuse` = 0 runs only what exactness needs
  * (inference, folding, dead-node removal), for the reference backend's tests. */
 lector_status rt_optimize(rt_graph *g, const lector_tensor *inputs, int fuse, lector_error *err);

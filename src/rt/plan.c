@@ -106,7 +106,7 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
     /* a backend may keep values longer (plan_lifetimes); such a value is released after the node at
      * its new last position, which need not read it: later[s] lists them (next[] links the list) */
     rt_backend *be = p->backend;
-    rt_plan_lifetimes_fn lifetimes = be ? be->iface->plan_lifetimes : NULL;
+    rt_plan_lifetimes_fn lifetimes = be && !p->generic ? be->iface->plan_lifetimes : NULL;
     int *later = NULL, *next = NULL;
     if (lifetimes) {
         int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
@@ -186,7 +186,8 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
 
 /* ---- plan ----------------------------------------------------------------- */
 
-lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err)
+static lector_status plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, int generic, rt_plan **out,
+                                lector_error *err)
 {
     *out = NULL;
     rt_plan *p = lector__calloc(1, sizeof *p);
@@ -196,7 +197,6 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
     }
     p->g = g;
     p->backend = be;
-    pthread_mutex_init(&p->pool_lock, NULL);
     p->order = lector__malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     p->kernels = lector__calloc((size_t)(g->n_nodes + 1), sizeof(rt_kernel_fn));
     p->n_inputs = g->n_inputs;
@@ -228,8 +228,9 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
         p->order[p->n_order++] = i;
         p->kernels[i] = rt_op_table[g->nodes[i].op].ref; /* default: the reference kernel */
     }
+    p->generic = generic;
     lector_status st = memory_plan(p, err);
-    if (!st && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
+    if (!st && !generic && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
     if (st) {
         rt_plan_free(p);
         return st;
@@ -238,17 +239,21 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
     return LECTOR_OK;
 }
 
+lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err)
+{
+    return plan_build(g, be, inputs, 0, out, err);
+}
+
+lector_status rt_plan_build_generic(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out,
+                                    lector_error *err)
+{
+    return plan_build(g, be, inputs, 1, out, err);
+}
+
 void rt_plan_free(rt_plan *p)
 {
     if (!p) return;
     if (p->be_plan && p->backend && p->backend->iface->plan_free) p->backend->iface->plan_free(p->backend, p);
-    for (int i = 0; i < p->n_pool; i++) {
-        if (p->backend && p->backend->iface->buffer_free)
-            p->backend->iface->buffer_free(p->backend, p->pool[i]);
-        else
-            lector__free(p->pool[i]);
-    }
-    pthread_mutex_destroy(&p->pool_lock);
     rt_graph_free(p->g);
     lector__free(p->order);
     lector__free(p->offset);
@@ -285,44 +290,47 @@ int rt_input_bound_by_value(const lector_tensor *t)
     return 0;
 }
 
-/* An arena from the plan's pool, or a new one. */
-static lector_status arena_take(rt_plan *p, void **out, lector_error *err)
+/* The size of the arena given to the backend call running on this thread. */
+static _Thread_local size_t run_arena_size;
+
+size_t rt_run_arena_size(void) { return run_arena_size; }
+
+/* An arena of the plan's size: borrowed from the model's pool, or (a plan
+ * built without one) allocated for this run. */
+static lector_status arena_take(rt_plan *p, rt_arena *out, lector_error *err)
 {
-    rt_backend *be = p->backend;
-    void *arena = NULL;
-    pthread_mutex_lock(&p->pool_lock);
-    if (p->n_pool > 0) arena = p->pool[--p->n_pool];
-    pthread_mutex_unlock(&p->pool_lock);
-    if (!arena) {
-        arena = be->iface->buffer_alloc(be, p->arena_size ? p->arena_size : RT_ARENA_ALIGN);
-        if (!arena)
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
-                                 p->g->name, p->arena_size);
+    size_t need = __atomic_load_n(&p->arena_size, __ATOMIC_RELAXED);
+    lector_status st = LECTOR_OK;
+    if (p->arenas) {
+        st = rt_arena_take(p->arenas, need, out, p->g->name, err);
+    } else {
+        rt_backend *be = p->backend;
+        out->size = need ? need : RT_ARENA_ALIGN;
+        out->ptr = be->iface->buffer_alloc(be, out->size);
+        if (!out->ptr)
+            st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
+                               p->g->name, need);
     }
-    *out = arena;
-    return LECTOR_OK;
+    run_arena_size = st ? 0 : out->size;
+    return st;
 }
 
-/* Back to the pool, or freed when the pool is full. */
-static void arena_give(rt_plan *p, void *arena)
+static void arena_give(rt_plan *p, rt_arena a)
 {
-    rt_backend *be = p->backend;
-    pthread_mutex_lock(&p->pool_lock);
-    if (p->n_pool < RT_ARENA_POOL) {
-        p->pool[p->n_pool++] = arena;
-        arena = NULL;
-    }
-    pthread_mutex_unlock(&p->pool_lock);
-    if (arena) be->iface->buffer_free(be, arena);
+    if (p->arenas)
+        rt_arena_give(p->arenas, a);
+    else
+        p->backend->iface->buffer_free(p->backend, a.ptr);
 }
 
 lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err)
 {
     rt_backend *be = p->backend;
-    void *arena = NULL;
+    rt_arena arena;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
-    st = be->iface->plan_execute(be, p, arena, inputs, outputs, err);
+    st = p->generic ? rt_execute_host(be, p, arena.ptr, inputs, outputs, err)
+                    : be->iface->plan_execute(be, p, arena.ptr, inputs, outputs, err);
     arena_give(p, arena);
     return st;
 }
@@ -335,10 +343,10 @@ lector_status rt_plan_run_images(rt_plan *p, const lector_image_input *rows, siz
     if (!run)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: the %s backend takes no image input", p->g->name,
                              be->iface->name);
-    void *arena = NULL;
+    rt_arena arena;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
-    st = run(be, p, arena, rows, n_rows, outputs, err);
+    st = run(be, p, arena.ptr, rows, n_rows, outputs, err);
     arena_give(p, arena);
     return st;
 }
@@ -347,19 +355,23 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
                            lector_error *err)
 {
     rt_backend *be = p->backend;
-    void *arena = NULL;
+    rt_arena arena;
     lector_status st = arena_take(p, &arena, err);
     if (st) return st;
     if (mode && mode_len)
-        snprintf(mode, mode_len, "%s", be->iface->plan_mode ? be->iface->plan_mode(p) : be->iface->name);
-    if (be->iface->time_plan) {
-        st = be->iface->time_plan(be, p, arena, inputs, runs, ms, err);
+        snprintf(mode, mode_len, "%s",
+                 p->generic             ? "generic"
+                 : be->iface->plan_mode ? be->iface->plan_mode(p)
+                                        : be->iface->name);
+    if (be->iface->time_plan && !p->generic) {
+        st = be->iface->time_plan(be, p, arena.ptr, inputs, runs, ms, err);
     } else { /* host backends: each run is a whole execution */
         lector_tensor *outs = lector__calloc((size_t)p->g->n_outputs + 1, sizeof *outs);
         if (!outs) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
         for (int r = 0; r < runs && !st; r++) {
             double t0 = lector__now_ms();
-            st = be->iface->plan_execute(be, p, arena, inputs, outs, err);
+            st = p->generic ? rt_execute_host(be, p, arena.ptr, inputs, outs, err)
+                            : be->iface->plan_execute(be, p, arena.ptr, inputs, outs, err);
             ms[r] = lector__now_ms() - t0;
             for (int i = 0; !st && i < p->g->n_outputs; i++) lector__free(outs[i].data);
         }

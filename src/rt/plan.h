@@ -6,7 +6,8 @@
  * intermediate value gets an offset in one arena; values whose lifetimes do
  * not overlap share bytes), the kernel chosen for each node, and the
  * backend's own state. Plans are immutable once compiled; the arenas they
- * run in are per call (a small pool is kept per plan).
+ * run in are borrowed per call from the model's pool (arena.h), shared by
+ * the plans of every input shape.
  */
 #ifndef LECTOR_RT_PLAN_H
 #define LECTOR_RT_PLAN_H
@@ -15,12 +16,16 @@
 #include <stddef.h>
 
 #include "lector_rt_image.h"
+#include "rt/arena.h"
 #include "rt/graph.h"
 #include "rt/ops.h"
 
 #define RT_ARENA_ALIGN 256 /* every value on a 256-byte boundary: what cuBLASLt assumes of its operands */
 #define RT_NO_OFFSET   ((size_t)-1)
-#define RT_ARENA_POOL  4
+/* Plans a model keeps (lector_model_options.plan_cache_size = 0). A plan
+ * holds no weights and no activation memory (both are the model's), so a
+ * cache that holds every shape of a document stream is cheap. */
+#define RT_PLAN_CACHE_DEFAULT 64
 
 typedef struct rt_backend rt_backend;
 
@@ -39,10 +44,11 @@ typedef struct rt_plan {
     int n_inputs;
     int64_t (*key)[LECTOR_MAX_DIMS + 1];
     void **key_values; /* per input: copy of the bytes, or NULL */
-    /* arena pool */
-    pthread_mutex_t pool_lock;
-    void *pool[RT_ARENA_POOL];
-    int n_pool;
+    /* where runs borrow their arena (the model's); NULL: one allocated per run */
+    rt_arena_pool *arenas;
+    /* 1: the backend compiled nothing; the host executor runs the reference
+     * kernels (a shape outside lector_model_options.jit_size) */
+    int generic;
 } rt_plan;
 
 /* Small integer inputs (<= 64 elements) and tiny float vectors (rank <= 1,
@@ -54,10 +60,14 @@ int rt_input_bound_by_value(const lector_tensor *t);
 /* Builds a plan from an already optimised graph (takes ownership of g on
  * success and on failure). */
 lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out, lector_error *err);
+/* The same without the backend's compile: the plan runs the reference
+ * kernels on the host executor (host backends only). */
+lector_status rt_plan_build_generic(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out,
+                                    lector_error *err);
 void rt_plan_free(rt_plan *p);
 /* Does the plan match these input shapes? */
 int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs);
-/* Runs the plan with an arena from the pool. Thread-safe. */
+/* Runs the plan with an arena borrowed from p->arenas. Thread-safe. */
 lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err);
 /* rt_plan_run with the only input made from image rows by the backend
  * (its run_images); LECTOR_ERR_UNSUPPORTED_OP if it has none. Thread-safe. */

@@ -1038,6 +1038,22 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     fprintf(f, "# HELP lector_serve_device_info The engines' devices.\n# TYPE lector_serve_device_info gauge\n");
     fprintf(f, "lector_serve_device_info{engine=\"primary\",device=\"%s\"} 1\n", dev[0]);
     fprintf(f, "lector_serve_device_info{engine=\"fallback\",device=\"%s\"} 1\n", dev[1]);
+    if (ready) { /* what the engines compiled: flat once the shapes of the traffic have been seen */
+        lector_engine_stats es[2];
+        lector_engine_get_stats(srv.primary, &es[0]);
+        lector_engine_get_stats(srv.cpu, &es[1]);
+        int n = srv.cpu != srv.primary ? 2 : 1;
+        fprintf(f, "# HELP lector_plans_compiled_total Execution plans compiled (one per input shape not cached).\n"
+                   "# TYPE lector_plans_compiled_total counter\n");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "lector_plans_compiled_total{engine=\"%s\"} %llu\n", i ? "fallback" : "primary",
+                    (unsigned long long)es[i].plans_compiled);
+        fprintf(f, "# HELP lector_kernels_compiled_total Kernels compiled for those plans (JIT primitives, device "
+                   "kernels).\n# TYPE lector_kernels_compiled_total counter\n");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "lector_kernels_compiled_total{engine=\"%s\"} %llu\n", i ? "fallback" : "primary",
+                    (unsigned long long)es[i].kernels_compiled);
+    }
     if (ready && lector_engine_on_gpu(srv.primary)) { /* the engines are set before ready */
         size_t used, limit;
         lector_engine_gpu_memory(srv.primary, &used, &limit);

@@ -54,6 +54,8 @@ static char *oracle(const char *file, const lector_result *r, const char *error)
         cJSON_AddNumberToObject(t, "cls", (int)(r->timings.cls_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "rec", (int)(r->timings.rec_ms * 100) / 100.0);
         cJSON_AddNumberToObject(t, "total", (int)(r->timings.total_ms * 100) / 100.0);
+        cJSON_AddNumberToObject(t, "plans_compiled", (double)r->timings.plans_compiled);
+        cJSON_AddNumberToObject(t, "kernels_compiled", (double)r->timings.kernels_compiled);
     }
     if (error)
         cJSON_AddStringToObject(o, "error", error);
@@ -113,6 +115,8 @@ static lector_result *random_result(void)
     r->timings.cls_ms = next() % 3 ? unit() : 0;
     r->timings.rec_ms = unit() * 1e4;
     r->timings.total_ms = unit() * 1e6;
+    r->timings.plans_compiled = next() % 1000;
+    r->timings.kernels_compiled = next() % 100000;
     return r;
 }
 

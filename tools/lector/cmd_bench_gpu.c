@@ -13,13 +13,15 @@
  *     lector_model_run() from host tensors to host tensors (input upload and
  *     output download included).
  *
- *   lector bench pipeline [--device cpu|auto|cuda[:N]] [--workers W] [--batch B]
+ *   lector bench pipeline [--device cpu|auto|cuda[:N]] [--workers W] [--det-batch B]
  *                         [--threads T] [--models DIR] [--rounds R] [--json] IMAGE...
- *     One engine shared by W worker threads that read (decode + OCR) the
- *     images R times over: pages/s = pages / wall seconds after a warm-up
- *     pass; p50/p99 latency per read; median per-stage times. With --batch B
- *     each worker reads B files per lector_read_batch() call, detection
- *     batched too (det_batch_num = B); latency is then per call.
+ *     The images R times over through one stream (lector_stream_*, the
+ *     driver every entry point uses) of W workers (0: the engine's default),
+ *     each inference with T threads, detection batched up to B pages of one
+ *     input size: pages/s = pages / wall seconds after a warm-up pass (one
+ *     pass over the images); p50/p99 latency from an input's push to its
+ *     delivery; median per-stage times; what the engine compiled in the
+ *     warm-up and in the timed run (nothing, once every shape has been seen).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -164,74 +166,63 @@ static int bench_gpu(int argc, char **argv)
     return rc;
 }
 
+/* One timed input of the pipeline benchmark. */
+typedef struct pipe_item {
+    double pushed; /* when it was pushed */
+} pipe_item;
+
 typedef struct pipe_ctx {
-    lector_engine *e;
-    char **images;
-    void **bytes; /* --batch: the files, read once */
-    size_t *sizes;
-    int n_images, rounds, batch;
-    atomic_int next;
-    double *lat;         /* per read */
-    lector_timings *tim; /* per read */
-    atomic_int pages, errors;
+    pipe_item *items;
+    double *lat;         /* per input: push to delivery */
+    lector_timings *tim; /* per input */
+    int pages, errors;
 } pipe_ctx;
 
-static void *pipe_worker(void *arg)
+static void pipe_result(const lector_stream_item *it, void *user)
 {
-    pipe_ctx *c = arg;
-    int b = c->batch > 1 ? c->batch : 1;
-    for (;;) {
-        int k = atomic_fetch_add(&c->next, b);
-        if (k >= c->n_images * c->rounds) break;
-        int m = c->n_images * c->rounds - k < b ? c->n_images * c->rounds - k : b;
-        double t0 = lector__now_ms();
-        if (b == 1) {
-            lector_result *r = NULL;
-            lector_error err;
-            if (lector_read_file(c->e, c->images[k % c->n_images], NULL, &r, &err)) {
-                fprintf(stderr, "lector bench pipeline: %s\n", err.message);
-                atomic_fetch_add(&c->errors, 1);
-                continue;
-            }
-            c->lat[k] = lector__now_ms() - t0;
-            c->tim[k] = r->timings;
-            atomic_fetch_add(&c->pages, (int)r->n_pages);
-            lector_result_free(r);
-            continue;
-        }
-        lector_batch_input in[64];
-        lector_result *r[64];
-        lector_status st[64];
-        lector_error errs[64];
-        for (int q = 0; q < m; q++) {
-            int i = (k + q) % c->n_images;
-            in[q] = (lector_batch_input){c->bytes[i], c->sizes[i], c->images[i]};
-        }
-        if (lector_read_batch(c->e, in, (size_t)m, NULL, r, st, errs)) {
-            fprintf(stderr, "lector bench pipeline: %s\n", errs[0].message);
-            atomic_fetch_add(&c->errors, m);
-            continue;
-        }
-        double dt = lector__now_ms() - t0;
-        for (int q = 0; q < m; q++) {
-            if (st[q]) {
-                fprintf(stderr, "lector bench pipeline: %s\n", errs[q].message);
-                atomic_fetch_add(&c->errors, 1);
-                continue;
-            }
-            c->lat[k + q] = dt;
-            c->tim[k + q] = r[q]->timings;
-            atomic_fetch_add(&c->pages, (int)r[q]->n_pages);
-            lector_result_free(r[q]);
-        }
+    pipe_ctx *c = user;
+    pipe_item *pi = it->user;
+    if (it->status) {
+        fprintf(stderr, "lector bench pipeline: %s\n", it->error->message);
+        c->errors++;
+        return;
     }
-    return NULL;
+    if (c->lat) {
+        c->lat[it->index] = lector__now_ms() - pi->pushed;
+        c->tim[it->index] = it->result->timings;
+    }
+    c->pages += (int)it->result->n_pages;
+    lector_result_free(it->result);
+}
+
+/* Reads the images `rounds` times over through one stream; 0 or the failed status. */
+static lector_status pipe_run(lector_engine *e, int workers, char **images, int n, int rounds, pipe_ctx *c,
+                              lector_error *err)
+{
+    lector_stream_options so = lector_default_stream_options();
+    so.workers = workers;
+    lector_stream *s;
+    lector_status st = lector_stream_create(e, &so, pipe_result, c, &s, err);
+    if (st) return st;
+    for (int k = 0; k < n * rounds && !st; k++) {
+        if (c->items) c->items[k].pushed = lector__now_ms();
+        st = lector_stream_push_file(s, images[k % n], c->items ? &c->items[k] : NULL, err);
+    }
+    lector_stream_free(s);
+    return st;
+}
+
+static void compiled_json(const char *key, const lector_engine_stats *a, const lector_engine_stats *b)
+{
+    printf("\"%s\": {\"plans\": %llu, \"kernels\": %llu}", key,
+           (unsigned long long)(b->plans_compiled - (a ? a->plans_compiled : 0)),
+           (unsigned long long)(b->kernels_compiled - (a ? a->kernels_compiled : 0)));
 }
 
 static int bench_pipeline(int argc, char **argv)
 {
     lector_params p = lector_default_params();
-    int workers = 1, rounds = 1, json = 0, batch = 1;
+    int rounds = 1, json = 0;
     char **images = calloc((size_t)argc, sizeof *images);
     int n = 0;
     if (!images) return 1;
@@ -240,11 +231,11 @@ static int bench_pipeline(int argc, char **argv)
         if (!strcmp(a, "--json"))
             json = 1;
         else if (!strcmp(a, "--workers") && i + 1 < argc)
-            workers = atoi(argv[++i]);
+            p.workers = atoi(argv[++i]);
         else if (!strcmp(a, "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
-        else if (!strcmp(a, "--batch") && i + 1 < argc)
-            batch = atoi(argv[++i]);
+        else if ((!strcmp(a, "--batch") || !strcmp(a, "--det-batch")) && i + 1 < argc)
+            p.det_batch_num = atoi(argv[++i]);
         else if (!strcmp(a, "--threads") && i + 1 < argc)
             p.threads = atoi(argv[++i]);
         else if (!strcmp(a, "--models") && i + 1 < argc)
@@ -255,6 +246,8 @@ static int bench_pipeline(int argc, char **argv)
             p.gpu_fp16 = p.gpu_fp16_det = 1;
         else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc)
             p.gpu_fp16_recheck = (float)atof(argv[++i]);
+        else if (!strcmp(a, "--use-angle-cls"))
+            p.use_angle_cls = 1;
         else if (!strcmp(a, "--device") && i + 1 < argc) {
             if (cli_parse_device("lector bench pipeline", argv[++i], &p)) {
                 free(images);
@@ -267,13 +260,12 @@ static int bench_pipeline(int argc, char **argv)
         } else
             images[n++] = argv[i];
     }
-    if (!n || workers < 1 || rounds < 1 || batch < 1 || batch > 64) {
-        fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--batch B (1..64)] [--threads T] "
-                        "[--rounds R] [--fp16] [--fp16-det] [--fp16-recheck F] [--json] IMAGE...\n");
+    if (!n || p.workers < 0 || rounds < 1 || p.det_batch_num < 1 || p.det_batch_num > 64) {
+        fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--threads T] [--det-batch B (1..64)] "
+                        "[--rounds R] [--use-angle-cls] [--fp16] [--fp16-det] [--fp16-recheck F] [--json] IMAGE...\n");
         free(images);
         return 2;
     }
-    p.det_batch_num = batch;
     lector_engine *e;
     lector_error err;
     double t_load = lector__now_ms();
@@ -284,73 +276,68 @@ static int bench_pipeline(int argc, char **argv)
     }
     t_load = lector__now_ms() - t_load;
     int total = n * rounds;
-    pipe_ctx c = {.e = e, .images = images, .n_images = n, .rounds = 1, .batch = batch};
-    if (batch > 1) {
-        c.bytes = calloc((size_t)n, sizeof *c.bytes);
-        c.sizes = calloc((size_t)n, sizeof *c.sizes);
-        if (!c.bytes || !c.sizes) return 1;
-        for (int i = 0; i < n; i++)
-            if (lector__read_file(images[i], 0, (uint8_t **)&c.bytes[i], &c.sizes[i], &err)) {
-                fprintf(stderr, "lector bench pipeline: %s\n", err.message);
-                for (int j = 0; j < i; j++) lector__free(c.bytes[j]);
-                free(c.bytes);
-                free(c.sizes);
-                lector_engine_free(e);
-                free(images);
-                return 1;
-            }
-    }
-    c.lat = calloc((size_t)total, sizeof *c.lat);
-    c.tim = calloc((size_t)total, sizeof *c.tim);
-    pthread_t *th = calloc((size_t)workers, sizeof *th);
-    if (!c.lat || !c.tim || !th) return 1;
     /* warm-up: one pass over the images compiles every plan the run needs */
+    pipe_ctx warm = {0};
     double t_warm = lector__now_ms();
-    for (int w = 0; w < workers; w++) pthread_create(&th[w], NULL, pipe_worker, &c);
-    for (int w = 0; w < workers; w++) pthread_join(th[w], NULL);
+    lector_status st = pipe_run(e, 0, images, n, 1, &warm, &err);
     t_warm = lector__now_ms() - t_warm;
-    atomic_store(&c.next, 0);
-    atomic_store(&c.pages, 0);
-    c.rounds = rounds;
+    lector_engine_stats s_warm, s_end;
+    lector_engine_get_stats(e, &s_warm);
+    pipe_ctx c = {calloc((size_t)total, sizeof(pipe_item)), calloc((size_t)total, sizeof(double)),
+                  calloc((size_t)total, sizeof(lector_timings)), 0, 0};
+    if (!c.items || !c.lat || !c.tim) return 1;
     double t0 = lector__now_ms();
-    for (int w = 0; w < workers; w++) pthread_create(&th[w], NULL, pipe_worker, &c);
-    for (int w = 0; w < workers; w++) pthread_join(th[w], NULL);
+    if (!st) st = pipe_run(e, 0, images, n, rounds, &c, &err);
     double wall = lector__now_ms() - t0;
-    int pages = atomic_load(&c.pages), errors = atomic_load(&c.errors);
+    if (st) {
+        fprintf(stderr, "lector bench pipeline: %s\n", err.message);
+        c.errors++;
+    }
+    lector_engine_get_stats(e, &s_end);
     double *v = calloc((size_t)total, sizeof *v);
     if (!v) return 1;
-    double st[5];
-    for (int s = 0; s < 5; s++) {
+    double stm[5];
+    for (int k5 = 0; k5 < 5; k5++) {
         for (int k = 0; k < total; k++) {
             const lector_timings *t = &c.tim[k];
-            v[k] = s == 0 ? t->decode_ms : s == 1 ? t->det_ms : s == 2 ? t->cls_ms : s == 3 ? t->rec_ms : t->total_ms;
+            v[k] = k5 == 0   ? t->decode_ms
+                   : k5 == 1 ? t->det_ms
+                   : k5 == 2 ? t->cls_ms
+                   : k5 == 3 ? t->rec_ms
+                             : t->total_ms;
         }
-        st[s] = pct(v, total, 0.5);
+        stm[k5] = pct(v, total, 0.5);
     }
     double p50 = pct(c.lat, total, 0.5), p99 = pct(c.lat, total, 0.99);
-    double pps = pages * 1000.0 / wall;
-    if (json)
-        printf("{\"device\": \"%s\", \"workers\": %d, \"batch\": %d, \"images\": %d, \"rounds\": %d, \"pages\": %d, "
-               "\"errors\": %d, "
-               "\"wall_s\": %.3f, \"pages_per_s\": %.1f, \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"stage_median_ms\": "
-               "{\"decode\": %.2f, \"det\": %.2f, \"cls\": %.2f, \"rec\": %.2f, \"total\": %.2f}, \"load_ms\": %.0f, "
-               "\"warmup_ms\": %.0f}\n",
-               lector_engine_device(e), workers, batch, n, rounds, pages, errors, wall / 1e3, pps, p50, p99, st[0],
-               st[1], st[2], st[3], st[4], t_load, t_warm);
-    else
+    double pps = c.pages * 1000.0 / wall;
+    int workers = p.workers ? p.workers : lector_engine_workers(e);
+    if (json) {
+        printf("{\"device\": \"%s\", \"workers\": %d, \"det_batch\": %d, \"images\": %d, \"rounds\": %d, "
+               "\"pages\": %d, \"errors\": %d, \"wall_s\": %.3f, \"pages_per_s\": %.1f, \"p50_ms\": %.2f, "
+               "\"p99_ms\": %.2f, \"stage_median_ms\": {\"decode\": %.2f, \"det\": %.2f, \"cls\": %.2f, "
+               "\"rec\": %.2f, \"total\": %.2f}, \"load_ms\": %.0f, \"warmup_ms\": %.0f, ",
+               lector_engine_device(e), workers, p.det_batch_num, n, rounds, c.pages, c.errors, wall / 1e3, pps, p50,
+               p99, stm[0], stm[1], stm[2], stm[3], stm[4], t_load, t_warm);
+        compiled_json("compiled_warmup", NULL, &s_warm);
+        printf(", ");
+        compiled_json("compiled_run", &s_warm, &s_end);
+        printf("}\n");
+    } else {
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
-               "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; %d errors\n",
-               lector_engine_device(e), workers, pages, wall / 1e3, pps, p50, p99, st[0], st[1], st[2], st[3], errors);
+               "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; compiled in warm-up %llu plans, "
+               "%llu kernels, then %llu plans, %llu kernels; %d errors\n",
+               lector_engine_device(e), workers, c.pages, wall / 1e3, pps, p50, p99, stm[0], stm[1], stm[2], stm[3],
+               (unsigned long long)s_warm.plans_compiled, (unsigned long long)s_warm.kernels_compiled,
+               (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
+               (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled), c.errors);
+    }
     free(v);
-    for (int i = 0; c.bytes && i < n; i++) lector__free(c.bytes[i]);
-    free(c.bytes);
-    free(c.sizes);
-    free(th);
+    free(c.items);
     free(c.lat);
     free(c.tim);
     lector_engine_free(e);
     free(images);
-    return errors ? 1 : 0;
+    return c.errors || warm.errors ? 1 : 0;
 }
 
 int cmd_bench_gpu(int argc, char **argv)

@@ -63,8 +63,12 @@ static void usage(FILE *f)
         "  --fp16                           recognition and classifier in half precision (GPU)\n"
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
         "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
-        "  --threads N                      threads per inference (default: physical cores)\n"
-        "  --backend cpu|ref                CPU backend (ref = the reference kernels)\n"
+        "  --threads N                      threads per inference (default 1 on the CPU, where the\n"
+        "                                   workers run pages and lines in parallel instead)\n"
+        "  --workers N                      threads running pages and lines at once (default: the\n"
+        "                                   physical cores / --threads on the CPU, 2 per core up to\n"
+        "                                   16 on a GPU)\n"
+        "  --backend cpu|ref                CPU backend (ref = plain-C reference kernels)\n"
         "detection (PaddleOCR defaults):\n"
         "  --det-limit-side-len N (960) --det-limit-type max|min (max) --det-db-thresh F (0.3)\n"
         "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
@@ -284,6 +288,7 @@ int cmd_ocr(int argc, char **argv)
         p.field = fv;                         \
     }
         INT_OPT("--threads", threads)
+        INT_OPT("--workers", workers)
         INT_OPT("--det-limit-side-len", det_limit_side_len)
         INT_OPT("--det-max-candidates", det_max_candidates)
         INT_OPT("--det-min-size", det_min_size)

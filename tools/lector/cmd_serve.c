@@ -134,6 +134,7 @@ int cmd_serve(int argc, char **argv)
     lector_serve_config c;
     lector_serve_default_config(&c);
     c.params.threads = 1;
+    c.params.workers = 1; /* the server's own workers run requests in parallel: each read in its worker's thread */
 #ifdef LECTOR_HAVE_DOCTOR
     c.doctor_json = doctor_json;
 #endif

@@ -7,11 +7,20 @@
 #include "ocr_reader.h"
 
 struct ocr_reader {
-    lector_engine *engine;
+    lector_stream *stream;
     size_t max_stdin; /* the file-size limit, for standard input too */
     ocr_reader_cb cb;
     void *user;
 };
+
+/* What travels with an input through the stream: its tag, standard input's
+ * bytes (read until its callback), and an error found before the engine saw it. */
+typedef struct pushed {
+    size_t tag;
+    unsigned char *buf;
+    lector_status st;
+    lector_error err;
+} pushed;
 
 /* Standard input up to `max` bytes (the file-size limit): NULL with
  * *over = 1 when there is more, NULL with *over = 0 on a read error or when
@@ -47,54 +56,79 @@ static unsigned char *read_stdin(size_t max, size_t *n, int *over)
     return buf;
 }
 
+/* The stream's delivery (in the order added, never two at once). */
+static void on_item(const lector_stream_item *it, void *user)
+{
+    ocr_reader *r = user;
+    pushed *p = it->user;
+    if (p->st) { /* standard input could not be read: its error, in its place */
+        lector_result_free(it->result);
+        r->cb(p->tag, NULL, p->st, &p->err, r->user);
+    } else {
+        r->cb(p->tag, it->result, it->status, it->status ? it->error : NULL, r->user);
+    }
+    free(p->buf);
+    free(p);
+}
+
 ocr_reader *ocr_reader_create(lector_engine *engine, size_t max_stdin, ocr_reader_cb cb, void *user)
 {
     ocr_reader *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->engine = engine;
     r->max_stdin = max_stdin;
     r->cb = cb;
     r->user = user;
+    lector_error err;
+    if (lector_stream_create(engine, NULL, on_item, r, &r->stream, &err)) {
+        free(r);
+        return NULL;
+    }
     return r;
 }
 
 int ocr_reader_add(ocr_reader *r, const char *path, size_t tag)
 {
-    lector_result *result = NULL;
-    lector_error err = {0};
+    pushed *p = calloc(1, sizeof *p);
+    if (!p) return -1;
+    p->tag = tag;
+    lector_error err;
     lector_status st;
     if (!strcmp(path, "-")) {
         size_t n = 0;
         int over = 0;
-        unsigned char *buf = read_stdin(r->max_stdin, &n, &over);
-        if (!buf && over) {
-            st = err.code = LECTOR_ERR_LIMIT;
-            snprintf(err.message, sizeof err.message,
+        p->buf = read_stdin(r->max_stdin, &n, &over);
+        if (!p->buf && over) {
+            p->st = p->err.code = LECTOR_ERR_LIMIT;
+            snprintf(p->err.message, sizeof p->err.message,
                      "<stdin>: more than the file size limit of %zu bytes (--max-file-size)", r->max_stdin);
-        } else if (!buf) {
-            st = err.code = LECTOR_ERR_IO;
-            snprintf(err.message, sizeof err.message, "<stdin>: cannot read standard input: %s",
+        } else if (!p->buf) {
+            p->st = p->err.code = LECTOR_ERR_IO;
+            snprintf(p->err.message, sizeof p->err.message, "<stdin>: cannot read standard input: %s",
                      ferror(stdin) ? strerror(errno) : "out of memory");
-        } else {
-            st = lector_read_memory(r->engine, buf, n, "<stdin>", NULL, &result, &err);
         }
-        free(buf);
+        /* a failed read still goes through the stream, so that it is delivered in its place */
+        st = lector_stream_push_memory(r->stream, p->buf ? (const void *)p->buf : "", p->buf ? n : 0, "<stdin>", p,
+                                       &err);
     } else {
-        st = lector_read_file(r->engine, path, NULL, &result, &err);
+        st = lector_stream_push_file(r->stream, path, p, &err);
     }
-    if (st) {
-        lector_result_free(result);
-        result = NULL;
+    if (st) { /* only out of memory or a misuse: nothing was queued */
+        free(p->buf);
+        free(p);
+        return -1;
     }
-    r->cb(tag, result, st, &err, r->user);
     return 0;
 }
 
-void ocr_reader_finish(ocr_reader *r) { (void)r; }
+void ocr_reader_finish(ocr_reader *r)
+{
+    lector_error err;
+    if (r && r->stream) lector_stream_finish(r->stream, &err);
+}
 
 void ocr_reader_free(ocr_reader *r)
 {
     if (!r) return;
-    ocr_reader_finish(r);
+    lector_stream_free(r->stream); /* finishes it */
     free(r);
 }

@@ -1,7 +1,7 @@
 /*
  * cuda_internal.h - what the files of the CUDA backend module share
- * (liblector-cuda.so: cuda_backend.c, cuda_layout.c, cuda_fuse.c,
- * cuda_nvrtc.c, cuda_check.c, kernels.cu). Nothing here is seen by the core.
+ * (liblector-cuda.so; cuda_backend.c has the map of its files). Nothing here
+ * is seen by the core.
  *
  * A plan compiles into steps. Each float activation has a storage: fp32 or
  * fp16 (cu_plan.vhalf) and, for 4-D tensors, NCHW or NHWC (cu_plan.vnhwc).
@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,7 +29,9 @@
 
 extern const rt_host_api *H; /* the core's table (cuda_backend.c) */
 
-#define CU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's part of a worker's workspace, before cuDNN's */
+#define CU_MAX_DEV  64
+#define CU_BLAS_WS  ((size_t)4 << 20)   /* cuBLAS's part of a worker's workspace, before cuDNN's */
+#define CU_WS_LIMIT ((size_t)256 << 20) /* largest cuDNN workspace an algorithm may ask for */
 
 /* ---- workers: what one call borrows ---------------------------------------- */
 
@@ -55,6 +58,16 @@ typedef struct cu_worker {
     size_t img_size;
     struct cu_worker *next;
 } cu_worker;
+
+/* The backend's state (rt_backend.ctx). */
+typedef struct cu_ctx {
+    int device;
+    int sm;                   /* compute capability, major * 10 + minor */
+    _Atomic uint64_t kernels; /* NVRTC kernels compiled for this backend's plans */
+    pthread_mutex_t lock;
+    cu_worker *idle;
+    char name[64];
+} cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */
 
@@ -89,6 +102,20 @@ enum {
 /* S_AFFINE, S_BINARY and S_UNARY exist only while compiling: the fusion pass
  * turns every elementwise step into a chain (S_CHAIN). */
 
+/* The geometry of a 2-D windowed step: a depthwise convolution (S_DWCONV),
+ * a pooling (S_POOL) or a ConvTranspose whose kernel equals its stride
+ * (S_DECONV_KS: ih, iw, kh, kw only). */
+typedef struct cu_window {
+    int ih, iw, oh, ow; /* input and output height, width */
+    int kh, kw;         /* kernel */
+    int sh, sw;         /* strides */
+    int ph, pw;         /* leading pads (the trailing ones follow from the sizes) */
+    int dh, dw;         /* dilations */
+    int max_pool;       /* S_POOL: MaxPool (else AveragePool) */
+    int count_pad;      /* S_POOL, AveragePool: count_include_pad */
+    int unroll;         /* S_DWCONV: ck_dw_shape's unrolled kernel where it applies */
+} cu_window;
+
 typedef struct cu_step {
     int kind, node; /* node: -1 for S_CONVERT */
     int op, act;
@@ -103,7 +130,7 @@ typedef struct cu_step {
     size_t ws;    /* workspace bytes the step needs */
     size_t wconv; /* offset of converted weights (fp16 and/or KRSC) in the constant block, or RT_NO_OFFSET */
     ck_gather_desc gd;
-    int pool[14];
+    cu_window win; /* S_DWCONV, S_POOL, S_DECONV_KS */
     float eps;
     int64_t ns, nb;
     /* MatMul: C[b] = A[b] (m x k) * B[b] (k x n) */
@@ -129,10 +156,18 @@ typedef struct cu_step {
     int cv_value; /* the graph value converted */
 } cu_step;
 
+/* A plan runs step by step for its first CU_GRAPH_AFTER runs; from then on
+ * each worker captures it as a CUDA graph (once per arena) and replays it.
+ * A capture costs more than one step-by-step run and pays only when it is
+ * replayed: shapes seen once or twice (a line of an unusual width) never
+ * take a worker's graph slot from the shapes that come back. */
+#define CU_GRAPH_AFTER 2
+
 typedef struct cu_plan {
-    uint64_t id;    /* unique in the process: keys the workers' CUDA graphs */
-    int no_graph;   /* capture failed once: run step by step */
-    int half, nhwc; /* the plan's mode */
+    uint64_t id;      /* unique in the process: keys the workers' CUDA graphs */
+    int no_graph;     /* capture failed once: run step by step */
+    _Atomic int runs; /* runs so far, for CU_GRAPH_AFTER */
+    int half, nhwc;   /* the plan's mode */
     cu_step *steps;
     int n_steps, cap_steps;
     uint8_t *vhalf;   /* per value: float activation stored as fp16 */
@@ -210,6 +245,8 @@ typedef struct exec_ctx {
 
 /* ---- shared helpers ------------------------------------------------------------ */
 
+static const float cu_one = 1.f, cu_zero = 0.f; /* cuDNN's and cuBLAS's alpha and beta */
+
 static inline const rt_value *val(const rt_graph *g, int v) { return v >= 0 ? &g->values[v] : NULL; }
 
 static inline int64_t numel(const rt_value *v)
@@ -243,6 +280,20 @@ static inline void cu_dims4(const rt_value *v, int64_t *d)
     }
 }
 
+/* Every float input and output of node n is fp32 in the graph. */
+static inline int cu_all_f32(const rt_graph *g, const rt_node *n)
+{
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !is_f32(val(g, n->in[k]))) return 0;
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && !is_f32(val(g, n->out[k]))) return 0;
+    return 1;
+}
+
+/* Storage flags of value v (0 for constants: they stay fp32). */
+static inline int cu_vh(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vhalf[v]; }
+static inline int cu_vn(const compile_ctx *cc, int v) { return v >= 0 && cc->cp->vnhwc[v]; }
+
 /* Live consumers of each value in the plan's order (calloc'd, n_values + 1; NULL: out of memory). */
 int *cu_consumer_counts(const rt_plan *p);
 
@@ -252,6 +303,91 @@ size_t cu_vsize(const cu_plan *cp, const rt_graph *g, int v);
 /* Device address of value v. */
 void *cu_dptr(const exec_ctx *x, int v);
 const char *cu_op_name(int op);
+
+/* cuda_backend.c: errors. */
+lector_status cu_fail(lector_error *err, lector_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+lector_status cu_cuda_fail(lector_error *err, cudaError_t e, const char *what);
+
+/* cuda_memory.c: fault injection (LECTOR_CUDA_FAIL), device memory under the
+ * process-wide cap per GPU, workers, constant blocks. */
+int cu_fault_alloc(void);
+int cu_fault_launch(void);
+void cu_mem_set_limit(int dev, size_t limit);
+lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, lector_error *err);
+void cu_dev_free(void *p);
+void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit);
+size_t cu_memory_available(rt_backend *be);
+void cu_worker_free(cu_worker *w);
+lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err);
+void cu_worker_put(cu_ctx *c, cu_worker *w);
+/* A workspace of at least `need` bytes after cuBLAS's. */
+lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
+/* Pinned staging of at least `need` bytes. */
+lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err);
+void cu_cbuf_free(cbuf *b);
+void cu_shared_put(cu_shared *s);
+lector_status cu_upload_constants(int device, cu_plan *cp, cbuf *cb, lector_error *err);
+
+/* cuda_plan.c: rt_backend_iface's plan_compile and plan_free. */
+lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err);
+void cu_plan_free(rt_backend *be, rt_plan *p);
+
+/* The builders of each operator family (cuda_plan.c's build_step dispatches
+ * to them): 0 a step was built, 1 the node runs on the host, -1 out of memory. */
+int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed); /* cuda_conv.c */
+int cu_build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s);               /* cuda_matmul.c */
+int cu_build_gap(compile_ctx *cc, const rt_node *n, cu_step *s);                  /* cuda_pool.c */
+int cu_build_pool(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_softmax(compile_ctx *cc, const rt_node *n, cu_step *s); /* cuda_reduce.c */
+int cu_build_layernorm(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_gather(compile_ctx *cc, const rt_node *n, cu_step *s, int out_k); /* cuda_movement.c */
+int cu_build_resize(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_copy(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_concat(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op); /* cuda_elementwise.c */
+int cu_build_unary(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_batchnorm(compile_ctx *cc, const rt_node *n, cu_step *s);
+
+/* The runners of each family (cuda_exec.c's cu_run_step dispatches to them). */
+lector_status cu_run_cudnn_conv(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_dwconv(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_conv_gemm(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_deconv_ks(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_matmul(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_rowmean(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_gap_nhwc(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_pool(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_softmax(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_layernorm(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_argmax(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_resize(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_gather(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_copy(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_concat(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err);
+lector_status cu_run_host_step(const exec_ctx *x, const rt_node *n, rt_backend *be,
+                               lector_error *err); /* cuda_host.c */
+
+/* cuda_exec.c: one step; the steps one by one (LECTOR_CUDA_CHECK, profile);
+ * a kernel launch's status (a cudaError_t as int) at node n; the iface's
+ * plan_execute, run_images and time_plan. */
+lector_status cu_run_step(const exec_ctx *x, const cu_step *s, rt_backend *be, lector_error *err);
+lector_status cu_run_eager(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err);
+lector_status cu_kernel_status(int rc, const rt_node *n, lector_error *err);
+lector_status cu_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
+                              lector_tensor *outputs, lector_error *err);
+lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const lector_image_input *rows,
+                            size_t n_rows, lector_tensor *outputs, lector_error *err);
+lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs, int runs,
+                           double *ms, lector_error *err);
+
+/* cuda_graphs.c: the steps as the worker's CUDA graph of the plan, or one by one. */
+lector_status cu_run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err);
+
+/* cuda_profile.c: LECTOR_CUDA_PROFILE's level (0: off), and a plan's run under it. */
+int cu_profiling(void);
+lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err);
 
 /* cuda_layout.c: storages of the plan's values (cp->vhalf, cp->vnhwc). */
 void cu_assign_storage(compile_ctx *cc);
@@ -269,8 +405,10 @@ int cu_fuse_chains(compile_ctx *cc);
 lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *err);
 
 /* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn)
- * when NVRTC can be loaded; otherwise they run in the interpreter. */
-void cu_compile_chains(compile_ctx *cc);
+ * when NVRTC can be loaded; otherwise they run in the interpreter. Returns
+ * the kernels NVRTC compiled for it (0: every one was in the process's
+ * cache, which sizes do not key). */
+int cu_compile_chains(compile_ctx *cc);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
 /* Launches a depthwise convolution (S_DWCONV) whose epilogue chain was compiled

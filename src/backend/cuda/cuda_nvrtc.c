@@ -651,8 +651,8 @@ static int dw_fusion_enabled(void) { return cu_switch(LECTOR__TC_CUDA_DWFUSE, 1)
 /* The depthwise kernel's work per thread for step s (kernels.cu's rule). */
 static ck_dw_work dw_work(const cu_step *s)
 {
-    const int *q = s->pool;
-    return ck_dw_shape(s->channels, q[4], q[5], q[7], q[11], q[13]);
+    const cu_window *q = &s->win;
+    return ck_dw_shape(s->channels, q->kh, q->kw, q->sw, q->dw, q->unroll);
 }
 
 /* Can chain step t run inside depthwise step s's kernel, as its epilogue? Returns
@@ -708,10 +708,10 @@ static int cache_slot(sbuf *b, int vec, int *todo, int *n_todo)
     return k;
 }
 
-void cu_compile_chains(compile_ctx *cc)
+int cu_compile_chains(compile_ctx *cc)
 {
     pthread_once(&nv_once, nv_load);
-    if (!nv_ok) return;
+    if (!nv_ok) return 0;
     cu_plan *cp = cc->cp;
     /* a chain's kernel per step, and a depthwise convolution's with the next chain fused in */
     int *todo = cu_malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
@@ -721,7 +721,7 @@ void cu_compile_chains(compile_ctx *cc)
         cu_free(todo);
         cu_free(slot);
         cu_free(dwslot);
-        return;
+        return 0;
     }
     int n_todo = 0, fuse_dw = dw_fusion_enabled();
     struct timespec ts;
@@ -781,6 +781,7 @@ void cu_compile_chains(compile_ctx *cc)
     cu_free(todo);
     cu_free(slot);
     cu_free(dwslot);
+    return n_todo;
 }
 
 /* The host's copy of the kernels' chain_ptrs argument. */
@@ -810,17 +811,17 @@ int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, cons
                           void *const *out)
 {
     const ck_chain *c = s->chain;
-    const int *q = s->pool;
+    const cu_window *q = &s->win;
     int64_t n = s->outer, ch = s->channels;
-    if (n * q[2] * q[3] * ch == 0) return 0;
-    if (n * q[0] * q[1] * ch >= ((int64_t)1 << 31) || n * q[2] * q[3] * ch >= ((int64_t)1 << 31))
+    if (n * q->oh * q->ow * ch == 0) return 0;
+    if (n * q->ih * q->iw * ch >= ((int64_t)1 << 31) || n * q->oh * q->ow * ch >= ((int64_t)1 << 31))
         return (int)cudaErrorInvalidValue; /* as ck_dwconv_nhwc */
-    dw_args a = {(int)n, (int)ch, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], q[11]};
+    dw_args a = {(int)n, (int)ch, q->ih, q->iw, q->oh, q->ow, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw};
     chain_ptrs p = chain_ptrs_of(c, ext, out);
     void *args[] = {(void *)c, &p, (void *)&x, (void *)&w, &a};
     int tw = dw_work(s).tw;
     dim3 block = {256, 1, 1};
-    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q[2] * ((q[3] + tw - 1) / tw) * (ch / s->kvec)),
+    return (int)cudaLaunchKernel((const void *)s->kfn, grid_for(n * q->oh * ((q->ow + tw - 1) / tw) * (ch / s->kvec)),
                                  block, args, 0, sm);
 }
 

@@ -2,7 +2,7 @@
  * kernels.cu - the CUDA backend's own kernels: pooling, nearest resize,
  * strided gathers, concatenation, softmax, layer normalisation, storage
  * conversions, row argmax and the elementwise-chain interpreter. cuDNN does
- * the convolutions and cuBLAS the matrix products (cuda_backend.c); the
+ * the convolutions and cuBLAS the matrix products (cuda_conv.c, cuda_matmul.c); the
  * elementwise chains are normally compiled per chain at run time
  * (cuda_nvrtc.c) and this file's interpreter is their fallback.
  *

@@ -11,6 +11,9 @@
  * primitive to the next; a value gets a second slot in another layout only
  * where a consumer needs one (a reference kernel, a graph output: plain).
  * The backend plans its own arena (plan->arena_size is overwritten).
+ * Primitives and converted weights come from the backend's caches
+ * (onednn_cache.h): a plan of a new input shape creates only the
+ * primitives no plan of the model has created before.
  *
  * Ops on oneDNN (f32): Conv (regular, grouped/depthwise, pointwise) and
  * ConvTranspose (kernel == stride: 1x1 conv + depth-to-space; otherwise
@@ -50,6 +53,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 
+#include "backend/cpu/onednn/onednn_cache.h"
 #include "rt/backend.h"
 
 #define DN_MAX_ARGS 24
@@ -73,6 +77,7 @@ enum { DN_STEP_PRIM, DN_STEP_REF, DN_STEP_ACT, DN_STEP_GAP };
 typedef struct dn_step {
     int kind;
     dnnl_primitive_t prim;
+    dn_kernel *kern; /* the model's cached kernel prim belongs to (referenced); NULL: prim is the step's */
     int n_args;
     int arg[DN_MAX_ARGS];
     int slot[DN_MAX_ARGS];
@@ -94,6 +99,7 @@ typedef struct dn_ctx {
 } dn_ctx;
 
 typedef struct dn_plan {
+    dn_caches *caches; /* the backend's */
     dn_step *steps;
     int n_steps, cap_steps;
     dn_slot *slots;

@@ -27,6 +27,7 @@
 
 typedef struct dn_backend {
     dnnl_engine_t eng;
+    dn_caches caches; /* kernels and converted constants shared by the model's plans */
 } dn_backend;
 
 /* ---- compile context ------------------------------------------------------ */
@@ -43,6 +44,14 @@ typedef struct dn_cc {
     int fail;    /* out of memory / oneDNN failure while adding steps */
     int nthr;    /* threads of the primitives being created (see node_threads) */
     int threads; /* threads of the plan variant being compiled */
+    dn_caches *caches;
+    /* primitive descriptors handed out by the kernel cache during this
+     * compile, with their entries (pd_release gives them back) */
+    struct {
+        dnnl_primitive_desc_t pd;
+        dn_kernel *kern;
+    } * handed;
+    int n_handed, cap_handed;
 } dn_cc;
 
 static int ok(dnnl_status_t s) { return s == dnnl_success; }
@@ -139,19 +148,150 @@ static dn_step *step_new(dn_cc *c, int kind)
     return s;
 }
 
-static void *owned_alloc(dn_cc *c, size_t size)
+/* Keeps buffer p (lector__aligned_alloc'd) until the plan is freed. */
+static int owned_keep(dn_cc *c, void *p)
 {
     dn_plan *dp = c->dp;
     if (dp->n_owned == dp->cap_owned) {
         int cap = dp->cap_owned ? dp->cap_owned * 2 : 64;
         void **no = lector__realloc(dp->owned, sizeof *no * (size_t)cap);
-        if (!no) return NULL;
+        if (!no) return -1;
         dp->owned = no;
         dp->cap_owned = cap;
     }
-    void *p = lector__aligned_alloc(size ? size : 64);
-    if (p) dp->owned[dp->n_owned++] = p;
-    return p;
+    dp->owned[dp->n_owned++] = p;
+    return 0;
+}
+
+static void key_threads(dn_cc *c, dn_key *k) { dn_key_add(k, &c->nthr, sizeof c->nthr); }
+
+/* Hands out a cached primitive descriptor (remembered for add_prim and
+ * pd_release); NULL when the key is not cached. */
+static dnnl_primitive_desc_t handed(dn_cc *c, dn_kernel *e)
+{
+    if (!e) return NULL;
+    if (c->n_handed == c->cap_handed) {
+        int cap = c->cap_handed ? c->cap_handed * 2 : 16;
+        void *nh = lector__realloc(c->handed, sizeof *c->handed * (size_t)cap);
+        if (!nh) {
+            dn_kernel_release(c->caches, e);
+            c->fail = 1;
+            return NULL;
+        }
+        c->handed = nh;
+        c->cap_handed = cap;
+    }
+    c->handed[c->n_handed].pd = e->pd;
+    c->handed[c->n_handed].kern = e;
+    c->n_handed++;
+    return e->pd;
+}
+
+/* A primitive descriptor for key k: the cached one, else made by
+ * make(ctx, &pd) and cached. NULL when oneDNN refuses. */
+static dnnl_primitive_desc_t pd_cached(dn_cc *c, dn_key *k, dnnl_status_t (*make)(void *, dnnl_primitive_desc_t *),
+                                       void *ctx)
+{
+    key_threads(c, k);
+    dn_kernel *e = dn_kernel_find(c->caches, k);
+    if (!e) {
+        dnnl_primitive_desc_t pd = NULL;
+        if (!ok(make(ctx, &pd))) return NULL;
+        if (k->fail) return pd; /* not keyable: this plan's own */
+        e = dn_kernel_insert(c->caches, k, pd);
+        if (!e) {
+            c->fail = 1;
+            return NULL;
+        }
+    }
+    return handed(c, e);
+}
+
+/* Gives back a descriptor from pd_create/reorder_pd/concat_pd. */
+static void pd_release(dn_cc *c, dnnl_primitive_desc_t pd)
+{
+    if (!pd) return;
+    for (int i = c->n_handed - 1; i >= 0; i--)
+        if (c->handed[i].pd == pd) {
+            dn_kernel_release(c->caches, c->handed[i].kern);
+            c->handed[i] = c->handed[--c->n_handed];
+            return;
+        }
+    pd_release(c, pd);
+}
+
+/* The primitive of a descriptor from pd_cached (its kernel referenced into
+ * *kern), or a new one for an uncached descriptor (*kern NULL). */
+static dnnl_primitive_t pd_primitive(dn_cc *c, dnnl_primitive_desc_t pd, dn_kernel **kern)
+{
+    *kern = NULL;
+    for (int i = c->n_handed - 1; i >= 0; i--)
+        if (c->handed[i].pd == pd) {
+            dnnl_primitive_t pr = dn_kernel_prim(c->caches, c->handed[i].kern);
+            if (!pr) return NULL;
+            dn_kernel_ref(c->caches, c->handed[i].kern);
+            *kern = c->handed[i].kern;
+            return pr;
+        }
+    dnnl_primitive_t pr;
+    if (!ok(dnnl_primitive_create(&pr, pd))) return NULL;
+    dn_kernels_count(c->caches);
+    return pr;
+}
+
+typedef struct reorder_args {
+    const dnnl_memory_desc_t *s, *d;
+    dnnl_engine_t eng;
+    const_dnnl_primitive_attr_t at;
+} reorder_args;
+
+static dnnl_status_t make_reorder(void *ctx, dnnl_primitive_desc_t *pd)
+{
+    reorder_args *a = ctx;
+    return dnnl_reorder_primitive_desc_create(pd, a->s, a->eng, a->d, a->eng, a->at);
+}
+
+static dnnl_status_t reorder_pd(dn_cc *c, dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *smd,
+                                const dnnl_memory_desc_t *dmd, const_dnnl_primitive_attr_t at)
+{
+    dn_key k;
+    dn_key_init(&k, "reorder");
+    dn_key_add(&k, smd, sizeof *smd);
+    dn_key_add(&k, dmd, sizeof *dmd);
+    dn_key_attr(&k, at);
+    reorder_args a = {smd, dmd, c->eng, at};
+    *pd = pd_cached(c, &k, make_reorder, &a);
+    dn_key_free(&k);
+    return *pd ? dnnl_success : dnnl_runtime_error;
+}
+
+typedef struct concat_args {
+    const dnnl_memory_desc_t *d, *s;
+    int n, axis;
+    dnnl_engine_t eng;
+    const_dnnl_primitive_attr_t at;
+} concat_args;
+
+static dnnl_status_t make_concat(void *ctx, dnnl_primitive_desc_t *pd)
+{
+    concat_args *a = ctx;
+    return dnnl_concat_primitive_desc_create(pd, a->d, a->n, a->axis, a->s, a->at, a->eng);
+}
+
+static dnnl_status_t concat_pd(dn_cc *c, dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *dmd, int n, int axis,
+                               const dnnl_memory_desc_t *smd, const_dnnl_primitive_attr_t at)
+{
+    dn_key k;
+    dn_key_init(&k, "concat");
+    dn_key_add(&k, dmd, sizeof *dmd);
+    dn_key_add(&k, &n, sizeof n);
+    dn_key_add(&k, &axis, sizeof axis);
+    dn_key_add(&k, smd, sizeof *smd * (size_t)n);
+    dn_key_attr(&k, at);
+    concat_args a = {dmd, smd, n, axis, c->eng, at};
+    *pd = pd_cached(c, &k, make_concat, &a);
+    dn_key_free(&k);
+    return *pd ? dnnl_success : dnnl_runtime_error;
 }
 
 /* Runs a reorder now (compile time, constants). */
@@ -159,12 +299,12 @@ static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const
 {
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t pr = NULL;
+    dn_kernel *kern = NULL;
     dnnl_memory_t ms = NULL, md = NULL;
     dnnl_stream_t st = NULL;
     int r = -1;
-    if (ok(dnnl_reorder_primitive_desc_create(&pd, smd, c->eng, dmd, c->eng, NULL)) &&
-        ok(dnnl_primitive_create(&pr, pd)) && ok(dnnl_memory_create(&ms, smd, c->eng, src)) &&
-        ok(dnnl_memory_create(&md, dmd, c->eng, dst)) &&
+    if (ok(reorder_pd(c, &pd, smd, dmd, NULL)) && (pr = pd_primitive(c, pd, &kern)) &&
+        ok(dnnl_memory_create(&ms, smd, c->eng, src)) && ok(dnnl_memory_create(&md, dmd, c->eng, dst)) &&
         ok(dnnl_stream_create(&st, c->eng, dnnl_stream_default_flags))) {
         dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
         if (ok(dnnl_primitive_execute(pr, st, 2, a)) && ok(dnnl_stream_wait(st))) r = 0;
@@ -172,9 +312,25 @@ static int reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const
     if (st) dnnl_stream_destroy(st);
     if (ms) dnnl_memory_destroy(ms);
     if (md) dnnl_memory_destroy(md);
-    if (pr) dnnl_primitive_destroy(pr);
-    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (kern)
+        dn_kernel_release(c->caches, kern);
+    else if (pr)
+        dnnl_primitive_destroy(pr);
+    pd_release(c, pd);
     return r;
+}
+
+/* Key of a constant's bytes: its address when the model's base graph owns
+ * it (stable for the model's life, shared by every plan), else the bytes
+ * themselves (a value folded for this plan only, freed with it). */
+static void key_const(dn_key *k, const rt_value *v)
+{
+    int by_address = !v->owns_data;
+    dn_key_add(k, &by_address, sizeof by_address);
+    if (by_address)
+        dn_key_add(k, &v->data, sizeof v->data);
+    else
+        dn_key_add(k, v->data, rt_value_nbytes(v));
 }
 
 /* Primary slot of a value (constants and graph inputs get one lazily). */
@@ -217,19 +373,24 @@ static dnnl_primitive_attr_t attr_new(void)
 static int add_prim(dn_cc *c, dnnl_primitive_desc_t pd, int n, const int *args, const int *slots,
                     const dnnl_memory_desc_t *const *mds)
 {
-    dnnl_primitive_t pr;
-    if (!ok(dnnl_primitive_create(&pr, pd))) return -1;
+    dn_kernel *kern;
+    dnnl_primitive_t pr = pd_primitive(c, pd, &kern);
+    if (!pr) return -1;
     const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     size_t sps = sp ? dnnl_memory_desc_get_size(sp) : 0;
     dn_step *s = step_new(c, DN_STEP_PRIM);
     dnnl_memory_desc_t *own = lector__malloc(sizeof *own * (size_t)(n + 1));
     if (!s || !own) {
         lector__free(own);
-        dnnl_primitive_destroy(pr);
+        if (kern)
+            dn_kernel_release(c->caches, kern);
+        else
+            dnnl_primitive_destroy(pr);
         c->fail = 1;
         return -1;
     }
     s->prim = pr;
+    s->kern = kern;
     s->nthr = c->nthr;
     for (int i = 0; i < n; i++) {
         s->arg[i] = args[i];
@@ -260,15 +421,44 @@ static int need_md(dn_cc *c, int v, const dnnl_memory_desc_t *want)
     if (dp->valt[v] >= 0 && md_eq(&dp->slots[dp->valt[v]].md, want)) return dp->valt[v];
     int t;
     if (dp->slots[s].kind == DN_SLOT_CONST) {
-        void *buf = owned_alloc(c, dnnl_memory_desc_get_size(want));
-        if (!buf || reorder_now(c, &dp->slots[s].md, dp->slots[s].ptr, want, buf)) return -1;
+        dn_key k;
+        dn_key_init(&k, "const-reorder");
+        if (dp->slots[s].value >= 0 && c->g->values[dp->slots[s].value].data == dp->slots[s].ptr)
+            key_const(&k, &c->g->values[dp->slots[s].value]);
+        else
+            k.fail = 1; /* a buffer converted for this plan: not shared */
+        dn_key_add(&k, &dp->slots[s].md, sizeof dp->slots[s].md);
+        dn_key_add(&k, want, sizeof *want);
+        const dn_const *cv = dn_const_find(c->caches, &k);
+        void *buf = cv ? cv->data[0] : NULL;
+        if (!buf) {
+            buf = lector__aligned_alloc(dnnl_memory_desc_get_size(want));
+            if (!buf || reorder_now(c, &dp->slots[s].md, dp->slots[s].ptr, want, buf)) {
+                lector__free(buf);
+                dn_key_free(&k);
+                return -1;
+            }
+            if (k.fail) { /* kept by the plan */
+                if (owned_keep(c, buf)) {
+                    lector__free(buf);
+                    dn_key_free(&k);
+                    return -1;
+                }
+            } else if (!(cv = dn_const_insert(c->caches, &k, buf, NULL))) {
+                dn_key_free(&k);
+                return -1;
+            } else {
+                buf = cv->data[0];
+            }
+        }
+        dn_key_free(&k);
         t = slot_new(c, DN_SLOT_CONST, v, want, 0);
         if (t < 0) return -1;
         dp->slots[t].ptr = buf;
     } else {
         dnnl_primitive_desc_t pd;
         dnnl_primitive_attr_t at = attr_new();
-        if (!ok(dnnl_reorder_primitive_desc_create(&pd, &dp->slots[s].md, c->eng, want, c->eng, at))) {
+        if (!ok(reorder_pd(c, &pd, &dp->slots[s].md, want, at))) {
             dnnl_primitive_attr_destroy(at);
             return -1;
         }
@@ -276,7 +466,7 @@ static int need_md(dn_cc *c, int v, const dnnl_memory_desc_t *want)
         t = slot_new(c, DN_SLOT_ARENA, v, want, 0);
         int args[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, sl[2] = {s, t};
         int r = t < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         if (r) return -1;
     }
     if (md_is_plain(want))
@@ -706,12 +896,84 @@ static int chain_commit(dn_cc *c, const chain *ch, int oslot)
     return 0;
 }
 
+/* ---- converted weights ------------------------------------------------------- */
+
+/* Starts the key of weights converted for a primitive: the source constants
+ * (w, and b when >= 0), the chain's folded scale and shift, and the layout
+ * the primitive wants. */
+static void weights_key(dn_cc *c, dn_key *k, const char *tag, int w, int b, const chain *ch,
+                        const dnnl_memory_desc_t *wq)
+{
+    dn_key_init(k, tag);
+    key_const(k, &c->g->values[w]);
+    int hb = b >= 0;
+    dn_key_add(k, &hb, sizeof hb);
+    if (hb) key_const(k, &c->g->values[b]);
+    dn_key_add(k, &ch->C, sizeof ch->C);
+    dn_key_add(k, ch->scale, sizeof(float) * (size_t)ch->C);
+    dn_key_add(k, ch->shift, sizeof(float) * (size_t)ch->C);
+    dn_key_add(k, wq, sizeof *wq);
+}
+
+/* Weights (in the primitive's layout) and bias already converted under key k. */
+static int weights_find(dn_cc *c, const dn_key *k, void **wr, float **bf)
+{
+    const dn_const *cv = dn_const_find(c->caches, k);
+    if (!cv) return 0;
+    *wr = cv->data[0];
+    *bf = cv->data[1];
+    return 1;
+}
+
+/* Stores freshly converted weights and bias under key k (the model keeps
+ * them), or in the plan when the key cannot name them; -1 out of memory
+ * (both freed). *wr and *bf become the stored buffers. */
+static int weights_store(dn_cc *c, const dn_key *k, void **wr, float **bf)
+{
+    if (k->fail) {
+        if (owned_keep(c, *wr)) {
+            lector__free(*wr);
+            lector__free(*bf);
+            return -1;
+        }
+        if (owned_keep(c, *bf)) {
+            lector__free(*bf);
+            return -1;
+        }
+        return 0;
+    }
+    const dn_const *cv = dn_const_insert(c->caches, k, *wr, *bf);
+    if (!cv) return -1;
+    *wr = cv->data[0];
+    *bf = cv->data[1];
+    return 0;
+}
+
 /* ---- builders: each returns 0 (steps added) or -1 (use the reference) ---- */
 
-static dnnl_primitive_desc_t pd_create(dn_cc *c, const void *desc, dnnl_primitive_attr_t at)
+typedef struct op_args {
+    const void *desc;
+    const_dnnl_primitive_attr_t at;
+    dnnl_engine_t eng;
+} op_args;
+
+static dnnl_status_t make_op(void *ctx, dnnl_primitive_desc_t *pd)
 {
-    dnnl_primitive_desc_t pd = NULL;
-    if (!ok(dnnl_primitive_desc_create(&pd, desc, at, c->eng, NULL))) return NULL;
+    op_args *a = ctx;
+    return dnnl_primitive_desc_create(pd, a->desc, a->at, a->eng, NULL);
+}
+
+/* The primitive descriptor of an operation descriptor (`size` bytes, as its
+ * *_desc_init filled it) with attribute `at`, from the kernel cache. */
+static dnnl_primitive_desc_t pd_create(dn_cc *c, const void *desc, size_t size, dnnl_primitive_attr_t at)
+{
+    dn_key k;
+    dn_key_init(&k, "op");
+    dn_key_add(&k, desc, size);
+    dn_key_attr(&k, at);
+    op_args a = {desc, at, c->eng};
+    dnnl_primitive_desc_t pd = pd_cached(c, &k, make_op, &a);
+    dn_key_free(&k);
     return pd;
 }
 
@@ -805,15 +1067,15 @@ static int build_conv(dn_cc *c, int ni, int transposed)
                 if (ok(dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference,
                                                                     dnnl_deconvolution_direct, &smd, &wmd_any, &bmd,
                                                                     &dmd, strides, dil, pl, pr)))
-                    pd = pd_create(c, &d, at);
+                    pd = pd_create(c, &d, sizeof d, at);
             } else {
                 dnnl_convolution_desc_t d;
                 if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
                                                                   &smd, &wmd_any, &bmd, &dmd, strides, dil, pl, pr)))
-                    pd = pd_create(c, &d, at);
+                    pd = pd_create(c, &d, sizeof d, at);
             }
             if (pd && try_cur && impl_is_ref(pd)) {
-                dnnl_primitive_desc_destroy(pd);
+                pd_release(c, pd);
                 pd = NULL;
             }
         }
@@ -822,48 +1084,70 @@ static int build_conv(dn_cc *c, int ni, int transposed)
             chain_clear(&ch);
             continue;
         }
-        /* weights and bias: fold scale/shift, reorder once */
+        /* weights and bias: fold scale/shift, reorder once per model */
         size_t wn = (size_t)rt_value_numel(wv);
-        float *wf = owned_alloc(c, wn * sizeof(float));
-        float *bf = owned_alloc(c, (size_t)Cout * sizeof(float));
         const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         const dnnl_memory_desc_t *sq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
         const dnnl_memory_desc_t *dq = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        void *wr = wf ? owned_alloc(c, dnnl_memory_desc_get_size(wq)) : NULL;
-        if (!wf || !bf || !wr) {
-            dnnl_primitive_desc_destroy(pd);
+        dn_key wk;
+        weights_key(c, &wk, transposed ? "deconv-w" : "conv-w", w, b, &ch, wq);
+        dn_key_add(&wk, &G, sizeof G);
+        void *wr = NULL;
+        float *bf = NULL, *wf = NULL;
+        int have = weights_find(c, &wk, &wr, &bf);
+        if (!have) {
+            wf = lector__aligned_alloc(wn * sizeof(float));
+            bf = lector__aligned_alloc((size_t)Cout * sizeof(float));
+            wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
+        }
+        if (!have && (!wf || !bf || !wr)) {
+            lector__free(wf);
+            lector__free(bf);
+            lector__free(wr);
+            dn_key_free(&wk);
+            pd_release(c, pd);
             chain_clear(&ch);
             c->fail = 1;
             return -1;
         }
-        memcpy(wf, wv->data, wn * sizeof(float));
-        const float *b0 = b >= 0 ? g->values[b].data : NULL;
-        for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
-        if (ch.folded) {
-            int64_t khw = kh * kw;
-            if (!transposed) {
-                int64_t per = wn / (size_t)Cout;
-                for (int64_t o = 0; o < Cout; o++)
-                    for (int64_t i = 0; i < per; i++) wf[o * per + i] *= ch.scale[o];
-            } else {
-                int64_t og = Cout / G, ig = Cin / G;
-                for (int64_t ci = 0; ci < Cin; ci++)
-                    for (int64_t o = 0; o < og; o++) {
-                        float sc = ch.scale[(ci / ig) * og + o];
-                        for (int64_t t = 0; t < khw; t++) wf[(ci * og + o) * khw + t] *= sc;
-                    }
+        if (!have) {
+            memcpy(wf, wv->data, wn * sizeof(float));
+            const float *b0 = b >= 0 ? g->values[b].data : NULL;
+            for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
+            if (ch.folded) {
+                int64_t khw = kh * kw;
+                if (!transposed) {
+                    int64_t per = wn / (size_t)Cout;
+                    for (int64_t o = 0; o < Cout; o++)
+                        for (int64_t i = 0; i < per; i++) wf[o * per + i] *= ch.scale[o];
+                } else {
+                    int64_t og = Cout / G, ig = Cin / G;
+                    for (int64_t ci = 0; ci < Cin; ci++)
+                        for (int64_t o = 0; o < og; o++) {
+                            float sc = ch.scale[(ci / ig) * og + o];
+                            for (int64_t t = 0; t < khw; t++) wf[(ci * og + o) * khw + t] *= sc;
+                        }
+                }
+            }
+            int bad = reorder_now(c, &wmd_plain, wf, wq, wr);
+            lector__free(wf);
+            if (bad) {
+                lector__free(wr);
+                lector__free(bf);
+            }
+            if (bad || weights_store(c, &wk, &wr, &bf)) {
+                dn_key_free(&wk);
+                pd_release(c, pd);
+                chain_clear(&ch);
+                return -1;
             }
         }
-        if (reorder_now(c, &wmd_plain, wf, wq, wr)) {
-            dnnl_primitive_desc_destroy(pd);
-            chain_clear(&ch);
-            return -1;
-        }
+        dn_key_free(&wk);
         int ws = slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
         int ss = need_md(c, x, sq);
         int ys = out_slot(c, ch.end, dq);
         if (ws < 0 || bs < 0 || ss < 0 || ys < 0) {
-            dnnl_primitive_desc_destroy(pd);
+            pd_release(c, pd);
             chain_clear(&ch);
             return -1;
         }
@@ -874,7 +1158,7 @@ static int build_conv(dn_cc *c, int ni, int transposed)
         const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {0};
         int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 0);
         int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         if (!r) r = chain_commit(c, &ch, ys);
         chain_clear(&ch);
         return r;
@@ -941,7 +1225,7 @@ static int build_deconv_d2s(dn_cc *c, int ni)
         dnnl_convolution_desc_t d;
         if (ok(dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &smd,
                                                           &wmd_any, &bmd, &dmd, st, di, pz, pz)))
-            pd = pd_create(c, &d, at);
+            pd = pd_create(c, &d, sizeof d, at);
     }
     if (at) dnnl_primitive_attr_destroy(at);
     if (!pd) {
@@ -950,27 +1234,37 @@ static int build_deconv_d2s(dn_cc *c, int ni)
     }
     const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *sq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    float *wf = owned_alloc(c, (size_t)(C2 * Cin) * sizeof(float));
-    float *bf = owned_alloc(c, (size_t)C2 * sizeof(float));
-    void *wr = owned_alloc(c, dnnl_memory_desc_get_size(wq));
-    if (!wf || !bf || !wr) {
-        dnnl_primitive_desc_destroy(pd);
-        chain_clear(&ch);
-        c->fail = 1;
-        return -1;
-    }
-    const float *w0 = wv->data, *b0 = b >= 0 ? g->values[b].data : NULL;
-    for (int64_t co = 0; co < Cout; co++)
-        for (int64_t t = 0; t < kk; t++) {
-            int64_t o = co * kk + t;
-            bf[o] = (b0 ? b0[co] : 0.f) * ch.scale[co] + ch.shift[co];
-            for (int64_t ci = 0; ci < Cin; ci++) wf[o * Cin + ci] = w0[(ci * Cout + co) * kk + t] * ch.scale[co];
+    dn_key wk;
+    weights_key(c, &wk, "d2s-w", w, b, &ch, wq);
+    void *wr = NULL;
+    float *bf = NULL;
+    if (!weights_find(c, &wk, &wr, &bf)) {
+        float *wf = lector__aligned_alloc((size_t)(C2 * Cin) * sizeof(float));
+        bf = lector__aligned_alloc((size_t)C2 * sizeof(float));
+        wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
+        int bad = !wf || !bf || !wr;
+        if (bad) c->fail = 1;
+        const float *w0 = wv->data, *b0 = b >= 0 ? g->values[b].data : NULL;
+        for (int64_t co = 0; co < Cout && !bad; co++)
+            for (int64_t t = 0; t < kk; t++) {
+                int64_t o = co * kk + t;
+                bf[o] = (b0 ? b0[co] : 0.f) * ch.scale[co] + ch.shift[co];
+                for (int64_t ci = 0; ci < Cin; ci++) wf[o * Cin + ci] = w0[(ci * Cout + co) * kk + t] * ch.scale[co];
+            }
+        if (!bad) bad = reorder_now(c, &wmd_plain, wf, wq, wr);
+        lector__free(wf);
+        if (bad) {
+            lector__free(wr);
+            lector__free(bf);
         }
-    if (reorder_now(c, &wmd_plain, wf, wq, wr)) {
-        dnnl_primitive_desc_destroy(pd);
-        chain_clear(&ch);
-        return -1;
+        if (bad || weights_store(c, &wk, &wr, &bf)) {
+            dn_key_free(&wk);
+            pd_release(c, pd);
+            chain_clear(&ch);
+            return -1;
+        }
     }
+    dn_key_free(&wk);
     /* depth-to-space as a reorder between two 6-D views [N, Cout, H, kh, W, kw] */
     dnnl_memory_desc_t v_src, v_dst, ymd;
     int64_t HO = H * kh, WO = W * kw;
@@ -981,15 +1275,15 @@ static int build_deconv_d2s(dn_cc *c, int ni)
     dnnl_primitive_desc_t rpd = NULL;
     if (!ok(dnnl_memory_desc_init_by_strides(&v_src, 6, vd, dnnl_f32, vs)) ||
         !ok(dnnl_memory_desc_init_by_strides(&v_dst, 6, vd, dnnl_f32, vt))) {
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         chain_clear(&ch);
         return -1;
     }
     dnnl_primitive_attr_t rat = attr_new();
-    if (!ok(dnnl_reorder_primitive_desc_create(&rpd, &v_src, c->eng, &v_dst, c->eng, rat))) rpd = NULL;
+    if (!ok(reorder_pd(c, &rpd, &v_src, &v_dst, rat))) rpd = NULL;
     dnnl_primitive_attr_destroy(rat);
     if (!rpd) {
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         chain_clear(&ch);
         return -1;
     }
@@ -1009,8 +1303,8 @@ static int build_deconv_d2s(dn_cc *c, int ni)
         if (!r) r = add_prim(c, rpd, 2, rargs, rsl, rmd);
         if (!r) r = chain_commit(c, &ch, ys);
     }
-    dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_desc_destroy(rpd);
+    pd_release(c, pd);
+    pd_release(c, rpd);
     chain_clear(&ch);
     return r;
 }
@@ -1085,13 +1379,14 @@ static int build_eltwise(dn_cc *c, int ni)
         dnnl_eltwise_desc_t d;
         dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
         dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b))) pd = pd_create(c, &d, at);
+        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b)))
+            pd = pd_create(c, &d, sizeof d, at);
         if (at) dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int ys = out_slot(c, ch.end, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
         int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
         int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         if (!r) r = chain_commit(c, &ch, ys);
         return r;
     }
@@ -1164,7 +1459,7 @@ static int build_binary(dn_cc *c, int ni)
         dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, NULL);
         dnnl_binary_desc_t d;
         dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd))) pd = pd_create(c, &d, at);
+        if (ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd))) pd = pd_create(c, &d, sizeof d, at);
         if (at) dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int ys = out_slot(c, ch.end, &amd);
@@ -1172,7 +1467,7 @@ static int build_binary(dn_cc *c, int ni)
         const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, &bmd, &amd};
         int na = ys < 0 ? -1 : chain_args(c, &ch, bin_md, args, sl, mds, 3, 0);
         int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         if (!r) r = chain_commit(c, &ch, ys);
         return r;
     }
@@ -1259,18 +1554,18 @@ static int build_pool(dn_cc *c, int ni)
     dnnl_primitive_attr_t at = attr_new();
     dnnl_primitive_desc_t pd = NULL;
     if (ok(dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, &dmd, st, ke, di, pl, pr)))
-        pd = pd_create(c, &d, at);
+        pd = pd_create(c, &d, sizeof d, at);
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
     const dnnl_memory_desc_t *wsq = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
     if (wsq && dnnl_memory_desc_get_size(wsq)) {
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         return -1;
     }
     int ys = out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
     int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
     int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
-    dnnl_primitive_desc_destroy(pd);
+    pd_release(c, pd);
     return r;
 }
 
@@ -1307,7 +1602,7 @@ static int build_concat(dn_cc *c, int ni)
         if (attempt == 1) md_plain(&dmd, yv->ndim, yv->dims);
         dnnl_primitive_attr_t at = attr_new();
         dnnl_primitive_desc_t pd = NULL;
-        if (!ok(dnnl_concat_primitive_desc_create(&pd, &dmd, nin, axis, smd, at, c->eng))) pd = NULL;
+        if (!ok(concat_pd(c, &pd, &dmd, nin, axis, smd, at))) pd = NULL;
         dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int args[DN_MAX_ARGS], sl[DN_MAX_ARGS];
@@ -1315,7 +1610,7 @@ static int build_concat(dn_cc *c, int ni)
             args[k] = DNNL_ARG_MULTIPLE_SRC + k;
             sl[k] = need_md(c, ss[k], &smd[k]);
             if (sl[k] < 0) {
-                dnnl_primitive_desc_destroy(pd);
+                pd_release(c, pd);
                 return -1;
             }
         }
@@ -1323,7 +1618,7 @@ static int build_concat(dn_cc *c, int ni)
         args[nin] = DNNL_ARG_DST;
         sl[nin] = ys;
         int r = ys < 0 ? -1 : add_prim(c, pd, nin + 1, args, sl, NULL);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         return r;
     }
     return -1;
@@ -1386,13 +1681,13 @@ static int build_resize(dn_cc *c, int ni)
     dnnl_primitive_attr_t at = attr_new();
     dnnl_primitive_desc_t pd = NULL;
     if (ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, factors, &smd, &dmd)))
-        pd = pd_create(c, &d, at);
+        pd = pd_create(c, &d, sizeof d, at);
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
     int ys = out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
     int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
     int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
-    dnnl_primitive_desc_destroy(pd);
+    pd_release(c, pd);
     return r;
 }
 
@@ -1434,38 +1729,48 @@ static int build_matmul(dn_cc *c, int ni)
             dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, &ymd);
             dnnl_matmul_desc_t d;
             dnnl_primitive_desc_t pd = NULL;
-            if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd))) pd = pd_create(c, &d, at);
+            if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd))) pd = pd_create(c, &d, sizeof d, at);
             if (at) dnnl_primitive_attr_destroy(at);
             if (!pd) {
                 chain_clear(&ch);
                 continue;
             }
             const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-            float *wf = owned_alloc(c, (size_t)(K * N) * sizeof(float));
-            float *bf = owned_alloc(c, (size_t)N * sizeof(float));
-            void *wr = owned_alloc(c, dnnl_memory_desc_get_size(wq));
-            if (!wf || !bf || !wr) {
-                dnnl_primitive_desc_destroy(pd);
-                chain_clear(&ch);
-                c->fail = 1;
-                return -1;
+            dn_key wk;
+            weights_key(c, &wk, "matmul-w", b, -1, &ch, wq);
+            void *wr = NULL;
+            float *bf = NULL;
+            if (!weights_find(c, &wk, &wr, &bf)) {
+                float *wf = lector__aligned_alloc((size_t)(K * N) * sizeof(float));
+                bf = lector__aligned_alloc((size_t)N * sizeof(float));
+                wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
+                int bad = !wf || !bf || !wr;
+                if (bad) c->fail = 1;
+                const float *b0 = bv->data;
+                for (int64_t k = 0; k < K && !bad; k++)
+                    for (int64_t j = 0; j < N; j++) wf[k * N + j] = b0[k * N + j] * ch.scale[j];
+                for (int64_t j = 0; j < N && !bad; j++) bf[j] = ch.shift[j];
+                if (!bad) bad = reorder_now(c, &bmd_plain, wf, wq, wr);
+                lector__free(wf);
+                if (bad) {
+                    lector__free(wr);
+                    lector__free(bf);
+                }
+                if (bad || weights_store(c, &wk, &wr, &bf)) {
+                    dn_key_free(&wk);
+                    pd_release(c, pd);
+                    chain_clear(&ch);
+                    return -1;
+                }
             }
-            const float *b0 = bv->data;
-            for (int64_t k = 0; k < K; k++)
-                for (int64_t j = 0; j < N; j++) wf[k * N + j] = b0[k * N + j] * ch.scale[j];
-            for (int64_t j = 0; j < N; j++) bf[j] = ch.shift[j];
-            if (reorder_now(c, &bmd_plain, wf, wq, wr)) {
-                dnnl_primitive_desc_destroy(pd);
-                chain_clear(&ch);
-                return -1;
-            }
+            dn_key_free(&wk);
             int as = need_plain(c, a);
             int ws = slot_new(c, DN_SLOT_CONST, b, wq, 0), bs = slot_new(c, DN_SLOT_CONST, -1, &biasmd, 0);
             dnnl_memory_desc_t yfull;
             md_plain(&yfull, g->values[ch.end].ndim, g->values[ch.end].dims);
             int ys = out_slot(c, ch.end, &yfull);
             if (as < 0 || ws < 0 || bs < 0 || ys < 0) {
-                dnnl_primitive_desc_destroy(pd);
+                pd_release(c, pd);
                 chain_clear(&ch);
                 return -1;
             }
@@ -1476,7 +1781,7 @@ static int build_matmul(dn_cc *c, int ni)
             const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, NULL, NULL, &ymd};
             int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 1);
             int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-            dnnl_primitive_desc_destroy(pd);
+            pd_release(c, pd);
             if (!r) r = chain_commit(c, &ch, ys);
             chain_clear(&ch);
             return r;
@@ -1511,19 +1816,19 @@ static int build_matmul(dn_cc *c, int ni)
         dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
         dnnl_matmul_desc_t d;
         dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd))) pd = pd_create(c, &d, at);
+        if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd))) pd = pd_create(c, &d, sizeof d, at);
         if (at) dnnl_primitive_attr_destroy(at);
         if (!pd) continue;
         int as = need_plain(c, a), bs = need_plain(c, b);
         int ys = out_slot(c, ch.end, &ymd);
         if (as < 0 || bs < 0 || ys < 0) {
-            dnnl_primitive_desc_destroy(pd);
+            pd_release(c, pd);
             return -1;
         }
         int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, sl[3] = {as, bs, ys};
         const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &ymd};
         int rr = add_prim(c, pd, 3, args, sl, mds);
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         if (!rr) rr = chain_commit(c, &ch, ys);
         return rr;
     }
@@ -1555,7 +1860,7 @@ static int build_softmax(dn_cc *c, int ni)
     dnnl_softmax_desc_t d;
     dnnl_primitive_attr_t at = attr_new();
     dnnl_primitive_desc_t pd = NULL;
-    if (ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1))) pd = pd_create(c, &d, at);
+    if (ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1))) pd = pd_create(c, &d, sizeof d, at);
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
     int xs = need_plain(c, x);
@@ -1564,7 +1869,7 @@ static int build_softmax(dn_cc *c, int ni)
     int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
     const dnnl_memory_desc_t *mds[2] = {&md, &md};
     int rr = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, mds);
-    dnnl_primitive_desc_destroy(pd);
+    pd_release(c, pd);
     return rr;
 }
 
@@ -1593,21 +1898,21 @@ static int build_layernorm(dn_cc *c, int ni)
     if (ok(dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
                                                       rt_attr_float(n, "epsilon", 1e-5f),
                                                       dnnl_use_scale | dnnl_use_shift)))
-        pd = pd_create(c, &d, at);
+        pd = pd_create(c, &d, sizeof d, at);
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
     int xs = need_plain(c, x);
     int ss = slot_new(c, DN_SLOT_CONST, n->in[1], &cmd, 0), bs = slot_new(c, DN_SLOT_CONST, n->in[2], &cmd, 0);
     int ys = xs < 0 ? -1 : out_slot(c, y, &md);
     if (ss < 0 || bs < 0 || ys < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        pd_release(c, pd);
         return -1;
     }
     c->dp->slots[ss].ptr = sv->data;
     c->dp->slots[bs].ptr = bv->data;
     int args[4] = {DNNL_ARG_SRC, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_DST}, sl[4] = {xs, ss, bs, ys};
     int rr = add_prim(c, pd, 4, args, sl, NULL);
-    dnnl_primitive_desc_destroy(pd);
+    pd_release(c, pd);
     return rr;
 }
 
@@ -1641,7 +1946,7 @@ static int build_transpose(dn_cc *c, int ni)
     md_plain(&dmd, r, yv->dims);
     dnnl_primitive_attr_t at = attr_new();
     dnnl_primitive_desc_t pd = NULL;
-    if (!ok(dnnl_reorder_primitive_desc_create(&pd, &smd, c->eng, &dmd, c->eng, at))) pd = NULL;
+    if (!ok(reorder_pd(c, &pd, &smd, &dmd, at))) pd = NULL;
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
     int xs = need_plain(c, x);
@@ -1649,7 +1954,7 @@ static int build_transpose(dn_cc *c, int ni)
     int args[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, sl[2] = {xs, ys};
     const dnnl_memory_desc_t *mds[2] = {&smd, &dmd};
     int rr = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, mds);
-    dnnl_primitive_desc_destroy(pd);
+    pd_release(c, pd);
     return rr;
 }
 
@@ -1844,7 +2149,10 @@ static void dn_destroy(dn_plan *dp)
         lector__free(x);
     }
     for (int i = 0; i < dp->n_steps; i++) {
-        if (dp->steps[i].prim) dnnl_primitive_destroy(dp->steps[i].prim);
+        if (dp->steps[i].kern)
+            dn_kernel_release(dp->caches, dp->steps[i].kern);
+        else if (dp->steps[i].prim)
+            dnnl_primitive_destroy(dp->steps[i].prim);
         lector__free(dp->steps[i].md);
     }
     for (int i = 0; i < dp->n_owned; i++) lector__free(dp->owned[i]);
@@ -1908,12 +2216,13 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
     if (!dp) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&dp->lock, NULL);
     dp->threads = threads;
+    dp->caches = &db->caches;
     size_t nv = (size_t)g->n_values + 1;
     dp->vslot = lector__malloc(sizeof(int) * nv);
     dp->vplain = lector__malloc(sizeof(int) * nv);
     dp->valt = lector__malloc(sizeof(int) * nv);
     dp->out_slot = lector__malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
-    dn_cc c = {be, db->eng, p, g, dp, NULL, NULL, NULL, 0, 1, threads};
+    dn_cc c = {be, db->eng, p, g, dp, NULL, NULL, NULL, 0, 1, threads, &db->caches, NULL, 0, 0};
     int omp_before = omp_get_max_threads();
     c.ncons = lector__calloc(nv, sizeof(int));
     c.cons = lector__malloc(sizeof(int) * 2 * nv);
@@ -2033,6 +2342,8 @@ static lector_status compile_variant(rt_backend *be, rt_plan *p, int threads, dn
     lector__free(c.ncons);
     lector__free(c.cons);
     lector__free(c.done);
+    while (c.n_handed > 0) pd_release(&c, c.handed[c.n_handed - 1].pd); /* builders give back what they take */
+    lector__free(c.handed);
     omp_set_num_threads(omp_before);
     if (st) {
         dn_destroy(dp);
@@ -2111,6 +2422,9 @@ static dn_plan *variant(rt_backend *be, const rt_plan *p, int threads)
         if (compile_variant(be, (rt_plan *)p, 1, &dp->single, &e)) dp->single_failed = 1;
     }
     dn_plan *r = dp->single ? dp->single : dp;
+    /* runs borrow arenas of the plan's size: the larger variant's from now on */
+    if (r->arena_size > __atomic_load_n(&((rt_plan *)p)->arena_size, __ATOMIC_RELAXED))
+        __atomic_store_n(&((rt_plan *)p)->arena_size, r->arena_size, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&dp->lock);
     return r;
 }
@@ -2213,7 +2527,7 @@ static lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *are
     dn_plan *dp = variant(be, p, effective_threads(((dn_plan *)p->be_plan)->threads));
     int threads = dp->threads, cur = threads;
     void *own_arena = NULL;
-    if (dp->arena_size > p->arena_size) { /* the single-thread variant may need more */
+    if (dp->arena_size > rt_run_arena_size()) { /* the single-thread variant may need more, once */
         own_arena = arena = lector__aligned_alloc(dp->arena_size);
         if (!arena) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
     }
@@ -2306,7 +2620,12 @@ static lector_status dn_init(rt_backend *be, lector_error *err)
 {
     dn_backend *db = lector__calloc(1, sizeof *db);
     if (!db) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    if (dn_caches_init(&db->caches)) {
+        lector__free(db);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     if (!ok(dnnl_engine_create(&db->eng, dnnl_cpu, 0))) {
+        dn_caches_destroy(&db->caches);
         lector__free(db);
         return lector__error(err, LECTOR_ERR_BACKEND, "oneDNN: cannot create a CPU engine");
     }
@@ -2318,6 +2637,7 @@ static void dn_shutdown(rt_backend *be)
 {
     dn_backend *db = be->ctx;
     if (!db) return;
+    dn_caches_destroy(&db->caches);
     dnnl_engine_destroy(db->eng);
     lector__free(db);
     be->ctx = NULL;
@@ -2325,6 +2645,12 @@ static void dn_shutdown(rt_backend *be)
 
 static void *dn_alloc(rt_backend *be, size_t size) { return lector__aligned_alloc(size); }
 static void dn_free(rt_backend *be, void *p) { lector__free(p); }
+
+static uint64_t dn_kernels(rt_backend *be)
+{
+    dn_backend *db = be->ctx;
+    return db ? dn_kernels_compiled(&db->caches) : 0;
+}
 
 static const rt_backend_iface dn_iface = {
     .api_version = RT_BACKEND_API_VERSION,
@@ -2337,6 +2663,7 @@ static const rt_backend_iface dn_iface = {
     .plan_compile = dn_plan_compile,
     .plan_execute = dn_plan_execute,
     .plan_free = dn_plan_free,
+    .kernels_compiled = dn_kernels,
 };
 
 const rt_backend_iface *rt_backend_onednn(void) { return &dn_iface; }

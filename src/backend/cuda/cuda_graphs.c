@@ -1,0 +1,74 @@
+/*
+ * cuda_graphs.c - a plan's steps as a CUDA graph per (worker, arena): one
+ * launch instead of hundreds, from a plan's CU_GRAPH_AFTER-th run on.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+static int graphs_enabled(void) { return cu_switch(LECTOR__TC_CUDA_GRAPHS, 1); }
+
+/* Runs the steps as a CUDA graph once the plan has run CU_GRAPH_AFTER times:
+ * captured on the first such call of a (worker, arena) pair, replayed
+ * afterwards (one launch instead of hundreds). A plan with host steps, or
+ * whose capture fails, runs step by step. */
+lector_status cu_run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err)
+{
+    if (cp->no_graph || cp->n_host || !graphs_enabled() || cu_profiling() || cu_check_enabled() ||
+        atomic_fetch_add(&cp->runs, 1) < CU_GRAPH_AFTER)
+        return cu_run_eager(x, cp, be, err);
+    cu_worker *w = x->w;
+    cudaGraphExec_t exec = NULL;
+    for (int i = 0; i < w->n_graphs && !exec; i++)
+        if (w->graphs[i].plan == cp->id && w->graphs[i].arena == x->arena && w->graphs[i].ws == w->ws) {
+            exec = w->graphs[i].exec;
+            w->graphs[i].used = ++w->tick;
+        }
+    if (exec) {
+        if (cu_fault_launch())
+            return cu_fail(err, LECTOR_ERR_BACKEND, "cuda: injected launch failure (LECTOR_CUDA_FAIL)");
+        cudaError_t e = cudaGraphLaunch(exec, w->stream);
+        return e == cudaSuccess ? LECTOR_OK : cu_cuda_fail(err, e, "launching the plan's CUDA graph");
+    }
+    cudaStream_t sm = w->stream;
+    cudaError_t e = cudaStreamBeginCapture(sm, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cp->no_graph = 1;
+        return cu_run_eager(x, cp, be, err);
+    }
+    lector_status st = cu_run_eager(x, cp, be, err);
+    cudaGraph_t graph = NULL;
+    e = cudaStreamEndCapture(sm, &graph);
+    if (st) { /* a step failed while capturing: nothing ran; report it */
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError();
+        return st;
+    }
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        H->log(2, "cuda: %s: capture as a CUDA graph failed (%s): running step by step", x->p->g->name,
+               cudaGetErrorString(e));
+        cp->no_graph = 1;
+        return cu_run_eager(x, cp, be, err);
+    }
+    int slot = w->n_graphs;
+    if (slot == CU_GRAPHS) { /* evict the least recently used */
+        slot = 0;
+        for (int i = 1; i < CU_GRAPHS; i++)
+            if (w->graphs[i].used < w->graphs[slot].used) slot = i;
+        cudaGraphExecDestroy(w->graphs[slot].exec);
+    } else {
+        w->n_graphs++;
+    }
+    w->graphs[slot] = (cu_graph){cp->id, x->arena, w->ws, exec, ++w->tick};
+    e = cudaGraphLaunch(exec, sm);
+    return e == cudaSuccess ? LECTOR_OK : cu_cuda_fail(err, e, "launching the plan's CUDA graph");
+}

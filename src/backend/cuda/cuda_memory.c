@@ -1,0 +1,415 @@
+/*
+ * cuda_memory.c - the CUDA module's memory: device allocations counted
+ * against a process-wide cap per GPU (gpu_mem_limit), the workers a call
+ * borrows (stream, cuDNN and cuBLAS handles, workspace, pinned staging),
+ * the constant block a plan compiles into, and weights shared by every plan
+ * of the process that holds the same bytes (uploaded once). Fault injection
+ * for tests: LECTOR_CUDA_FAIL=alloc:N fails the Nth device allocation,
+ * LECTOR_CUDA_FAIL=launch:N the Nth step.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_internal.h"
+
+/* ---- fault injection ------------------------------------------------------- */
+
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static long fault_alloc_at, fault_launch_at;
+static atomic_long fault_allocs, fault_launches;
+
+static void fault_init(void)
+{
+    const char *s = H->testctl_str(LECTOR__TC_CUDA_FAIL);
+    if (!s) return;
+    if (!strncmp(s, "alloc:", 6))
+        fault_alloc_at = atol(s + 6);
+    else if (!strncmp(s, "launch:", 7))
+        fault_launch_at = atol(s + 7);
+}
+
+int cu_fault_alloc(void)
+{
+    pthread_once(&fault_once, fault_init);
+    return fault_alloc_at > 0 && atomic_fetch_add(&fault_allocs, 1) + 1 == fault_alloc_at;
+}
+
+int cu_fault_launch(void)
+{
+    pthread_once(&fault_once, fault_init);
+    return fault_launch_at > 0 && atomic_fetch_add(&fault_launches, 1) + 1 == fault_launch_at;
+}
+
+/* ---- device memory under a cap ------------------------------------------------ */
+
+/* ---- device memory under a cap ------------------------------------------------ */
+
+typedef struct dev_block {
+    void *p;
+    size_t size;
+    int device;
+} dev_block;
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t mem_used[CU_MAX_DEV], mem_limit[CU_MAX_DEV];
+static dev_block *blocks;
+static int n_blocks, cap_blocks;
+
+/* The cap of a GPU is process-wide: the last backend created on it with a
+ * nonzero cap sets it (an engine's three models share one). */
+void cu_mem_set_limit(int dev, size_t limit)
+{
+    if (!limit) return;
+    pthread_mutex_lock(&mem_lock);
+    mem_limit[dev] = limit;
+    pthread_mutex_unlock(&mem_lock);
+}
+
+lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, lector_error *err)
+{
+    *out = NULL;
+    if (!size) size = 256;
+    if (cu_fault_alloc())
+        return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "cuda: injected allocation failure (LECTOR_CUDA_FAIL) for %s",
+                       what);
+    pthread_mutex_lock(&mem_lock);
+    if (mem_limit[dev] && mem_used[dev] + size > mem_limit[dev]) {
+        size_t used = mem_used[dev], lim = mem_limit[dev];
+        pthread_mutex_unlock(&mem_lock);
+        return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY,
+                       "cuda: %s needs %zu bytes; the GPU memory cap (gpu_mem_limit) is %zu bytes, %zu in use", what,
+                       size, lim, used);
+    }
+    mem_used[dev] += size; /* reserved before the allocation, so concurrent callers respect the cap */
+    pthread_mutex_unlock(&mem_lock);
+    cudaSetDevice(dev);
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, size);
+    pthread_mutex_lock(&mem_lock);
+    if (e != cudaSuccess) {
+        mem_used[dev] -= size;
+        pthread_mutex_unlock(&mem_lock);
+        cudaGetLastError(); /* not sticky: clear it */
+        char buf[160];
+        snprintf(buf, sizeof buf, "allocating %zu bytes for %s", size, what);
+        return cu_cuda_fail(err, e, buf);
+    }
+    /* room for the record is made here, under the lock that appends it: other
+     * threads append between the reservation above and this point (checking
+     * it before cudaMalloc let two of them write past the array's end) */
+    if (n_blocks == cap_blocks) {
+        int cap = cap_blocks ? 2 * cap_blocks : 64;
+        dev_block *nb = cu_realloc(blocks, sizeof *nb * (size_t)cap);
+        if (!nb) {
+            mem_used[dev] -= size;
+            pthread_mutex_unlock(&mem_lock);
+            cudaFree(p);
+            return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        blocks = nb;
+        cap_blocks = cap;
+    }
+    blocks[n_blocks++] = (dev_block){p, size, dev};
+    pthread_mutex_unlock(&mem_lock);
+    *out = p;
+    return LECTOR_OK;
+}
+
+void cu_dev_free(void *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&mem_lock);
+    for (int i = n_blocks - 1; i >= 0; i--)
+        if (blocks[i].p == p) {
+            mem_used[blocks[i].device] -= blocks[i].size;
+            blocks[i] = blocks[--n_blocks];
+            break;
+        }
+    pthread_mutex_unlock(&mem_lock);
+    cudaFree(p);
+}
+
+/* ---- backend state and workers ------------------------------------------------- */
+
+/* ---- workers ------------------------------------------------------------------- */
+
+void cu_worker_free(cu_worker *w)
+{
+    if (!w) return;
+    for (int i = 0; i < w->n_graphs; i++) cudaGraphExecDestroy(w->graphs[i].exec);
+    if (w->dnn) cudnnDestroy(w->dnn);
+    if (w->blas) cublasDestroy(w->blas);
+    if (w->stream) cudaStreamDestroy(w->stream);
+    cu_dev_free(w->ws);
+    cu_dev_free(w->img);
+    if (w->pin) cudaFreeHost(w->pin);
+    cu_free(w);
+}
+
+lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    cu_worker *w = c->idle;
+    if (w) c->idle = w->next;
+    pthread_mutex_unlock(&c->lock);
+    cudaSetDevice(c->device);
+    if (w) {
+        *out = w;
+        return LECTOR_OK;
+    }
+    w = cu_calloc(1, sizeof *w);
+    if (!w) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    cudaError_t e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cu_free(w);
+        return cu_cuda_fail(err, e, "creating a stream");
+    }
+    cudnnStatus_t ds = cudnnCreate(&w->dnn);
+    if (ds != CUDNN_STATUS_SUCCESS) {
+        cu_worker_free(w);
+        return cu_fail(err, LECTOR_ERR_BACKEND, "cudnn: cudnnCreate: %s", cudnnGetErrorString(ds));
+    }
+    cudnnSetStream(w->dnn, w->stream);
+    cublasStatus_t bs = cublasCreate(&w->blas);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        cu_worker_free(w);
+        return cu_fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
+                       "cublas: cublasCreate: %s", cublasGetStatusString(bs));
+    }
+    cublasSetStream(w->blas, w->stream);
+    /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path); half-precision
+     * products set the default math mode per call */
+    cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
+    *out = w;
+    return LECTOR_OK;
+}
+
+void cu_worker_put(cu_ctx *c, cu_worker *w)
+{
+    pthread_mutex_lock(&c->lock);
+    w->next = c->idle;
+    c->idle = w;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* One device workspace per worker: cuBLAS's (fixed, given to the handle so
+ * that no allocation happens inside a CUDA graph capture) then the steps'
+ * (cuDNN's, the NHWC pooling's partial sums). */
+lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
+{
+    if (w->ws && need <= w->ws_size) return LECTOR_OK;
+    cu_dev_free(w->ws);
+    w->ws = NULL;
+    w->ws_size = 0;
+    lector_status st = cu_dev_alloc(c->device, CU_BLAS_WS + need, &w->ws, "the GPU workspace", err);
+    if (st) return st;
+    w->ws_size = need;
+    cublasStatus_t bs = cublasSetWorkspace(w->blas, w->ws, CU_BLAS_WS);
+    if (bs != CUBLAS_STATUS_SUCCESS)
+        return cu_fail(err, LECTOR_ERR_BACKEND, "cublas: cublasSetWorkspace: %s", cublasGetStatusString(bs));
+    return LECTOR_OK;
+}
+
+lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
+{
+    if (need <= w->pin_size) return LECTOR_OK;
+    if (w->pin) cudaFreeHost(w->pin);
+    w->pin = NULL;
+    w->pin_size = 0;
+    size_t sz = need < ((size_t)1 << 20) ? ((size_t)1 << 20) : need + need / 4;
+    cudaError_t e = cudaMallocHost(&w->pin, sz);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cu_cuda_fail(err, e, "allocating pinned host memory");
+    }
+    w->pin_size = sz;
+    return LECTOR_OK;
+}
+
+/* ---- constant blocks ----------------------------------------------------------- */
+
+size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
+{
+    if (n >= CU_SHARE_MIN) { /* a weight: shared with the other plans at upload */
+        if (b->n_big == b->cap_big) {
+            int cap = b->cap_big ? 2 * b->cap_big : 32;
+            struct cbuf_chunk *nb = cu_realloc(b->big, sizeof *nb * (size_t)cap);
+            if (!nb) {
+                *oom = 1;
+                return 0;
+            }
+            b->big = nb;
+            b->cap_big = cap;
+        }
+        void *copy = data ? cu_malloc(n) : cu_calloc(1, n);
+        if (!copy) {
+            *oom = 1;
+            return 0;
+        }
+        if (data) memcpy(copy, data, n);
+        b->big[b->n_big] = (struct cbuf_chunk){copy, n};
+        return CU_SHARED | (size_t)b->n_big++;
+    }
+    size_t off = (b->n + 255) & ~(size_t)255;
+    if (off + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < off + n) cap *= 2;
+        char *np = cu_realloc(b->p, cap);
+        if (!np) {
+            *oom = 1;
+            return 0;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    if (data)
+        memcpy(b->p + off, data, n);
+    else
+        memset(b->p + off, 0, n);
+    b->n = off + n;
+    return off;
+}
+
+void cu_cbuf_free(cbuf *b)
+{
+    for (int i = 0; i < b->n_big; i++) cu_free(b->big[i].p);
+    cu_free(b->big);
+    cu_free(b->p);
+    *b = (cbuf){0};
+}
+
+/* ---- shared weights (see CU_SHARED) ------------------------------------------------ */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static cu_shared *shared_list;
+
+static uint64_t bytes_hash(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A reference to the device copy of these bytes, uploading them if no plan
+ * on this device holds them yet. Takes ownership of `host`. */
+static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, lector_error *err)
+{
+    uint64_t h = bytes_hash(host, n);
+    *out = NULL;
+    pthread_mutex_lock(&shared_lock);
+    for (cu_shared *s = shared_list; s; s = s->next)
+        if (s->device == dev && s->hash == h && s->n == n && !memcmp(s->host, host, n)) {
+            s->refs++;
+            pthread_mutex_unlock(&shared_lock);
+            cu_free(host);
+            *out = s;
+            return LECTOR_OK;
+        }
+    cu_shared *s = cu_calloc(1, sizeof *s);
+    char *d = NULL;
+    lector_status st = s ? cu_dev_alloc(dev, n, (void **)&d, "the model's weights", err)
+                         : cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!st) {
+        cudaError_t e = cudaMemcpy(d, host, n, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            st = cu_cuda_fail(err, e, "uploading the weights");
+            cu_dev_free(d);
+        }
+    }
+    if (st) {
+        pthread_mutex_unlock(&shared_lock);
+        cu_free(s);
+        cu_free(host);
+        return st;
+    }
+    *s = (cu_shared){shared_list, h, n, host, d, dev, 1};
+    shared_list = s;
+    pthread_mutex_unlock(&shared_lock);
+    *out = s;
+    return LECTOR_OK;
+}
+
+void cu_shared_put(cu_shared *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&shared_lock);
+    int last = --s->refs == 0;
+    if (last)
+        for (cu_shared **pp = &shared_list; *pp; pp = &(*pp)->next)
+            if (*pp == s) {
+                *pp = s->next;
+                break;
+            }
+    pthread_mutex_unlock(&shared_lock);
+    if (!last) return;
+    cu_dev_free(s->dev);
+    cu_free(s->host);
+    cu_free(s);
+}
+
+/* Uploads the staged constants: the plan's own block and its shared chunks. */
+lector_status cu_upload_constants(int device, cu_plan *cp, cbuf *cb, lector_error *err)
+{
+    lector_status st = LECTOR_OK;
+    if (cb->n_big) {
+        cp->shared = cu_calloc((size_t)cb->n_big, sizeof *cp->shared);
+        if (!cp->shared) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int i = 0; i < cb->n_big && !st; i++) {
+        st = shared_get(device, cb->big[i].p, cb->big[i].n, &cp->shared[i], err);
+        cb->big[i].p = NULL; /* the store's now, or freed */
+        if (!st) cp->n_shared = i + 1;
+    }
+    if (!st && cb->n) {
+        st = cu_dev_alloc(device, cb->n, (void **)&cp->cblock, "the model's constants", err);
+        if (!st) {
+            cudaError_t e = cudaMemcpy(cp->cblock, cb->p, cb->n, cudaMemcpyHostToDevice);
+            if (e != cudaSuccess) st = cu_cuda_fail(err, e, "uploading the constants");
+        }
+        cp->cblock_size = cb->n;
+    }
+    return st;
+}
+
+/* Bytes this process holds on the backend's GPU through Lector, and the cap. */
+void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit)
+{
+    int dev = be->device;
+    pthread_mutex_lock(&mem_lock);
+    *used = dev >= 0 && dev < CU_MAX_DEV ? mem_used[dev] : 0;
+    *limit = dev >= 0 && dev < CU_MAX_DEV ? mem_limit[dev] : 0;
+    pthread_mutex_unlock(&mem_lock);
+}
+
+/* What this process may still allocate on the device: its free memory,
+ * bounded by the cap. */
+size_t cu_memory_available(rt_backend *be)
+{
+    int dev = be->device;
+    if (dev < 0 || dev >= CU_MAX_DEV) return 0;
+    size_t free_b = 0, total = 0;
+    cudaSetDevice(dev);
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    pthread_mutex_lock(&mem_lock);
+    if (mem_limit[dev]) {
+        size_t left = mem_limit[dev] > mem_used[dev] ? mem_limit[dev] - mem_used[dev] : 0;
+        if (left < free_b) free_b = left;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return free_b;
+}

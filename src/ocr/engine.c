@@ -1,0 +1,352 @@
+/*
+ * engine.c - the OCR engine (lector.h): parameters and their defaults
+ * (PaddleOCR's), the three models on the chosen device, batch sizes, and
+ * what the engine has compiled. What is done to pages is in stages.c, the
+ * order it is done in is driver.c's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lector_rt_image.h"
+#include "ocr/engine.h"
+#include "util/util.h"
+
+lector_params lector_default_params(void)
+{
+    lector_params p;
+    memset(&p, 0, sizeof p);
+    p.device = LECTOR_DEVICE_CPU;
+    p.det_limit_side_len = 960;
+    p.det_batch_num = 1;
+    p.det_limit_type = LECTOR_LIMIT_MAX;
+    p.det_db_thresh = 0.3f;
+    p.det_db_box_thresh = 0.6f;
+    p.det_db_unclip_ratio = 1.5f;
+    p.det_db_score_mode = LECTOR_SCORE_FAST;
+    p.det_use_dilation = 0;
+    p.det_max_candidates = 1000;
+    p.det_min_size = 3;
+    static const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
+    memcpy(p.det_mean, mean, sizeof mean);
+    memcpy(p.det_std, stdv, sizeof stdv);
+    p.use_angle_cls = 0;
+    p.cls_thresh = 0.9f;
+    p.cls_batch_num = 6;
+    p.cls_image_height = 48;
+    p.cls_image_width = 192;
+    p.rec_batch_num = 6;
+    p.rec_image_height = 48;
+    p.rec_image_width = 320;
+    p.drop_score = 0.5f;
+    p.use_space_char = 1;
+    p.max_pixels = 100000000;
+    p.max_file_size = (int64_t)256 << 20;
+    p.max_pages = 1000;
+    p.use_det = 1;
+    p.gpu_fp16_recheck = 0.9f;
+    p.det_letterbox_min_height = 30;
+    p.det_letterbox_ratio = 8.f;
+    return p;
+}
+
+lector_read_options lector_default_read_options(void)
+{
+    lector_read_options o = {0, -1.f, -1, NULL, NULL};
+    return o;
+}
+
+/* is_det: detection's half precision is its own switch (gpu_fp16_det): its
+ * probability map meets a hard threshold, and fp16 moves boxes. */
+/* 1 when `backend` names a GPU (half precision is a GPU setting). */
+static int gpu_backend(const char *backend)
+{
+    lector_device_spec spec;
+    return backend && !lector_device_parse(backend, &spec, NULL) && spec.device == LECTOR_DEVICE_CUDA;
+}
+
+/* jit_size: the input size whose shapes get compiled kernels on the CPU
+ * (lector_model_options.jit_size). Detection: pages scaled to the side
+ * limit, documents' usual case; recognition: lines of rec_image_width, the
+ * width of every line shorter than rec_image_width / rec_image_height times
+ * its height (most lines); other shapes run on the reference kernels. Both
+ * bound what a stream of any page sizes compiles (docs/RUNTIME.md). */
+static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
+                              int argmax, int is_det, int fp32, int jit_size, lector_model **out, lector_error *err)
+{
+    /* plan_cache_bytes: 45% det, 45% rec (halved between the two
+     * recognisers of gpu_fp16_recheck), 10% cls */
+    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    size_t share = is_det   ? p->plan_cache_bytes / 20 * 9
+                   : argmax ? p->plan_cache_bytes / 20 * 9 / (recheck ? 2 : 1)
+                            : p->plan_cache_bytes / 10;
+    char path[4096];
+    if (override)
+        snprintf(path, sizeof path, "%s", override);
+    else
+        snprintf(path, sizeof path, "%s/%s", p->models_dir, file);
+    int on_cpu = !gpu_backend(backend);
+    lector_model_options mo = {.backend = backend,
+                               /* on the CPU pages and lines run in parallel on the workers (lector_params.workers),
+                                * each inference on one thread: unless asked, no thread waits for another */
+                               .threads = p->threads > 0 || !on_cpu ? p->threads : 1,
+                               .jit_size = jit_size,
+                               .plan_cache_bytes = share,
+                               .gpu_mem_limit = p->gpu_mem_limit,
+                               /* half precision is a GPU setting: the CPU fallback ignores it */
+                               .fp16 = !on_cpu && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
+    /* the recogniser's argmax and max per step, not its probabilities */
+    return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
+}
+
+/* Loads the models on `backend`; on failure nothing stays loaded. */
+static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
+{
+    const lector_params *p = &e->p;
+    lector_status st;
+    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
+    int rec_jit = p->rec_image_width;
+    if ((p->use_det &&
+         (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, det_jit, &e->det, err))) ||
+        (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err)) ||
+        (recheck &&
+         (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, err))) ||
+        (p->use_angle_cls &&
+         (st = load_one(p, backend, p->cls_model, LECTOR_DEFAULT_CLS_MODEL, 0, 0, 0, 0, &e->cls, err)))) {
+        lector_model_free(e->det);
+        lector_model_free(e->rec);
+        lector_model_free(e->rec32);
+        lector_model_free(e->cls);
+        e->det = e->rec = e->rec32 = e->cls = NULL;
+        return st;
+    }
+    /* a recogniser whose output declares no rank keeps its probabilities */
+    const lector_value_info *o0 = lector_model_output(e->rec, 0), *o1 = lector_model_output(e->rec, 1);
+    e->rec_argmax = o0 && o1 && o0->dtype == LECTOR_DTYPE_INT64 && o1->dtype == LECTOR_DTYPE_FLOAT32;
+    return LECTOR_OK;
+}
+
+static lector_status check_params(const lector_params *p, lector_error *err)
+{
+#define REQUIRE(cond, what) \
+    if (!(cond)) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "invalid parameter: %s", what)
+    REQUIRE(p->det_limit_side_len >= 32 && p->det_limit_side_len <= 16384, "det_limit_side_len must be in [32, 16384]");
+    REQUIRE(p->det_db_thresh >= 0 && p->det_db_thresh <= 1, "det_db_thresh must be in [0, 1]");
+    REQUIRE(p->det_db_box_thresh >= 0 && p->det_db_box_thresh <= 1, "det_db_box_thresh must be in [0, 1]");
+    REQUIRE(p->det_db_unclip_ratio > 0 && p->det_db_unclip_ratio < 100, "det_db_unclip_ratio must be in (0, 100)");
+    REQUIRE(p->det_max_candidates > 0, "det_max_candidates must be > 0");
+    REQUIRE(p->det_std[0] > 0 && p->det_std[1] > 0 && p->det_std[2] > 0, "det_std must be > 0");
+    REQUIRE(p->det_min_size >= 0, "det_min_size must be >= 0");
+    REQUIRE(p->cls_batch_num > 0 && p->rec_batch_num > 0, "batch sizes must be > 0");
+    REQUIRE(p->rec_batch_num <= 64 && p->cls_batch_num <= 64, "batch sizes must be <= 64");
+    REQUIRE(p->det_batch_num >= 1 && p->det_batch_num <= 64, "det_batch_num must be in [1, 64]");
+    REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
+    REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
+    REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
+    REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
+    REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
+    REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
+            "det_letterbox_min_height must be in [0, 65536]");
+    REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
+            "det_letterbox_ratio must be in [0, 65536]");
+#undef REQUIRE
+    return LECTOR_OK;
+}
+
+/* Rows a batch of `per_row` bytes per row may take out of `avail`: a batch
+ * takes at most 1/16 of the GPU's free memory (other workers and plans need
+ * theirs), at least `floor` rows (PaddleOCR's batch), at most GPU_MAX_ROWS. */
+static int rows_from_memory(size_t avail, size_t per_row, int floor)
+{
+    size_t rows = per_row ? avail / 16 / per_row : 0;
+    if (rows > GPU_MAX_ROWS) rows = GPU_MAX_ROWS;
+    return rows < (size_t)floor ? floor : (int)rows;
+}
+
+/* On a GPU: every row count is a plan (an arena, CUDA graphs) per input
+ * width; a few counts keep the service's memory flat where every count from
+ * 1 to 64 would keep compiling new plans. */
+int ocr_batch_rows(const lector_engine *e, int nb, int floor, int max)
+{
+    if (!e->on_gpu || nb <= floor) return nb;
+    int r = 1;
+    while (r < nb) r *= 2;
+    return r > max ? (max > nb ? max : nb) : r;
+}
+
+int ocr_cls_batch_size(const lector_engine *e)
+{
+    return e->gpu_cls_rows > e->p.cls_batch_num ? e->gpu_cls_rows : e->p.cls_batch_num;
+}
+
+int ocr_rec_batch_size(const lector_engine *e, int tw)
+{
+    int bs = e->p.rec_batch_num;
+    if (e->gpu_rec_rows > bs) { /* a GPU: as many rows as its memory takes at this width */
+        int64_t r = (int64_t)e->gpu_rec_rows * e->p.rec_image_width / (tw > 0 ? tw : 1);
+        if (r > bs) bs = r > GPU_MAX_ROWS ? GPU_MAX_ROWS : (int)r;
+    }
+    return bs;
+}
+
+void ocr_image_limits(const lector_engine *e, img_limits *l)
+{
+    img_limits_default(l);
+    l->max_pixels = (uint64_t)e->p.max_pixels;
+    l->max_file_size = (size_t)e->p.max_file_size;
+    l->max_pages = e->p.max_pages;
+}
+
+/* Batch sizes on a GPU, from its free memory and what one row of each model
+ * needs (the activation arena of a one-row plan, which this compiles), found
+ * once, by the first read that recognises text; a failure (the GPU out of
+ * memory) is that read's and the next read tries again. A cls batch always
+ * has the width cls_image_width, and every line of a rec batch is read at
+ * its own width, so larger batches give every crop the same input row. */
+lector_status ocr_batch_limits(lector_engine *e, lector_error *err)
+{
+    if (!e->on_gpu || atomic_load_explicit(&e->limits_known, memory_order_acquire)) return LECTOR_OK;
+    pthread_mutex_lock(&e->limits_lock);
+    lector_status st = LECTOR_OK;
+    if (!atomic_load_explicit(&e->limits_known, memory_order_relaxed)) {
+        size_t avail = lector_model_gpu_available(e->rec), cls_row = 0, rec_row = 0;
+        lector_tensor cin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.cls_image_height, e->p.cls_image_width}, NULL};
+        lector_tensor rin = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, e->p.rec_image_height, e->p.rec_image_width}, NULL};
+        if (e->p.use_angle_cls) st = lector_model_arena_bytes(e->cls, &cin, 1, &cls_row, err);
+        if (!st) st = lector_model_arena_bytes(e->rec, &rin, 1, &rec_row, err);
+        if (!st) {
+            e->gpu_cls_rows = rows_from_memory(avail, cls_row, e->p.cls_batch_num);
+            e->gpu_rec_rows = rows_from_memory(avail, rec_row, e->p.rec_batch_num);
+            lector__log(LECTOR_LOG_DEBUG,
+                        "gpu: %zu MiB free; a row needs %zu KiB (cls), %zu KiB (rec): batches of up to %d (cls), "
+                        "%d (rec)",
+                        avail >> 20, cls_row >> 10, rec_row >> 10, e->gpu_cls_rows, e->gpu_rec_rows);
+            atomic_store_explicit(&e->limits_known, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&e->limits_lock);
+    return st;
+}
+
+lector_status lector_engine_create(const lector_params *params, lector_engine **out, lector_error *err)
+{
+    if (!params || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    lector_status st = check_params(params, err);
+    if (st) return st;
+    lector_engine *e = lector__calloc(1, sizeof *e);
+    if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&e->limits_lock, NULL);
+    e->p = *params;
+    /* the directory is searched for only when a file is taken from it */
+    if ((params->use_det && !params->det_model) || !params->rec_model || !params->rec_dict ||
+        (params->use_angle_cls && !params->cls_model)) {
+        if ((st = lector_find_models(params->models_dir, e->models_dir, sizeof e->models_dir, err))) {
+            pthread_mutex_destroy(&e->limits_lock);
+            lector__free(e);
+            return st;
+        }
+        e->p.models_dir = e->models_dir;
+    }
+    if (params->device == LECTOR_DEVICE_CUDA || params->device == LECTOR_DEVICE_AUTO) {
+        char gpu[32];
+        snprintf(gpu, sizeof gpu, "cuda:%d", params->device_id);
+        st = load_models(e, gpu, err);
+        if (!st) {
+            e->on_gpu = 1;
+        } else if (params->device == LECTOR_DEVICE_CUDA) {
+            pthread_mutex_destroy(&e->limits_lock);
+            lector__free(e);
+            return st;
+        } else {
+            snprintf(e->fallback, sizeof e->fallback, "%s", err ? err->message : lector_status_str(st));
+        }
+    }
+    if (!e->on_gpu && (st = load_models(e, params->backend, err))) {
+        lector_engine_free(e);
+        return st;
+    }
+    char *dict_path = e->dict_path;
+    if (params->rec_dict)
+        snprintf(dict_path, sizeof e->dict_path, "%s", params->rec_dict);
+    else
+        snprintf(dict_path, sizeof e->dict_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_DICT);
+    if (params->rec_model)
+        snprintf(e->rec_path, sizeof e->rec_path, "%s", params->rec_model);
+    else
+        snprintf(e->rec_path, sizeof e->rec_path, "%s/%s", e->p.models_dir, LECTOR_DEFAULT_REC_MODEL);
+    if ((st = ocr_dict_load(dict_path, params->use_space_char, &e->dict, err))) {
+        lector_engine_free(e);
+        return st;
+    }
+    if (e->on_gpu) {
+        snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
+                 !params->gpu_fp16      ? ""
+                 : params->gpu_fp16_det ? " (fp16)"
+                                        : " (fp16 rec/cls)");
+    } else {
+        int w = lector_engine_workers(e);
+        snprintf(e->device, sizeof e->device, "cpu (%s, %d worker%s x %d thread%s)", lector_model_backend(e->rec), w,
+                 w > 1 ? "s" : "", params->threads > 0 ? params->threads : 1, params->threads > 1 ? "s" : "");
+        if (*e->fallback) lector__log(LECTOR_LOG_INFO, "device auto: running on the CPU: %s", e->fallback);
+    }
+    *out = e;
+    return LECTOR_OK;
+}
+
+void lector_engine_free(lector_engine *e)
+{
+    if (!e) return;
+    lector_model_free(e->det);
+    lector_model_free(e->cls);
+    lector_model_free(e->rec);
+    lector_model_free(e->rec32);
+    ocr_dict_free(&e->dict);
+    pthread_mutex_destroy(&e->limits_lock);
+    lector__free(e);
+}
+
+const char *lector_engine_device(const lector_engine *e) { return e ? e->device : ""; }
+
+const char *lector_engine_fallback_reason(const lector_engine *e) { return e ? e->fallback : ""; }
+
+int lector_engine_on_gpu(const lector_engine *e) { return e ? e->on_gpu : 0; }
+
+void lector_engine_gpu_memory(const lector_engine *e, size_t *used, size_t *limit)
+{
+    *used = *limit = 0;
+    if (e && e->on_gpu) lector_model_gpu_memory(e->rec, used, limit); /* one count per GPU */
+}
+
+size_t lector_engine_cache_bytes(const lector_engine *e)
+{
+    if (!e) return 0;
+    return lector_model_cache_bytes(e->det) + lector_model_cache_bytes(e->cls) + lector_model_cache_bytes(e->rec) +
+           lector_model_cache_bytes(e->rec32);
+}
+
+void lector_engine_trim(lector_engine *e)
+{
+    if (!e) return;
+    lector_model_trim(e->det);
+    lector_model_trim(e->cls);
+    lector_model_trim(e->rec);
+    lector_model_trim(e->rec32);
+}
+
+void lector_engine_get_stats(const lector_engine *e, lector_engine_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!e) return;
+    lector_model_get_stats(e->det, &s->det);
+    lector_model_get_stats(e->cls, &s->cls);
+    lector_model_get_stats(e->rec, &s->rec);
+    lector_model_get_stats(e->rec32, &s->rec_fp32);
+    const lector_model_stats *m[4] = {&s->det, &s->cls, &s->rec, &s->rec_fp32};
+    for (int i = 0; i < 4; i++) {
+        s->plans_compiled += m[i]->plans_compiled;
+        s->kernels_compiled += m[i]->kernels_compiled;
+    }
+}

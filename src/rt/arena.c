@@ -1,0 +1,115 @@
+/* arena.c - activation arenas shared by the plans of a model (arena.h). */
+#include "rt/arena.h"
+
+#include <string.h>
+
+#include "rt/backend.h"
+#include "util/util.h"
+
+void rt_arena_pool_init(rt_arena_pool *pool, rt_backend *be)
+{
+    memset(pool, 0, sizeof *pool);
+    pthread_mutex_init(&pool->lock, NULL);
+    pool->be = be;
+}
+
+static void arena_free(rt_arena_pool *pool, rt_arena a)
+{
+    if (!a.ptr) return;
+    if (pool->be && pool->be->iface->buffer_free)
+        pool->be->iface->buffer_free(pool->be, a.ptr);
+    else
+        lector__free(a.ptr);
+}
+
+void rt_arena_pool_trim(rt_arena_pool *pool)
+{
+    rt_arena drop[RT_ARENA_POOL];
+    pthread_mutex_lock(&pool->lock);
+    int n = pool->n_idle;
+    memcpy(drop, pool->idle, sizeof(rt_arena) * (size_t)n);
+    pool->n_idle = 0;
+    pool->held = 0;
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < n; i++) arena_free(pool, drop[i]);
+}
+
+void rt_arena_pool_destroy(rt_arena_pool *pool)
+{
+    rt_arena_pool_trim(pool);
+    pthread_mutex_destroy(&pool->lock);
+}
+
+lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, const char *what, lector_error *err)
+{
+    if (size < RT_ARENA_ALIGN) size = RT_ARENA_ALIGN;
+    rt_arena drop = {0};
+    pthread_mutex_lock(&pool->lock);
+    if (size > pool->largest) pool->largest = size;
+    int best = -1;
+    for (int i = 0; i < pool->n_idle; i++)
+        if (pool->idle[i].size >= size && (best < 0 || pool->idle[i].size < pool->idle[best].size)) best = i;
+    if (best >= 0) {
+        *out = pool->idle[best];
+        pool->idle[best] = pool->idle[--pool->n_idle];
+        pool->held -= out->size;
+        pthread_mutex_unlock(&pool->lock);
+        return LECTOR_OK;
+    }
+    /* none is large enough: the largest idle one is replaced, not kept beside a bigger one */
+    if (pool->n_idle > 0) {
+        int big = 0;
+        for (int i = 1; i < pool->n_idle; i++)
+            if (pool->idle[i].size > pool->idle[big].size) big = i;
+        drop = pool->idle[big];
+        pool->idle[big] = pool->idle[--pool->n_idle];
+        pool->held -= drop.size;
+    }
+    size_t want = pool->largest;
+    pool->allocated++;
+    pthread_mutex_unlock(&pool->lock);
+    arena_free(pool, drop);
+    rt_backend *be = pool->be;
+    void *ptr = be && be->iface->buffer_alloc ? be->iface->buffer_alloc(be, want) : lector__aligned_alloc(want);
+    if (!ptr && want > size) { /* the largest size may not fit where this run's does */
+        want = size;
+        ptr = be && be->iface->buffer_alloc ? be->iface->buffer_alloc(be, want) : lector__aligned_alloc(want);
+    }
+    if (!ptr)
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
+                             what ? what : "model", size);
+    out->ptr = ptr;
+    out->size = want;
+    return LECTOR_OK;
+}
+
+void rt_arena_give(rt_arena_pool *pool, rt_arena a)
+{
+    rt_arena drop = {0};
+    pthread_mutex_lock(&pool->lock);
+    if (pool->n_idle < RT_ARENA_POOL) {
+        pool->idle[pool->n_idle++] = a;
+        pool->held += a.size;
+    } else {
+        int small = 0;
+        for (int i = 1; i < pool->n_idle; i++)
+            if (pool->idle[i].size < pool->idle[small].size) small = i;
+        if (pool->idle[small].size < a.size) {
+            drop = pool->idle[small];
+            pool->held += a.size - drop.size;
+            pool->idle[small] = a;
+        } else {
+            drop = a;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    arena_free(pool, drop);
+}
+
+void rt_arena_pool_stats(rt_arena_pool *pool, size_t *held, uint64_t *allocated)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (held) *held = pool->held;
+    if (allocated) *allocated = pool->allocated;
+    pthread_mutex_unlock(&pool->lock);
+}

@@ -1,0 +1,56 @@
+/*
+ * arena.h - activation memory shared by every plan of a model (internal).
+ *
+ * A run borrows one arena of at least its plan's arena_size bytes and gives
+ * it back. The arenas belong to the model, not to a plan: plans of
+ * different input shapes run in the same memory, so a stream of pages of
+ * varied sizes allocates nothing once the largest shape in use has been
+ * seen. An arena too small for a run is replaced by one of the largest size
+ * requested so far (grown on demand, never per shape); idle arenas are kept
+ * up to RT_ARENA_POOL and released by rt_arena_pool_trim
+ * (lector_model_trim). Thread-safe.
+ */
+#ifndef LECTOR_RT_ARENA_H
+#define LECTOR_RT_ARENA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lector_rt.h"
+
+#define RT_ARENA_POOL 4 /* idle arenas kept per model */
+
+typedef struct rt_backend rt_backend;
+
+typedef struct rt_arena {
+    void *ptr;
+    size_t size;
+} rt_arena;
+
+typedef struct rt_arena_pool {
+    pthread_mutex_t lock;
+    rt_backend *be; /* buffer_alloc / buffer_free: device memory for device backends */
+    rt_arena idle[RT_ARENA_POOL];
+    int n_idle;
+    size_t largest;     /* the largest size a run asked for */
+    size_t held;        /* bytes of idle arenas */
+    uint64_t allocated; /* arenas allocated so far (first ones and growths) */
+} rt_arena_pool;
+
+void rt_arena_pool_init(rt_arena_pool *pool, rt_backend *be);
+/* Frees the idle arenas; none may be borrowed. */
+void rt_arena_pool_destroy(rt_arena_pool *pool);
+/* An arena of at least `size` bytes: an idle one that is large enough, else
+ * a new one of max(size, the largest size asked for so far). `what` names
+ * the model in the error message. */
+lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, const char *what, lector_error *err);
+/* Back to the pool, or freed when RT_ARENA_POOL arenas are idle already
+ * (the smallest goes). */
+void rt_arena_give(rt_arena_pool *pool, rt_arena a);
+/* Frees every idle arena. */
+void rt_arena_pool_trim(rt_arena_pool *pool);
+/* Bytes of idle arenas and arenas allocated so far. */
+void rt_arena_pool_stats(rt_arena_pool *pool, size_t *held, uint64_t *allocated);
+
+#endif
