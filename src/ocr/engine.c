@@ -92,6 +92,12 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                 * each inference on one thread: unless asked, no thread waits for another */
                                .threads = p->threads > 0 || !on_cpu ? p->threads : 1,
                                .jit_size = jit_size,
+                               /* on a GPU every line width (and row count) of rec is a plan of its own:
+                                * documents bring hundreds of widths, and a plan compiled again for each
+                                * costs more than the read; the plans share the model's arenas and weights */
+                               .plan_cache_size = on_cpu   ? 0
+                                                  : argmax ? 4096
+                                                           : 512,
                                .plan_cache_bytes = share,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
