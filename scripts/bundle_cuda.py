@@ -343,14 +343,13 @@ def main():
             comp, ver, lic, where = prov
             ver = ver if len(ver) >= len(name_version(path, real)) else name_version(path, real)
             lic_name = "LICENSES/%s.%s" % (comp, os.path.basename(lic).replace(" ", "_"))
-            if so in extra and where.startswith("Debian"):
+            if where.startswith("Debian"):
                 lic_name = "LICENSES/%s.copyright" % comp
-                if os.path.exists(os.path.join(stage, lic_name)):
-                    lic_name = None  # the base bundle already carries it
-            if lic_name and lic_name not in licences:
+            # the base bundle may carry it already (a Debian library's copyright)
+            if lic_name not in licences and not os.path.exists(os.path.join(stage, lic_name)):
                 licences[lic_name] = lic
                 shutil.copyfile(lic, os.path.join(top, lic_name))
-            rows.append(("lib/" + so, comp, ver or "-", digest, "%s <- %s" % (where, real), lic_name or ""))
+            rows.append(("lib/" + so, comp, ver or "-", digest, lic_name, "%s <- %s" % (where, real)))
             say("lib/%s <- %s (%s %s)" % (so, real, comp, ver))
         # the list the loader reads
         listname = "lector-cuda%d.libs" % major
@@ -373,12 +372,12 @@ def main():
             f.write("# needs: NVIDIA driver >= %s (CUDA %d.x minor-version compatibility)\n" % (min_driver, major))
             for so, size in left_out:
                 f.write("# not shipped: %s (%d bytes; never loaded by Lector)\n" % (so, size))
-            f.write("# file\tcomponent\tversion\tsha256\tsource\n")
-            entries = [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+            f.write("# file\tcomponent\tversion\tsha256\tlicence\tsource\n")
+            entries = list(rows)
             entries.append(("lib/" + listname, "lector", version, sha256(os.path.join(top, "lib", listname)),
-                            "scripts/bundle --with-cuda"))
+                            "LICENSES/lector.MIT", "scripts/bundle --with-cuda"))
             for ln, src in sorted(licences.items()):
-                entries.append((ln, "licence", "-", sha256(os.path.join(top, ln)), src))
+                entries.append((ln, "licence", "-", sha256(os.path.join(top, ln)), "-", src))
             for e in sorted(entries):
                 f.write("\t".join(e) + "\n")
         os.makedirs(a.out, exist_ok=True)
