@@ -45,8 +45,10 @@ void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *o
     char why[sizeof b.why + 128];
     int use = gpuenv_bundle_decide(NULL, &b, why, sizeof why);
     char unpack[600];
-    snprintf(unpack, sizeof unpack, "tar -xJf lector-<version>-cuda%d-linux-x86_64.tar.xz -C %s/../.. (again), or "
-             "--cuda-libs system", lm, dir);
+    snprintf(unpack, sizeof unpack,
+             "tar -xJf lector-<version>-cuda%d-linux-x86_64.tar.xz -C %s/../.. (again), or "
+             "--cuda-libs system",
+             lm, dir);
     if (use < 0) {
         r->facts.libs_bundle = -1;
         doctor_add(r, DOCTOR_L4, id, title, DOCTOR_FAIL, DOCTOR_HITS_LECTOR,
@@ -72,9 +74,9 @@ void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *o
         int dc = driver_cuda(r);
         doctor_check *c;
         if (!gpuenv_bundle_driver_ok(dc, b.cuda, cause, sizeof cause, fix, sizeof fix)) {
-            c = doctor_add(r, DOCTOR_L4, id, title, DOCTOR_FAIL, DOCTOR_HITS_LECTOR, "driver_too_old_for_bundle",
-                           cause, fix, "the bundled CUDA %s libraries in %s; the driver supports CUDA %d.%d", b.cuda,
-                           b.dir, dc / 1000, (dc % 1000) / 10);
+            c = doctor_add(r, DOCTOR_L4, id, title, DOCTOR_FAIL, DOCTOR_HITS_LECTOR, "driver_too_old_for_bundle", cause,
+                           fix, "the bundled CUDA %s libraries in %s; the driver supports CUDA %d.%d", b.cuda, b.dir,
+                           dc / 1000, (dc % 1000) / 10);
         } else {
             gpuenv_buf s = {0};
             static const struct {
@@ -86,8 +88,7 @@ void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *o
                     gpuenv_buf_printf(&s, "%s%s %s", s.len ? ", " : "", fam[i].label, v);
             }
             char *sum = doctor_own(r, gpuenv_buf_take(&s));
-            if (sum)
-                snprintf(r->facts.libs_summary, sizeof r->facts.libs_summary, "bundled CUDA %s: %s", b.cuda, sum);
+            if (sum) snprintf(r->facts.libs_summary, sizeof r->facts.libs_summary, "bundled CUDA %s: %s", b.cuda, sum);
             c = doctor_add(r, DOCTOR_L4, id, title, DOCTOR_OK, 0, "", "", "",
                            "the bundled CUDA %s libraries in %s (--cuda-libs %s): %s", b.cuda, b.dir,
                            gpuenv_libs_choice_str(choice), sum ? sum : "");

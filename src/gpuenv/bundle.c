@@ -62,8 +62,7 @@ static int check_file(gpuenv_bundle *b, const char *file)
             snprintf(b->why, sizeof b->why, "%s: not a 64-bit x86-64 shared object", path);
             bad = 1;
         } else if (!e.soname || strcmp(e.soname, file)) {
-            snprintf(b->why, sizeof b->why, "%s: its SONAME is %s, not %s", path, e.soname ? e.soname : "absent",
-                     file);
+            snprintf(b->why, sizeof b->why, "%s: its SONAME is %s, not %s", path, e.soname ? e.soname : "absent", file);
             bad = 1;
         }
         gpuenv_elf_free(&e);
@@ -144,8 +143,7 @@ int gpuenv_bundle_decide(const char *setting, const gpuenv_bundle *b, char *why,
     return -1;
 }
 
-int gpuenv_bundle_driver_ok(int driver_cuda, const char *bundle_cuda, char *cause, size_t clen, char *fix,
-                            size_t flen)
+int gpuenv_bundle_driver_ok(int driver_cuda, const char *bundle_cuda, char *cause, size_t clen, char *fix, size_t flen)
 {
     int major = gpuenv_ver_major(bundle_cuda), minor = 0;
     const char *dot = strchr(bundle_cuda, '.');
