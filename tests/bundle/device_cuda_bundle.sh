@@ -126,7 +126,13 @@ for so in libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 ld-linux-x86
   cp -L "/lib/x86_64-linux-gnu/$so" "$R/usr/lib/x86_64-linux-gnu/"
 done
 ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$R/lib64/ld-linux-x86-64.so.2"
-drv=$(readlink -f "$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/{print $NF; exit}')")
+# the driver's libcuda: the cache, else LD_LIBRARY_PATH (containers: /usr/local/nvidia/lib64)
+drv=$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/{print $NF; exit}')
+for d in ${LD_LIBRARY_PATH//:/ } /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+  [ -n "$drv" ] || { [ -e "$d/libcuda.so.1" ] && drv=$d/libcuda.so.1; }
+done
+[ -n "$drv" ] || { res FAIL root "no libcuda.so.1 on this machine"; printf '%s\n' "${RES[@]}"; exit 1; }
+drv=$(readlink -f "$drv")
 ddir=$(dirname "$drv"); dver=${drv##*.so.}
 echo "driver files ($ddir, version $dver):"
 for f in "$ddir"/lib*.so."$dver"; do
