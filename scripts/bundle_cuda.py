@@ -218,6 +218,8 @@ def main():
     ap.add_argument("--cudnn-leave-out", default=DEFAULT_LEAVE_OUT,
                     help="cuDNN sub-libraries not to ship, comma-separated (adv,heuristic,...)")
     ap.add_argument("--xz-level", default="6")
+    ap.add_argument("--nvidia-licence", default="",
+                    help="licence for an NVIDIA library whose own is not found (recorded as given)")
     ap.add_argument("--keep-stage", default="")
     a = ap.parse_args()
 
@@ -337,6 +339,9 @@ def main():
             os.chmod(dst, 0o755)
             digest = sha256(dst)
             prov = from_wheel(real, roots, digest) or from_dpkg(real, path) or from_eula(real, path)
+            if not prov and a.nvidia_licence and so not in extra:
+                prov = ("nvidia", name_version(path, real), a.nvidia_licence,
+                        "given with --nvidia-licence %s" % a.nvidia_licence)
             if not prov:
                 die("no licence found for %s (%s): no pip dist-info RECORD lists it, no Debian package owns it, "
                     "no EULA.txt/LICENSE above it" % (so, real))

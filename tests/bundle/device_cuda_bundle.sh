@@ -106,7 +106,21 @@ echo "=== build: the CUDA archive from $cuda_root and $cudnn_root"
 t0=$(date +%s)
 "$top/scripts/bundle" --with-cuda --base "$base_tar" --cuda-root "$cuda_root" --cudnn-root "$cudnn_root" --out "$W/dist" \
     --cuda-keep-stage "$W/cstage" >"$W/build.out" 2>"$W/build.log"
-rc=$?; t1=$(date +%s)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "no licence found" "$W/build.log"; then
+  # this install ships no licence file beside its libraries: NVIDIA's EULA from
+  # wherever the toolkit put one, recorded as given (the table says so)
+  cat "$W/build.log"
+  lic=$(find "$cuda_root"/ /usr/local/cuda*/ /usr/share/doc/ -maxdepth 3 \( -name 'EULA.txt' -o -name 'License.txt' \) \
+        2>/dev/null | head -1)
+  if [ -n "$lic" ]; then
+    echo "retrying with --nvidia-licence $lic"; nvlic="(licence: --nvidia-licence $lic)"
+    "$top/scripts/bundle" --with-cuda --base "$base_tar" --cuda-root "$cuda_root" --cudnn-root "$cudnn_root" \
+        --out "$W/dist" --cuda-keep-stage "$W/cstage" --nvidia-licence "$lic" >"$W/build.out" 2>"$W/build.log"
+    rc=$?
+  fi
+fi
+t1=$(date +%s)
 cat "$W/build.log"
 ct=$(ls "$W"/dist/*-cuda*-linux-x86_64.tar.xz 2>/dev/null | head -1)
 if [ $rc -ne 0 ] || [ ! -f "$ct" ]; then
@@ -114,7 +128,7 @@ if [ $rc -ne 0 ] || [ ! -f "$ct" ]; then
   find "$cuda_root"/ /usr/share/doc -maxdepth 2 \( -iname 'EULA*' -o -iname 'LICENSE*' \) 2>/dev/null | grep -i -E 'cuda|cudnn|cublas|nvrtc' | head
   printf '%s\n' "${RES[@]}"; exit 1
 fi
-res PASS build "$(basename "$ct"): $(( $(stat -c %s "$ct") / 1048576 )) MiB in $((t1 - t0)) s ($(du -sm "$W/cstage" | cut -f1) MiB unpacked)"
+res PASS build "$(basename "$ct"): $(( $(stat -c %s "$ct") / 1048576 )) MiB in $((t1 - t0)) s ($(du -sm "$W/cstage" | cut -f1) MiB unpacked) ${nvlic:-}"
 cp "$W/cstage/$name/MANIFEST.cuda"* "$W/cstage/$name/lib/"lector-cuda*.libs "$out/"
 ls -l "$W/cstage/$name/lib" | tee "$out/cuda_lib_sizes.txt"
 
@@ -151,7 +165,8 @@ echo "CUDA libraries in the root outside /opt/lector: $(find "$R" -path "$R/opt"
 inroot() {
   local vars=()
   while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done
-  unshare -m --propagation private sh -c 'R=$1; shift; mount --rbind /dev "$R/dev" && mount -t proc proc "$R/proc" &&
+  unshare -m --propagation private sh -c 'R=$1; shift; mount --rbind /dev "$R/dev" &&
+    { mount -t proc proc "$R/proc" 2>/dev/null || mount --rbind /proc "$R/proc"; } &&
     mount --rbind /sys "$R/sys" && exec "$@"' sh "$R" env -i "${vars[@]}" "$(command -v chroot)" "$R" "$@"
 }
 
