@@ -723,7 +723,11 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
         char fix[160], cause[320], *pip = doctor_fix_pip(&f->stem, 1, m);
         snprintf(fix, sizeof fix, "%s", pip ? pip : "");
         lector__free(pip);
-        if (strcmp(f->stem, "nvrtc") == 0)
+        if (strcmp(f->stem, "nvrtc") == 0 && r->facts.libs_bundle == 1)
+            snprintf(cause, sizeof cause,
+                     "NVRTC (libnvrtc.so.*) is not installed on the system (Lector uses its bundled copy); programs "
+                     "that compile kernels at run time fail");
+        else if (strcmp(f->stem, "nvrtc") == 0)
             snprintf(cause, sizeof cause,
                      "NVRTC (libnvrtc.so.*) is not installed: Lector runs fused elementwise chains in an "
                      "interpreter, slower, and programs that compile kernels at run time fail");
@@ -731,10 +735,10 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
             snprintf(cause, sizeof cause,
                      "No copy of %s (lib%s.so.*) is installed anywhere the loader or an installer would put it%s",
                      f->label, f->stem,
-                     lh                          ? ": Lector's CUDA backend cannot start"
-                     : r->facts.libs_bundle == 1 ? " (Lector uses its bundled copy; programs that load it by name "
-                                                   "fail)"
-                                                 : "");
+                     lh ? ": Lector's CUDA backend cannot start"
+                     : r->facts.libs_bundle == 1 && (f->lector || strcmp(f->stem, "nvrtc") == 0)
+                         ? " (Lector uses its bundled copy; programs that load it by name fail)"
+                         : "");
         c = doctor_add(r, DOCTOR_L4, id, f->label, st,
                        DOCTOR_HITS_NAMED | (lh && strcmp(f->stem, "nvrtc") ? DOCTOR_HITS_LECTOR : 0), "library_missing",
                        cause, fix, "no lib%s.so.* found", f->stem);

@@ -75,7 +75,10 @@ int gpuenv_bundle_read(const char *libdir, int cuda_major, const char *const *ne
 {
     memset(b, 0, sizeof *b);
     b->cuda_major = cuda_major;
-    snprintf(b->dir, sizeof b->dir, "%s", libdir);
+    /* canonical, for messages and for the loader's link map (exe/../lib is lib) */
+    char *canon = realpath(libdir, NULL);
+    snprintf(b->dir, sizeof b->dir, "%s", canon ? canon : libdir);
+    free(canon);
     snprintf(b->list, sizeof b->list, "%s/lector-cuda%d.libs", libdir, cuda_major);
     char *text = gpuenv_root_read_text(NULL, b->list, 1 << 16);
     if (!text) {

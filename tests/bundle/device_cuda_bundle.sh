@@ -185,7 +185,7 @@ echo "=== ldso: what a GPU read maps in the root"
 inroot LD_DEBUG=files /opt/lector/bin/lector --device cuda --format tsv /data/sample.jpg >"$W/ld.tsv" 2>"$W/ld.log"
 ldso_objects <"$W/ld.log" | grep '^/' >"$out/ldso_mapped.txt"
 outside=$(grep -v -E '^/opt/lector/|^/(usr/)?lib(64)?/(x86_64-linux-gnu/)?(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-x86-64\.so\.2|libcuda\.so\.[0-9.]*|libnvidia-[a-z]*\.so\.[0-9.]*)$' "$out/ldso_mapped.txt" | tr '\n' ' ')
-ncuda=$(grep -c -E '^/opt/lector/lib/lib(cudnn|cublas|nvrtc)' "$out/ldso_mapped.txt")
+ncuda=$(grep -c -E '^/opt/lector/(bin/\.\./)?lib/lib(cudnn|cublas|nvrtc)' "$out/ldso_mapped.txt")
 grep -E 'cudnn|cublas|nvrtc|libcuda|nvidia' "$out/ldso_mapped.txt"
 if [ -z "$outside" ] && [ "$ncuda" -gt 0 ] && grep -q $'^4\t' "$W/ld.tsv"; then
   res PASS ldso "$ncuda bundled CUDA libraries mapped from /opt/lector/lib; nothing but glibc and the driver from elsewhere"
