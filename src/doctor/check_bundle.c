@@ -39,7 +39,7 @@ void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *o
         r->oom = 1;
         return;
     }
-    const char *setting = getenv("LECTOR_CUDA_LIBS");
+    const char *setting = gpuenv_libs_setting();
     gpuenv_libs_choice choice = GPUENV_LIBS_AUTO;
     gpuenv_libs_choice_parse(setting, &choice);
     char why[sizeof b.why + 128];

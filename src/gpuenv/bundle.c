@@ -130,9 +130,11 @@ int gpuenv_bundle_version_of(const gpuenv_bundle *b, const char *stem, char *out
     return -1;
 }
 
+const char *gpuenv_libs_setting(void) { return getenv("LECTOR_CUDA_LIBS"); }
+
 int gpuenv_bundle_decide(const char *setting, const gpuenv_bundle *b, char *why, size_t len)
 {
-    if (!setting) setting = getenv("LECTOR_CUDA_LIBS");
+    if (!setting) setting = gpuenv_libs_setting();
     gpuenv_libs_choice c;
     if (gpuenv_libs_choice_parse(setting, &c)) {
         snprintf(why, len, "bad CUDA library choice '%s' (LECTOR_CUDA_LIBS / --cuda-libs: system, bundle or auto)",

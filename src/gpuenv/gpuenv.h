@@ -427,6 +427,8 @@ typedef enum gpuenv_libs_choice {
 /** "system", "bundle", "auto" (NULL or "" is auto): 0, or -1 for anything else. */
 int gpuenv_libs_choice_parse(const char *s, gpuenv_libs_choice *out);
 const char *gpuenv_libs_choice_str(gpuenv_libs_choice c);
+/** The process's setting: $LECTOR_CUDA_LIBS (the CLI's --cuda-libs sets it); NULL when unset. */
+const char *gpuenv_libs_setting(void);
 
 /** The CUDA libraries of an offline bundle (bundle.c): the list
  *  lector-cuda<major>.libs that scripts/bundle --with-cuda writes into the
