@@ -146,7 +146,7 @@ run auto ok "$work/run_partial"
 run bundle ok "$work/run_partial_b"
 grep -q "the bundled CUDA 13 libraries are not usable: $L/libcudnn_ops.so.9: No such file or directory" "$work/run_partial_b" ||
   { cat "$work/run_partial_b"; fail "bundle with a missing file: no message"; }
-echo "an incomplete set: auto falls back to the system's, bundle says which file is missing"
+echo "an incomplete set: auto falls back to the system's, bundle names the missing file"
 
 # 5. the doctor
 doctor() { # CHOICE SHIM-MODE
@@ -171,6 +171,15 @@ doctor auto ok >"$work/doctor_partial.json"
 check "$work/doctor_partial.json" 'assert c["status"] == "warn" and c["code"] == "cuda_bundle_incomplete" and "libcudnn_ops.so.9" in c["finding"], "incomplete"' ||
   fail "doctor: incomplete set"
 mv "$work/libcudnn_ops.so.9" "$L/"
+# a file that is not a library, and a list for another CUDA major
+cp "$L/libcudnn_cnn.so.9" "$work/cnn.keep"; echo "not a library" >"$L/libcudnn_cnn.so.9"
+run bundle ok "$work/run_text"; mv "$work/cnn.keep" "$L/libcudnn_cnn.so.9"
+grep -q "$L/libcudnn_cnn.so.9: not an ELF file" "$work/run_text" || { cat "$work/run_text"; fail "a text file in the set: no message"; }
+cp "$L/lector-cuda13.libs" "$work/libs.keep"; sed -i 's/^cuda 13.0$/cuda 12.8/' "$L/lector-cuda13.libs"
+run bundle ok "$work/run_major"; mv "$work/libs.keep" "$L/lector-cuda13.libs"
+grep -q "lector-cuda13.libs is for CUDA 12.8, Lector's CUDA module for CUDA 13" "$work/run_major" ||
+  { cat "$work/run_major"; fail "a list for CUDA 12: no message"; }
+echo "bundle: a file that is not a library, a list for CUDA 12: named"
 doctor auto ok >"$work/doctor_ok.json"
 check "$work/doctor_ok.json" 'assert c["status"] == "ok" and "bundled CUDA 13.0" in c["finding"] and "cuBLAS 13.1.0.3" in c["finding"] and "cuDNN 9.14.0" in c["finding"] and "NVRTC 13.0.88" in c["finding"], "bundle named"' ||
   fail "doctor: the bundle's set"
