@@ -366,8 +366,12 @@ def main():
             for r in rows:
                 f.write("lib %s %s\n" % (r[0][4:], r[2]))
         mf = "MANIFEST.cuda%d" % major
-        commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short=12",
-                                 "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+        try:  # the machine building it may have no git, or no repository (the device tool's copy)
+            commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse",
+                                     "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+        except OSError:
+            commit = ""
+        commit = commit or "unknown"
         min_driver = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}.get(major, "?")
         with open(os.path.join(top, mf), "w") as f:
             f.write("# %s-cuda%d: CUDA %s libraries for lector %s (unpack over %s.tar.xz)\n" %
