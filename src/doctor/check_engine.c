@@ -18,6 +18,17 @@ static void check_libraries(lector_doctor_report *r)
                    "this build of Lector has no CUDA backend (configured without the CUDA toolkit)");
         return;
     }
+    if (r->facts.libs_bundle) {
+        /* the bundle's set, checked by l4.cuda_libs */
+        doctor_check *b = doctor_find_check(r, "l4.cuda_libs", NULL);
+        int ok = r->facts.libs_bundle == 1 && b && b->status == DOCTOR_OK;
+        r->facts.lector_libs_ok = ok;
+        doctor_add(r, DOCTOR_L5, "l5.libraries", "Lector's CUDA libraries", ok ? DOCTOR_OK : DOCTOR_FAIL,
+                   DOCTOR_HITS_LECTOR, ok ? "" : "lector_bundle_unusable",
+                   ok ? "" : "Lector's CUDA backend cannot use the bundled libraries (see l4.cuda_libs)",
+                   ok ? "" : (b ? b->fix : ""), "preloads %s", b ? b->finding : "?");
+        return;
+    }
     static const char *const stems[] = {"cublasLt", "cublas", "cudnn"};
     gpuenv_libinfo info[3];
     const char *missing = NULL;

@@ -237,11 +237,15 @@ static void sonames_of(const family *f, fam_state *fs)
     }
 }
 
+/* Lector loads the system's copies (not the offline bundle's set,
+ * check_bundle.c) */
+static int lector_uses_system(const lector_doctor_report *r) { return r->facts.lector_major && !r->facts.libs_bundle; }
+
 /* Is this SONAME the one Lector's CUDA module needs? */
 static int lectors(const lector_doctor_report *r, const family *f, int major)
 {
     int lm = r->facts.lector_major;
-    if (!f->lector || !lm) return 0;
+    if (!f->lector || !lm || !lector_uses_system(r)) return 0;
     if (strcmp(f->stem, "cudnn") == 0) return major == 9;
     return major == lm;
 }
@@ -675,7 +679,7 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
        first usable one in the loader's order, else where installers put it */
     gpuenv_libinfo best;
     int have_best = 0;
-    if (f->lector && r->facts.lector_major) {
+    if (f->lector && lector_uses_system(r)) {
         int b = gpuenv_find_best_in(&r->ldso, f->stem, r->facts.lector_major, &best);
         if (b == -2) {
             r->oom = 1;
@@ -710,22 +714,31 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
     }
     doctor_check *c;
     if (!fs->cands.n) {
-        int lh = f->lector && r->facts.lector_major;
-        doctor_status st = strcmp(f->stem, "nvrtc") == 0 ? DOCTOR_WARN : DOCTOR_FAIL;
+        int lh = f->lector && lector_uses_system(r);
+        /* with the bundle's set, no system copy is a gap for other programs only */
+        doctor_status st = strcmp(f->stem, "nvrtc") == 0 || (r->facts.libs_bundle == 1) ? DOCTOR_WARN : DOCTOR_FAIL;
         /* the CUDA major to install: Lector's for its libraries, else the driver's */
         int dm = driver_cuda(r) / 1000;
         int m = lh || !dm ? (r->facts.lector_major ? r->facts.lector_major : 12) : dm;
         char fix[160], cause[320], *pip = doctor_fix_pip(&f->stem, 1, m);
         snprintf(fix, sizeof fix, "%s", pip ? pip : "");
         lector__free(pip);
-        if (strcmp(f->stem, "nvrtc") == 0)
+        if (strcmp(f->stem, "nvrtc") == 0 && r->facts.libs_bundle == 1)
+            snprintf(cause, sizeof cause,
+                     "NVRTC (libnvrtc.so.*) is not installed on the system (Lector uses its bundled copy); programs "
+                     "that compile kernels at run time fail");
+        else if (strcmp(f->stem, "nvrtc") == 0)
             snprintf(cause, sizeof cause,
                      "NVRTC (libnvrtc.so.*) is not installed: Lector runs fused elementwise chains in an "
                      "interpreter, slower, and programs that compile kernels at run time fail");
         else
             snprintf(cause, sizeof cause,
                      "No copy of %s (lib%s.so.*) is installed anywhere the loader or an installer would put it%s",
-                     f->label, f->stem, lh ? ": Lector's CUDA backend cannot start" : "");
+                     f->label, f->stem,
+                     lh ? ": Lector's CUDA backend cannot start"
+                     : r->facts.libs_bundle == 1 && (f->lector || strcmp(f->stem, "nvrtc") == 0)
+                         ? " (Lector uses its bundled copy; programs that load it by name fail)"
+                         : "");
         c = doctor_add(r, DOCTOR_L4, id, f->label, st,
                        DOCTOR_HITS_NAMED | (lh && strcmp(f->stem, "nvrtc") ? DOCTOR_HITS_LECTOR : 0), "library_missing",
                        cause, fix, "no lib%s.so.* found", f->stem);
@@ -797,7 +810,7 @@ static void check_cublas_pair(lector_doctor_report *r, const fam_state *b, const
             int samedir = dx && dy && strcmp(dx, dy) == 0;
             lector__free(dx);
             lector__free(dy);
-            int lh = r->facts.lector_major == x->major;
+            int lh = lector_uses_system(r) && r->facts.lector_major == x->major;
             if (vknown && !gpuenv_ver_same(x->version, y->version)) {
                 /* the odd one out is the copy LD_LIBRARY_PATH brought in */
                 const gpuenv_find *odd =
@@ -846,7 +859,7 @@ static void check_gpu_arch(lector_doctor_report *r, const fam_state *fs)
                 const doctor_gpu *gp = &r->facts.gpus[g];
                 int cc = gp->cc_major * 10 + gp->cc_minor;
                 if (!gp->cc_major || cc >= min) continue;
-                int lh = s->major == r->facts.lector_major;
+                int lh = lector_uses_system(r) && s->major == r->facts.lector_major;
                 char fix[200];
                 snprintf(fix, sizeof fix,
                          "pip install nvidia-cuda-runtime-cu%d nvidia-cublas-cu%d nvidia-cudnn-cu%d (CUDA %d still "
@@ -892,7 +905,7 @@ void doctor_check_libs(lector_doctor_report *r, const lector_doctor_options *opt
         const fam_state *dn = &fs[3];
         gpuenv_libinfo best;
         int have_best =
-            r->facts.lector_major && gpuenv_find_best_in(&r->ldso, "cudnn", r->facts.lector_major, &best) == 0;
+            lector_uses_system(r) && gpuenv_find_best_in(&r->ldso, "cudnn", r->facts.lector_major, &best) == 0;
         int newest = 1;
         for (int j = 0; j < dn->ns && !r->oom; j++) {
             const soname_state *s = &dn->s[j];
@@ -913,7 +926,8 @@ void doctor_check_libs(lector_doctor_report *r, const lector_doctor_options *opt
                 }
         }
         char *sum = doctor_own(r, gpuenv_buf_take(&sb));
-        if (sum) snprintf(r->facts.libs_summary, sizeof r->facts.libs_summary, "%s", sum);
+        /* the bundle's set names itself (check_bundle.c) */
+        if (sum && r->facts.libs_bundle != 1) snprintf(r->facts.libs_summary, sizeof r->facts.libs_summary, "%s", sum);
         lector__free(sum);
     }
     for (size_t i = 0; i < N_FAMILIES; i++) {

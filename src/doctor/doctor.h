@@ -15,7 +15,7 @@
  *
  * Files: run.c (the table and the loop), report.c (checks, evidence),
  * check_system.c L0, check_kernel.c L1, check_nvml.c L2, check_cudadrv.c L3,
- * check_libs.c and check_cudnn.c L4, check_engine.c L5, check_inspect.c
+ * check_bundle.c, check_libs.c and check_cudnn.c L4, check_engine.c L5, check_inspect.c
  * --inspect, fixes.c, verdict.c, render_text.c, render_json.c, json.c,
  * explain.c and explain_table.c.
  *
@@ -88,6 +88,8 @@ typedef struct doctor_facts {
     int lector_major;       /* CUDA major of Lector's module (0: built without CUDA) */
     int lector_libs_ok;     /* cuBLAS and cuDNN for that major are usable (-1 not checked) */
     char libs_summary[256]; /* "CUDA runtime 13.0, cuBLAS 13.1.0, cuDNN 9.14.0" */
+    int libs_bundle;        /* Lector's CUDA libraries: 1 the bundle's set (check_bundle.c),
+                               0 the system's, -1 none (the bundle forced and unusable) */
 } doctor_facts;
 
 /* One object shown by --inspect (rendered as text and JSON). */
@@ -136,6 +138,7 @@ void doctor_check_kernel(lector_doctor_report *r, const lector_doctor_options *o
 void doctor_check_nvml(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_cudadrv(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_visible(lector_doctor_report *r, const lector_doctor_options *opt);
+void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_libs(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_ldconf(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_engine(lector_doctor_report *r, const lector_doctor_options *opt);

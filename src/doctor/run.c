@@ -19,6 +19,7 @@ static const doctor_step steps[] = {
     {"cudadrv", DOCTOR_L3, doctor_check_cudadrv},      /* libcuda: file, cuInit, contexts */
     {"visible", DOCTOR_L3, doctor_check_visible},      /* CUDA_VISIBLE_DEVICES against the GPUs */
     {"ldconf", DOCTOR_L4, doctor_check_ldconf},        /* ld.so.conf against ld.so.cache */
+    {"bundle", DOCTOR_L4, doctor_check_bundle},        /* the bundle's CUDA libraries or the system's */
     {"libs", DOCTOR_L4, doctor_check_libs},            /* CUDA libraries by name, versions */
     {"engine", DOCTOR_L5, doctor_check_engine},        /* Lector's own module and libraries */
     {"inspect", DOCTOR_LINSPECT, doctor_check_inspect} /* --inspect FILE... */

@@ -16,6 +16,7 @@
  *   fatbin.c     .nv_fatbin container walker (untrusted bytes)
  *   ldso.c       glibc's ld.so search and load, emulated
  *   finder.c     copies of the CUDA libraries, the one the engine loads
+ *   bundle.c     the CUDA libraries an offline bundle carries; bundle or system (--cuda-libs)
  *   drvfiles.c   which libcuda / libnvidia-ml the loader hands out, and what they are
  *   tables.c     CUDA toolkit -> minimum driver, compute capabilities
  *   probe_nvml.c NVML through dlopen: driver, GPUs
@@ -414,6 +415,51 @@ int gpuenv_find_best_in(const gpuenv_ldso *L, const char *stem, int cuda_major, 
  *  0 with the path; -1 (the environment's path is absent) or -2 (not found;
  *  out says <exe dir>/liblector-cuda.so). */
 int gpuenv_cuda_module_path(char *out, size_t len);
+
+/* ----------------------------------------------------------------- bundle */
+
+/** Which CUDA libraries Lector's module preloads (--cuda-libs, LECTOR_CUDA_LIBS). */
+typedef enum gpuenv_libs_choice {
+    GPUENV_LIBS_AUTO = 0, /* the bundle's set when it is complete, else the system's */
+    GPUENV_LIBS_SYSTEM,   /* the system's (gpuenv_find_best) */
+    GPUENV_LIBS_BUNDLE    /* the bundle's, or the module does not load */
+} gpuenv_libs_choice;
+/** "system", "bundle", "auto" (NULL or "" is auto): 0, or -1 for anything else. */
+int gpuenv_libs_choice_parse(const char *s, gpuenv_libs_choice *out);
+const char *gpuenv_libs_choice_str(gpuenv_libs_choice c);
+/** The process's setting: $LECTOR_CUDA_LIBS (the CLI's --cuda-libs sets it); NULL when unset. */
+const char *gpuenv_libs_setting(void);
+
+/** The CUDA libraries of an offline bundle (bundle.c): the list
+ *  lector-cuda<major>.libs that scripts/bundle --with-cuda writes into the
+ *  directory of liblector-cuda.so. */
+typedef struct gpuenv_bundle {
+    char dir[4096];       /* the directory (the module's) */
+    char list[4200];      /* dir/lector-cuda<major>.libs */
+    int present;          /* the list exists */
+    int complete;         /* it names the required libraries and every file it names is a
+                             loadable x86-64 shared object whose SONAME is its name */
+    int cuda_major;       /* the module's */
+    char cuda[32];        /* CUDA release of the set ("13.0") */
+    gpuenv_strv files;    /* file names in load order (dependencies first) */
+    gpuenv_strv versions; /* versions, per file ("" unknown) */
+    char why[8800];       /* not complete: the first problem */
+} gpuenv_bundle;
+/** Read and check the set in libdir for CUDA major `cuda_major`; `needs` are
+ *  the stems that must be listed (NULL-terminated; "cudnn" means
+ *  libcudnn.so.9). 0 (present/complete say the rest) or -2. */
+int gpuenv_bundle_read(const char *libdir, int cuda_major, const char *const *needs, gpuenv_bundle *out);
+void gpuenv_bundle_free(gpuenv_bundle *b);
+/** Version of the listed file of family `stem`: 0, or -1 when not listed. */
+int gpuenv_bundle_version_of(const gpuenv_bundle *b, const char *stem, char *out, size_t len);
+/** Which set to preload: setting (NULL: $LECTOR_CUDA_LIBS; unset: auto)
+ *  against the bundle. 1 the bundle's, 0 the system's, -1 neither (a bad
+ *  setting, or "bundle" with an incomplete set), with the reason in why. */
+int gpuenv_bundle_decide(const char *setting, const gpuenv_bundle *b, char *why, size_t len);
+/** 1 when a driver supporting CUDA driver_cuda (1000*major+10*minor; <= 0
+ *  unknown) runs the bundle's CUDA `bundle_cuda` ("13.0"): same major or
+ *  newer (minor-version compatibility). Else 0, with the cause and the fix. */
+int gpuenv_bundle_driver_ok(int driver_cuda, const char *bundle_cuda, char *cause, size_t clen, char *fix, size_t flen);
 
 /* --------------------------------------------------------------- drvfiles */
 

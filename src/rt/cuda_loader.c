@@ -9,8 +9,13 @@
  * bundle); the driver is libcuda.so.1; cuBLAS and cuDNN of the CUDA major
  * the module was built for are required, NVRTC is optional (with it the
  * module compiles each fused elementwise chain into its own kernel, without
- * it the chains run in an interpreter).
+ * it the chains run in an interpreter). With the offline bundle's CUDA
+ * archive unpacked (lib/lector-cuda<major>.libs beside the module) its set is
+ * preloaded instead (--cuda-libs auto or bundle), once the driver is known
+ * to support its CUDA release: a driver too old for it is the one-line
+ * reason, with the fix, before any model is loaded.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "gpuenv/gpuenv.h"
@@ -26,6 +31,19 @@
 static const char *const cuda_needs[] = {"cublasLt", "cublas", "cudnn", NULL};
 static const char *const cuda_wants[] = {"nvrtc", NULL};
 
+/* cuDriverGetVersion of the loaded libcuda against the bundle's release */
+static int cuda_bundle_driver_ok(void *driver, const char *version, char *why, size_t len)
+{
+    int (*get)(int *) = NULL;
+    *(void **)&get = driver ? dlsym(driver, "cuDriverGetVersion") : NULL;
+    int v = 0;
+    if (!get || get(&v)) return 1; /* unknown: the module's own checks will say */
+    char cause[512], fix[512];
+    if (gpuenv_bundle_driver_ok(v, version, cause, sizeof cause, fix, sizeof fix)) return 1;
+    snprintf(why, len, "%s. Fix: %s", cause, fix);
+    return 0;
+}
+
 const rt_module_desc rt_cuda_module = {
     .backend = "cuda",
     .title = "CUDA",
@@ -39,6 +57,8 @@ const rt_module_desc rt_cuda_module = {
     .major = LECTOR_CUDA_MAJOR,
     .needs_hint = "the CUDA backend needs cuBLAS " STR(LECTOR_CUDA_MAJOR) " and cuDNN 9; `lector doctor` shows "
                                                                           "where it looked",
+    .bundle = LECTOR_CUDA_MAJOR != 0,
+    .bundle_driver_ok = cuda_bundle_driver_ok,
 };
 
 /* L5 of `lector doctor` (src/doctor/check_engine.c, which declares it too):

@@ -1,10 +1,14 @@
 /*
  * module.c - loads module backends (module.h) at run time.
  *
- * Order: the module file (the descriptor's find); the driver; the required
- * libraries of the module's major version, found through src/gpuenv and
- * preloaded by absolute path; the optional ones when they are there; then
- * the module itself, its two entry points, its API version and its score.
+ * Order: the module file (the descriptor's find); the driver; the libraries:
+ * the offline bundle's set beside the module when it is complete and chosen
+ * (LECTOR_CUDA_LIBS, gpuenv_bundle_decide), after the driver is checked
+ * against its release, each file preloaded by absolute path in the list's
+ * order; otherwise the required libraries of the module's major version,
+ * found through src/gpuenv and preloaded by absolute path, and the optional
+ * ones when they are there; then the module itself, its two entry points,
+ * its API version and its score.
  * Each failure is one sentence naming the file and the problem.
  */
 #include "rt/module.h"
@@ -82,6 +86,58 @@ static int preload(const rt_module_desc *d, const char *stem, rt_module_state *s
     return 0;
 }
 
+/* The system's libraries: the required ones, then the optional ones. */
+static int preload_system(const rt_module_desc *d, rt_module_state *st)
+{
+    for (size_t i = 0; d->needs && d->needs[i]; i++)
+        if (preload(d, d->needs[i], st)) return -1;
+    for (size_t i = 0; d->wants && d->wants[i]; i++) {
+        gpuenv_libinfo info;
+        if (!gpuenv_find_best(NULL, d->wants[i], d->major, &info) && dlopen(info.path, RTLD_NOW | RTLD_GLOBAL))
+            lector__log(LECTOR_LOG_DEBUG, "%s: preloaded %s (%s)", d->backend, info.path, info.version);
+    }
+    snprintf(st->libs, sizeof st->libs, "the system's %s libraries", d->title);
+    return 0;
+}
+
+/* The bundle's set beside the module when chosen: 1 preloaded, 0 not chosen
+ * (the system's are wanted), -1 failed (st->why says why). */
+static int preload_bundle(const rt_module_desc *d, const char *module_path, void *driver, rt_module_state *st)
+{
+    char *dir = gpuenv_dirname(module_path);
+    gpuenv_bundle b;
+    if (!dir || gpuenv_bundle_read(dir, d->major, d->needs, &b)) {
+        lector__free(dir);
+        why(st, "out of memory reading the %s library bundle", d->title);
+        return -1;
+    }
+    lector__free(dir);
+    char msg[sizeof st->why];
+    int use = gpuenv_bundle_decide(NULL, &b, msg, sizeof msg);
+    if (use < 0) why(st, "%s", msg);
+    if (use == 1 && d->bundle_driver_ok && !d->bundle_driver_ok(driver, b.cuda, msg, sizeof msg)) {
+        why(st, "%s", msg);
+        use = -1;
+    }
+    for (size_t i = 0; use == 1 && i < b.files.n; i++) {
+        char path[sizeof b.dir + 256];
+        snprintf(path, sizeof path, "%s/%s", b.dir, b.files.v[i]);
+        if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+            why(st, "the bundled %s library %s cannot be loaded: %s", d->title, path, dlerror());
+            use = -1;
+        } else {
+            lector__log(LECTOR_LOG_DEBUG, "%s: preloaded %s (bundle, %s)", d->backend, path, b.versions.v[i]);
+        }
+    }
+    if (use == 1)
+        snprintf(st->libs, sizeof st->libs, "the bundled %s %s libraries in %s", d->title, b.cuda, b.dir);
+    else if (use == 0 && b.present)
+        lector__log(LECTOR_LOG_DEBUG, "%s: the bundled libraries are not used (%s)", d->backend,
+                    b.complete ? "--cuda-libs system" : b.why);
+    gpuenv_bundle_free(&b);
+    return use;
+}
+
 static void load(const rt_module_desc *d, rt_module_state *st)
 {
     if (!d->find) {
@@ -94,17 +150,13 @@ static void load(const rt_module_desc *d, rt_module_state *st)
         why(st, "the %s module is missing: no %s%s", d->title, path, found == -2 ? d->missing_suffix : "");
         return;
     }
-    if (d->driver && !dlopen(d->driver, RTLD_NOW | RTLD_GLOBAL)) {
+    void *driver = NULL;
+    if (d->driver && !(driver = dlopen(d->driver, RTLD_NOW | RTLD_GLOBAL))) {
         why(st, "%s: %s cannot be loaded (%s)", d->no_driver, d->driver, dlerror());
         return;
     }
-    for (size_t i = 0; d->needs && d->needs[i]; i++)
-        if (preload(d, d->needs[i], st)) return;
-    for (size_t i = 0; d->wants && d->wants[i]; i++) {
-        gpuenv_libinfo info;
-        if (!gpuenv_find_best(NULL, d->wants[i], d->major, &info) && dlopen(info.path, RTLD_NOW | RTLD_GLOBAL))
-            lector__log(LECTOR_LOG_DEBUG, "%s: preloaded %s (%s)", d->backend, info.path, info.version);
-    }
+    int bundled = d->bundle ? preload_bundle(d, path, driver, st) : 0;
+    if (bundled < 0 || (!bundled && preload_system(d, st))) return;
     void *mod = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!mod) {
         why(st, "the %s module %s cannot be loaded: %s", d->title, path, dlerror());
@@ -126,7 +178,7 @@ static void load(const rt_module_desc *d, rt_module_state *st)
         return;
     }
     st->score = score(st->why, sizeof st->why);
-    lector__log(LECTOR_LOG_DEBUG, "%s: loaded %s (score %d)", d->backend, path, st->score);
+    lector__log(LECTOR_LOG_DEBUG, "%s: loaded %s (score %d) with %s", d->backend, path, st->score, st->libs);
     st->iface = iface;
 }
 

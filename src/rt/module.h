@@ -6,8 +6,9 @@
  * dependency on a vendor stack. Its descriptor says where the file is, what
  * must be loaded before it (a driver, then libraries found by src/gpuenv the
  * way `lector doctor` finds them and preloaded by absolute path, so that the
- * module's DT_NEEDED entries bind to exactly those files) and how to word
- * each failure. The module exports RT_MODULE_INIT and RT_MODULE_SCORE
+ * module's DT_NEEDED entries bind to exactly those files, or the offline
+ * bundle's set beside the module, gpuenv_bundle) and how to word each
+ * failure. The module exports RT_MODULE_INIT and RT_MODULE_SCORE
  * (backend.h). Loading happens once per process; the result, the table or
  * the reason, is kept.
  */
@@ -38,6 +39,14 @@ typedef struct rt_module_desc {
     const char *const *wants;
     int major;
     const char *needs_hint;
+    /* 1: the libraries may come from an offline bundle's set in the module's
+     * directory (gpuenv_bundle_read with `needs`), chosen by
+     * LECTOR_CUDA_LIBS (gpuenv_bundle_decide); its files are preloaded by
+     * absolute path in the list's order instead of `needs` and `wants` */
+    int bundle;
+    /* with the bundle's set: 1 when the loaded driver runs libraries of
+     * release `version`, else 0 with the message and the fix in why */
+    int (*bundle_driver_ok)(void *driver, const char *version, char *why, size_t len);
 } rt_module_desc;
 
 typedef struct rt_module_state {
@@ -45,12 +54,13 @@ typedef struct rt_module_state {
     int done;
     const rt_backend_iface *iface;
     int score;
-    char why[512];
+    char why[1024];
+    char libs[4400]; /* where its libraries came from (for messages and the doctor) */
 } rt_module_state;
 
-#define RT_MODULE_STATE_INIT                      \
-    {                                             \
-        PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, "" \
+#define RT_MODULE_STATE_INIT                          \
+    {                                                 \
+        PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, "", "" \
     }
 
 /* Loads the module once (later calls return the first result) and returns

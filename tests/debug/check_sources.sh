@@ -16,7 +16,7 @@ fail=0
 ko() { echo "FAIL: $*"; fail=1; }
 
 # 1. readers
-allowed='LECTOR_LOG|LECTOR_MODELS|LECTOR_CUDA_MODULE|LECTOR_DOCTOR_NVML|LECTOR_DOCTOR_LIBCUDA'
+allowed='LECTOR_LOG|LECTOR_MODELS|LECTOR_CUDA_MODULE|LECTOR_CUDA_LIBS|LECTOR_DOCTOR_NVML|LECTOR_DOCTOR_LIBCUDA'
 bad=$(grep -rnoE 'getenv\("LECTOR_[A-Z0-9_]*"\)' src | grep -vE "\"($allowed)\"")
 [ -z "$bad" ] || ko "LECTOR_* read outside the test controls: $bad"
 listed=$(grep -oE '^ *X\(LECTOR__TC_[A-Z0-9_]+, +"LECTOR_[A-Z0-9_]+"' src/util/testctl.h | grep -oE '"LECTOR_[A-Z0-9_]+"' | tr -d '"' | sort)
@@ -26,7 +26,7 @@ missing=$(comm -23 <(echo "$listed") <(echo "$documented"))
 extra=$(comm -13 <(echo "$listed") <(echo "$documented"))
 [ -z "$missing" ] || ko "test controls not in docs/DEBUG.md: $missing"
 [ -z "$extra" ] || ko "docs/DEBUG.md documents test controls that do not exist: $extra"
-for v in LECTOR_LOG LECTOR_MODELS LECTOR_CUDA_MODULE LECTOR_DOCTOR_NVML LECTOR_DOCTOR_LIBCUDA; do
+for v in LECTOR_LOG LECTOR_MODELS LECTOR_CUDA_MODULE LECTOR_CUDA_LIBS LECTOR_DOCTOR_NVML LECTOR_DOCTOR_LIBCUDA; do
     grep -q "\`$v\`" docs/DEBUG.md || ko "$v is not documented in docs/DEBUG.md"
 done
 

@@ -115,7 +115,10 @@ static void usage(FILE *f)
             "  bench pipeline [--device D] IMAGE... end-to-end pages/s and latency\n"
             "  doctor [--json] [--inspect FILE...]  diagnose the GPU stack layer by layer\n"
             "  explain [TEXT|-]                     explain a pasted GPU/ONNX error message\n"
-            "  --version, --help\n",
+            "  --version, --help\n\n"
+            "any command: --cuda-libs system|bundle|auto   the CUDA libraries the GPU backend loads: the\n"
+            "  offline bundle's (its CUDA archive, lib/lector-cuda<N>.libs), the system's, or auto (default:\n"
+            "  the bundle's when complete); the same as LECTOR_CUDA_LIBS (docs/DEPLOY.md)\n",
             lector_version());
 }
 
@@ -156,9 +159,47 @@ static void install_crash_report(void)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
 }
 
+/* --cuda-libs X / --cuda-libs=X, taken out of argv wherever it is: the
+ * CUDA module is loaded once per process, so the choice is the process's
+ * (LECTOR_CUDA_LIBS, read by the module loader and the doctor). 0, or -1
+ * with a message. */
+static int take_cuda_libs(int *argc, char **argv)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--")) {
+            while (i < *argc) argv[out++] = argv[i++];
+            break;
+        }
+        if (!strncmp(argv[i], "--cuda-libs=", 12))
+            v = argv[i] + 12;
+        else if (!strcmp(argv[i], "--cuda-libs")) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "lector: --cuda-libs needs a value: system, bundle or auto\n");
+                return -1;
+            }
+            v = argv[++i];
+        }
+        if (!v) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (strcmp(v, "system") && strcmp(v, "bundle") && strcmp(v, "auto")) {
+            fprintf(stderr, "lector: --cuda-libs '%s': expected system, bundle or auto\n", v);
+            return -1;
+        }
+        setenv("LECTOR_CUDA_LIBS", v, 1);
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     install_crash_report();
+    if (take_cuda_libs(&argc, argv)) return 2;
     if (argc < 2) {
         usage(stderr);
         return 2;
