@@ -88,16 +88,18 @@ for n in names:
     print("%-44s %10.1f  %s" % (n, size, "  ".join("%-6s" % ("yes" if any(os.path.basename(q) == n for q in mapped[t]) else "-") for t in tags)))
 subs = sorted(glob.glob(os.path.join(cudnn_root, "libcudnn*.so.9")))
 print("\ncuDNN 9 sub-libraries in %s, never mapped by any configuration:" % cudnn_root)
+stem = lambda p: os.path.basename(p).split(".so")[0]  # libcudnn_ops.so.9 and .so.9.14.0 alike
 for s in subs:
-    if not any(os.path.basename(s) == os.path.basename(q) for v in mapped.values() for q in v):
+    if not any(stem(s) == stem(q) for v in mapped.values() for q in v):
         print("  %-40s %8.1f MiB" % (os.path.basename(s), os.path.getsize(os.path.realpath(s)) / 2**20))
 PY
 leave=$(python3 - "$W" "$cudnn_root" "${cfgs[@]%%:*}" <<'PY'
 import glob, os, sys
 w, root, tags = sys.argv[1], sys.argv[2], sys.argv[3:]
-m = {os.path.basename(l.strip()) for t in tags for l in open("%s/mapped_%s.txt" % (w, t))}
+stem = lambda p: os.path.basename(p).split(".so")[0]  # libcudnn_ops.so.9 and .so.9.14.0 alike
+m = {stem(l.strip()) for t in tags for l in open("%s/mapped_%s.txt" % (w, t))}
 print(",".join(os.path.basename(s)[len("libcudnn_"):-len(".so.9")] for s in sorted(glob.glob(root + "/libcudnn_*.so.9"))
-               if os.path.basename(s) not in m))
+               if stem(s) not in m))
 PY
 )
 echo "cuDNN sub-libraries no configuration mapped: ${leave:-none} (the archive below leaves out only scripts/bundle_cuda.py's default)"
@@ -155,6 +157,11 @@ for f in "$ddir"/lib*.so."$dver"; do
   esac
 done
 echo "/usr/lib/x86_64-linux-gnu" >"$R/etc/ld.so.conf"
+# the unversioned libcuda.so link, where the machine's driver installation has one (the
+# NVIDIA installer and some packages make it; programs that dlopen "libcuda.so" need it)
+if ldconfig -p | grep -qE '^\s*libcuda\.so \(.*x86-64'; then
+  ln -s libcuda.so.1 "$R/usr/lib/x86_64-linux-gnu/libcuda.so"; echo "  libcuda.so -> libcuda.so.1 (as on this machine)"
+fi
 ldconfig -r "$R"   # the SONAME links and the cache, as the driver's installer leaves them
 mkdir -p "$R/opt/lector"
 tar -C "$R/opt" -xJf "$base_tar" && tar -C "$R/opt" -xJf "$ct" && mv "$R/opt/$name"/* "$R/opt/lector/" && rmdir "$R/opt/$name"
