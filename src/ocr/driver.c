@@ -553,7 +553,12 @@ static void run_lines(lector_stream *s, drv_task *t, lector_status *st, lector_e
 static int run_one(lector_stream *s)
 {
     drv_task t;
-    if (!pick(s, &t)) return 0;
+    if (!pick(s, &t)) {
+        /* picking drops the queued lines of failed inputs, which can finish
+         * an input: it is delivered now, as no task will end after it */
+        deliver(s);
+        return 0;
+    }
     int producer = t.kind != T_REC;
     s->running++;
     s->producing += producer;

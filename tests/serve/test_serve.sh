@@ -533,7 +533,7 @@ abandoned)
     # clients that leave: their jobs dropped from the queue or stopped, not run and counted 200.
     # A request of 32 images that stays keeps the one worker busy meanwhile, whatever the
     # machine's speed, so the twelve leave while queued (a race against the worker otherwise).
-    start_server -- --workers 1 --queue 64
+    start_server -- --workers 1 --queue 64 --timeout-ms 300000
     parts=()
     for _ in $(seq 1 32); do parts+=(-F "image=@$sample;type=image/jpeg"); done
     curl -s -o "$tmp/blocker" -w '%{http_code}' "${parts[@]}" "$base/v1/ocr" >"$tmp/blocker_code" &
