@@ -60,6 +60,11 @@ typedef struct lector_doctor_options {
     int verbose;                      /* text output: print evidence of ok checks too */
     const char *ld_preload;           /* NULL: the environment's LD_PRELOAD */
     const char *cuda_visible_devices; /* NULL: the environment's CUDA_VISIBLE_DEVICES */
+    int lector_cuda_major;            /* the CUDA major Lector's GPU libraries are checked
+                                    for: a Lector built for it, as when planning a deployment
+                                    from a build machine without the toolkit (the module and
+                                    the self-test still need a build with the CUDA backend);
+                                    0: this build's (none when built without the toolkit) */
 } lector_doctor_options;
 
 /** Opaque result of a run. */

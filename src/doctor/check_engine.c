@@ -92,7 +92,7 @@ static void check_module(lector_doctor_report *r)
                    "examining a tree (--root): the module is checked on the live system only");
         return;
     }
-    if (!r->facts.lector_major) return;
+    if (!r->facts.lector_built_major) return;
     char path[4200];
     int where = gpuenv_cuda_module_path(path, sizeof path);
     if (where) {
@@ -165,7 +165,7 @@ static void check_module(lector_doctor_report *r)
 
 static void check_selftest(lector_doctor_report *r)
 {
-    if (r->root_mode || !r->facts.lector_major) return;
+    if (r->root_mode || !r->facts.lector_built_major) return;
     if (!r->facts.gpu_usable || r->facts.lector_libs_ok != 1) {
         doctor_add(r, DOCTOR_L5, "l5.selftest", "Engine self-test", DOCTOR_SKIP, 0, "", "", "",
                    "no usable GPU or libraries in the layers above");

@@ -85,7 +85,8 @@ typedef struct doctor_facts {
     doctor_gpu gpus[GPUENV_MAX_GPUS];
     int cvd_set; /* CUDA_VISIBLE_DEVICES is set */
     char cvd[256];
-    int lector_major;       /* CUDA major of Lector's module (0: built without CUDA) */
+    int lector_major;       /* CUDA major of Lector's module (0: built without CUDA), or the one asked for */
+    int lector_built_major; /* the CUDA major this build's module is for (0: none built) */
     int lector_libs_ok;     /* cuBLAS and cuDNN for that major are usable (-1 not checked) */
     char libs_summary[256]; /* "CUDA runtime 13.0, cuBLAS 13.1.0, cuDNN 9.14.0" */
     int libs_bundle;        /* Lector's CUDA libraries: 1 the bundle's set (check_bundle.c),

@@ -79,7 +79,8 @@ lector_doctor_report *lector_doctor_run(const lector_doctor_options *opt)
     r->facts.cuda_device_count = -1;
     r->facts.nvml_count = -1;
     r->facts.proc_gpus = -1;
-    r->facts.lector_major = LECTOR_CUDA_MAJOR;
+    r->facts.lector_major = opt->lector_cuda_major > 0 ? opt->lector_cuda_major : LECTOR_CUDA_MAJOR;
+    r->facts.lector_built_major = LECTOR_CUDA_MAJOR;
     r->facts.lector_libs_ok = -1;
     if (gpuenv_ldso_init(&r->ldso, r->root, opt->ld_library_path, opt->ld_preload)) {
         lector_doctor_report_free(r);

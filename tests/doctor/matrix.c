@@ -156,6 +156,8 @@ static char *run_doctor(const mcase *m, const char *shims)
 {
     lector_doctor_options opt;
     lector_doctor_default_options(&opt);
+    /* the cases are written for a Lector built for CUDA 13, whatever this build has */
+    opt.lector_cuda_major = 13;
     opt.root = m->tree;
     opt.ld_library_path = m->llp ? m->llp : "";
     opt.ld_preload = m->preload ? m->preload : "";

@@ -105,6 +105,8 @@ static void scen_init(scen *s, const char *root, const char *nvml, const char *c
 {
     memset(s, 0, sizeof *s);
     lector_doctor_default_options(&s->opt);
+    /* the scenarios are written for a Lector built for CUDA 13, whatever this build has */
+    s->opt.lector_cuda_major = 13;
     if (root) {
         s->root = gpuenv_asprintf("%s/roots/%s", FX, root);
         s->opt.root = s->root;
