@@ -60,6 +60,7 @@ int main(void)
             bad += v != want;
         }
     CHECK(!bad, "%d bytes differ", bad);
+    img_release(&pad);
     CHECK(ocr_letterbox_pad(&img, 0, &pad, &err) == LECTOR_ERR_INVALID_ARGUMENT && !pad.data, "0 rows refused");
     img_release(&pad);
     img_release(&img);

@@ -110,7 +110,8 @@ static void test_order(const char *models, const char *tmp, char **imgs, int n_i
     char corrupt[1024];
     snprintf(corrupt, sizeof corrupt, "%s/corrupt.jpg", tmp);
     FILE *f = fopen(corrupt, "wb");
-    fwrite("\xff\xd8\xff\xe0 not a jpeg at all", 1, 24, f); /* a JPEG's magic, then garbage */
+    static const char garbage[] = "\xff\xd8\xff\xe0 not a jpeg at all"; /* a JPEG's magic, then garbage */
+    fwrite(garbage, 1, sizeof garbage - 1, f);
     fclose(f);
     const char *in[8];
     int n = 0;
