@@ -43,7 +43,10 @@ static int split_names(lector_doctor_report *r, const char *real_dir, int major,
         if (gpuenv_strv_push_owned(out, n)) return -2;
     }
     gpuenv_strv names = {0};
-    if (gpuenv_root_list(r->root, real_dir, &names) == -2) return -2;
+    if (gpuenv_root_list(r->root, real_dir, &names) == -2) {
+        gpuenv_strv_free(&names);
+        return -2;
+    }
     int rc = 0;
     for (size_t i = 0; i < names.n && !rc; i++) rc = add_split(out, names.v[i], major);
     gpuenv_strv_free(&names);

@@ -46,7 +46,10 @@ void doctor_check_ldconf(lector_doctor_report *r, const lector_doctor_options *o
             int dflt = 0;
             for (size_t k = 0; k < L->default_dirs.n; k++) dflt |= strcmp(conf.dirs.v[i], L->default_dirs.v[k]) == 0;
             gpuenv_strv names = {0};
-            if (dflt || gpuenv_root_list(r->root, conf.dirs.v[i], &names)) continue;
+            if (dflt || gpuenv_root_list(r->root, conf.dirs.v[i], &names)) {
+                gpuenv_strv_free(&names);
+                continue;
+            }
             for (size_t k = 0; k < names.n && !lost; k++)
                 if (strncmp(names.v[k], "lib", 3) == 0 && strstr(names.v[k], ".so")) lost = conf.dirs.v[i];
             gpuenv_strv_free(&names);

@@ -121,7 +121,10 @@ static int scan_dir(const gpuenv_ldso *L, gpuenv_cands *cv, const char *dir, con
 {
     gpuenv_strv names = {0};
     int rc = gpuenv_root_list(L->root, dir, &names);
-    if (rc == -2) return -2;
+    if (rc == -2) { /* out of memory part way: what was listed is freed too */
+        gpuenv_strv_free(&names);
+        return -2;
+    }
     rc = 0;
     for (size_t i = 0; i < names.n && !rc; i++) {
         if (!gpuenv_stem_matches(names.v[i], stem)) continue;

@@ -190,7 +190,8 @@ int gpuenv_root_list(const char *root, const char *dir, gpuenv_strv *names)
             break;
         }
     closedir(d);
-    qsort(names->v + first, names->n - first, sizeof *names->v, cmp_str);
+    if (names->n > first) /* an empty directory: names->v may still be NULL */
+        qsort(names->v + first, names->n - first, sizeof *names->v, cmp_str);
     return rc;
 }
 

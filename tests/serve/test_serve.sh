@@ -23,7 +23,10 @@ start_server() {
     local envs=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    env "${envs[@]}" "$lector" serve --listen 127.0.0.1:0 --models "$models" --threads 1 "$@" \
+    # a long deadline unless the case sets its own (later options win): under
+    # the sanitizers one read takes seconds, and no case but the deadline ones
+    # is about deadlines
+    env "${envs[@]}" "$lector" serve --listen 127.0.0.1:0 --models "$models" --threads 1 --timeout-ms 250000 "$@" \
         >"$tmp/server.log" 2>&1 &
     pid=$!
     port=
