@@ -312,7 +312,6 @@ static void run_jobs(job **jobs, int nj)
         live[b] = !atomic_load(&jobs[b]->abandoned);
         if (live[b]) n += jobs[b]->n_imgs;
     }
-    pthread_mutex_unlock(&srv.mu);
     lector_batch_input *in = lector__calloc(n ? n : 1, sizeof *in);
     lector_result **res = lector__calloc(n ? n : 1, sizeof *res);
     lector_status *sts = lector__calloc(n ? n : 1, sizeof *sts);
