@@ -20,12 +20,17 @@ while [ $# -gt 0 ]; do
   shift
 done
 jobs=$(nproc)
+# each stage's wall time, printed as it ends (CI has 90 minutes for all)
+stage_start=$SECONDS
+stage_end() { echo "== $1 took $((SECONDS - stage_start)) s (total $SECONDS s)" >&2; stage_start=$SECONDS; }
 
 scripts/setup.sh --test-deps
+stage_end "set-up and build"
 echo "== format (scripts/check-format)" >&2
 scripts/check-format
 echo "== ctest (build/)" >&2
 ctest --test-dir build --output-on-failure -j"$jobs" -LE fuzz "${ctest_args[@]}"
+stage_end "format and ctest"
 
 if [ $sanitize = 1 ]; then
   scripts/setup.sh --test-deps --build-dir build-asan --sanitize
@@ -33,17 +38,19 @@ if [ $sanitize = 1 ]; then
   # detect_leaks: LeakSanitizer runs at exit of every test program
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'no_sanitize|fuzz|bundle' "${ctest_args[@]}"
+  stage_end "ASan+UBSan build and ctest"
 fi
 
 if [ $tsan = 1 ]; then
   # only the targets of the tests labelled tsan (rt.threads, debug.facility,
-  # ocr.engine_threads; serve.concurrent is out for now: docs/STATUS.md); no CUDA module in this build
+  # ocr.engine_threads, serve.concurrent); no CUDA module in this build
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLECTOR_TSAN=ON >/dev/null
   cmake --build build-tsan --target lector test_threads test_engine_threads test_debug -- -j"$jobs" >&2
   echo "== ctest under ThreadSanitizer (build-tsan/)" >&2
   # tests/tsan.supp: oneDNN's own synchronisation is invisible to TSan
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp" \
     LECTOR_TEST_SERVE_CLIENTS=8 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L tsan "${ctest_args[@]}"
+  stage_end "TSan build and ctest"
 fi
 
 if [ $fuzz = 1 ]; then
@@ -52,4 +59,5 @@ if [ $fuzz = 1 ]; then
     -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link
   echo "== fuzzing (build-fuzz/)" >&2
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -R fuzz "${ctest_args[@]}"
+  stage_end "fuzz build and runs"
 fi
