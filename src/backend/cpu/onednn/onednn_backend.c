@@ -217,7 +217,7 @@ static void pd_release(dn_cc *c, dnnl_primitive_desc_t pd)
             c->handed[i] = c->handed[--c->n_handed];
             return;
         }
-    pd_release(c, pd);
+    dnnl_primitive_desc_destroy(pd); /* not handed out by the cache: this plan's own */
 }
 
 /* The primitive of a descriptor from pd_cached (its kernel referenced into
