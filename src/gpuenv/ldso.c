@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -56,18 +59,46 @@ static int is_dir(const char *root, const char *path)
     return gpuenv_root_stat(root, path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The x86-64 micro-architecture level of this CPU (1 to 4), as glibc
+ * decides which glibc-hwcaps subdirectories to search: the CPUID feature
+ * bits of each level, the AVX ones only when the OS saves their registers
+ * (XCR0). Read with cpuid/xgetbv because compilers disagree on the names
+ * __builtin_cpu_supports takes (clang 14 knows no "x86-64-v4", nor "movbe"). */
+static int x86_64_level(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 1;
+    unsigned c1 = c;
+    unsigned c81 = __get_cpuid(0x80000001u, &a, &b, &c, &d) ? c : 0;
+    unsigned b7 = __get_cpuid_count(7, 0, &a, &b, &c, &d) ? b : 0;
+#define BIT(r, n) (((r) >> (n)) & 1u)
+    int v2 = BIT(c1, 0) && BIT(c1, 9) && BIT(c1, 13) && BIT(c1, 19) && BIT(c1, 20) && BIT(c1, 23) && BIT(c81, 0);
+    if (!v2) return 1;
+    unsigned long long xcr0 = 0;
+    if (BIT(c1, 27)) { /* OSXSAVE: xgetbv is there */
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        xcr0 = ((unsigned long long)hi << 32) | lo;
+    }
+    int os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = (xcr0 & 0xe6) == 0xe6;
+    int v3 = os_avx && BIT(c1, 12) && BIT(c1, 22) && BIT(c1, 28) && BIT(c1, 29) && BIT(c81, 5) && BIT(b7, 3) &&
+             BIT(b7, 5) && BIT(b7, 8);
+    if (!v3) return 2;
+    int v4 = os_avx512 && BIT(b7, 16) && BIT(b7, 17) && BIT(b7, 28) && BIT(b7, 30) && BIT(b7, 31);
+#undef BIT
+    return v4 ? 4 : 3;
+#else
+    return 1;
+#endif
+}
+
 /* The glibc-hwcaps subdirectories this CPU can use, best first. */
 static int add_hwcaps(gpuenv_ldso *L)
 {
-    __builtin_cpu_init();
-    int v4 = __builtin_cpu_supports("x86-64-v4"), v3 = __builtin_cpu_supports("x86-64-v3"),
-        v2 = __builtin_cpu_supports("x86-64-v2");
-    const char *names[3];
-    int n = 0;
-    if (v4) names[n++] = "x86-64-v4";
-    if (v3) names[n++] = "x86-64-v3";
-    if (v2) names[n++] = "x86-64-v2";
-    for (int i = 0; i < n; i++) {
+    static const char *const names[] = {"x86-64-v4", "x86-64-v3", "x86-64-v2"};
+    int level = x86_64_level();
+    for (int i = 4 - level; i < 3; i++) {
         if (gpuenv_strv_push(&L->hwcaps, names[i])) return -2;
         if (gpuenv_strv_push_owned(&L->subdirs, gpuenv_asprintf("glibc-hwcaps/%s/", names[i]))) return -2;
     }
