@@ -203,7 +203,8 @@ static const char *json_param(serve_params *p, const cJSON *v, const char *key)
         snprintf(buf, sizeof buf, "%d", cJSON_IsTrue(v) ? 1 : 0);
     else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (d == (double)(long)d && d > -1e15 && d < 1e15)
+        /* the range first: converting a double outside long's is undefined */
+        if (d > -1e15 && d < 1e15 && d == (double)(long)d)
             snprintf(buf, sizeof buf, "%ld", (long)d);
         else
             snprintf(buf, sizeof buf, "%.17g", d);
