@@ -31,7 +31,7 @@ stage_end "set-up and build"
 echo "== format (scripts/check-format)" >&2
 scripts/check-format
 echo "== ctest (build/)" >&2
-ctest --test-dir build --output-on-failure --timeout 600 -j"$jobs" -LE fuzz "${ctest_args[@]}"
+ctest --test-dir build --output-on-failure --timeout 900 -j"$jobs" -LE fuzz "${ctest_args[@]}"
 stage_end "format and ctest"
 
 if [ $sanitize = 1 ]; then
@@ -39,7 +39,7 @@ if [ $sanitize = 1 ]; then
   echo "== ctest under ASan+UBSan (build-asan/)" >&2
   # detect_leaks: LeakSanitizer runs at exit of every test program
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure --timeout 900 -j"$jobs" -LE 'no_sanitize|fuzz|bundle' "${ctest_args[@]}"
+    ctest --test-dir build-asan --output-on-failure --timeout 1500 -j"$jobs" -LE 'no_sanitize|fuzz|bundle' "${ctest_args[@]}"
   stage_end "ASan+UBSan build and ctest"
 fi
 
@@ -51,7 +51,7 @@ if [ $tsan = 1 ]; then
   echo "== ctest under ThreadSanitizer (build-tsan/)" >&2
   # tests/tsan.supp: oneDNN's own synchronisation is invisible to TSan
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp" \
-    LECTOR_TEST_SERVE_CLIENTS=8 ctest --test-dir build-tsan --output-on-failure --timeout 900 -j"$jobs" -L tsan "${ctest_args[@]}"
+    LECTOR_TEST_SERVE_CLIENTS=8 ctest --test-dir build-tsan --output-on-failure --timeout 1500 -j"$jobs" -L tsan "${ctest_args[@]}"
   stage_end "TSan build and ctest"
 fi
 
