@@ -81,6 +81,16 @@ typedef struct split_result {
     gpuenv_find bad; /* its search */
 } split_result;
 
+static void split_result_free(split_result *sr)
+{
+    gpuenv_strv_free(&sr->lines);
+    gpuenv_strv_free(&sr->missing);
+    gpuenv_strv_free(&sr->versions);
+    gpuenv_strv_free(&sr->dirs);
+    if (sr->bad_path) gpuenv_find_free(&sr->bad);
+    lector__free(sr->bad_path);
+}
+
 static void resolve_splits(lector_doctor_report *r, const doctor_named *shim, const char *version,
                            const gpuenv_strv *names, split_result *sr)
 {
@@ -261,12 +271,7 @@ void doctor_cudnn_checks(lector_doctor_report *r, const doctor_named *shim, cons
         r->oom = 1;
     }
     gpuenv_strv_free(&names);
-    gpuenv_strv_free(&sr.lines);
-    gpuenv_strv_free(&sr.missing);
-    gpuenv_strv_free(&sr.versions);
-    gpuenv_strv_free(&sr.dirs);
-    if (sr.bad_path) gpuenv_find_free(&sr.bad);
-    lector__free(sr.bad_path);
+    split_result_free(&sr);
     lector__free(real_dir);
 }
 
@@ -305,12 +310,7 @@ int doctor_cudnn_split_state(lector_doctor_report *r, const char *shim_path, int
         rc = 1;
     }
     gpuenv_strv_free(&names);
-    gpuenv_strv_free(&sr.lines);
-    gpuenv_strv_free(&sr.missing);
-    gpuenv_strv_free(&sr.versions);
-    gpuenv_strv_free(&sr.dirs);
-    if (sr.bad_path) gpuenv_find_free(&sr.bad);
-    lector__free(sr.bad_path);
+    split_result_free(&sr);
     lector__free(real_dir);
     lector__free(ver);
     doctor_named_free(&shim);

@@ -19,6 +19,7 @@
  *   bundle.c     the CUDA libraries an offline bundle carries; bundle or system (--cuda-libs)
  *   drvfiles.c   which libcuda / libnvidia-ml the loader hands out, and what they are
  *   tables.c     CUDA toolkit -> minimum driver, compute capabilities
+ *   probe_dlopen.c dlopen of a driver library for a probe
  *   probe_nvml.c NVML through dlopen: driver, GPUs
  *   probe_cuda.c the CUDA driver API through dlopen: cuInit, devices, contexts
  *   nvml_metrics.c live per-GPU samples for `lector serve`'s /metrics
@@ -528,6 +529,11 @@ typedef struct gpuenv_nvml_probe {
     unsigned count;
     gpuenv_nvml_gpu gpu[GPUENV_MAX_GPUS];
 } gpuenv_nvml_probe;
+
+/** dlopen(path, RTLD_NOW | RTLD_LOCAL) for a probe: the handle, or NULL
+ *  with the loader's message in `error`; `loaded` gets the file really
+ *  mapped (dlinfo) when it can be read. */
+void *gpuenv_probe_dlopen(const char *path, char *error, size_t error_size, char *loaded, size_t loaded_size);
 
 /** $LECTOR_DOCTOR_NVML, else "libnvidia-ml.so.1". */
 const char *gpuenv_nvml_default_path(void);

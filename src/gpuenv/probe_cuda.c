@@ -4,7 +4,6 @@
  * because cuCtxCreate changed signature across CUDA majors (cuCtxCreate_v4
  * in 13) while cuDevicePrimaryCtxRetain did not. */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,16 +59,9 @@ int gpuenv_cuda_probe_run(const char *path, gpuenv_cuda_probe *out)
     memset(out, 0, sizeof *out);
     out->init_rc = -1;
     out->count_rc = -1;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(out->error, sizeof out->error, "%s", e ? e : "dlopen failed");
-        return -1;
-    }
+    void *h = gpuenv_probe_dlopen(path, out->error, sizeof out->error, out->loaded_path, sizeof out->loaded_path);
+    if (!h) return -1;
     out->loaded = 1;
-    struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-        snprintf(out->loaded_path, sizeof out->loaded_path, "%s", lm->l_name);
     fn_ip drvver = (fn_ip)dlsym(h, "cuDriverGetVersion");
     if (drvver && drvver(&out->driver_version)) out->driver_version = 0;
     fn_u init = (fn_u)dlsym(h, "cuInit");

@@ -3,7 +3,6 @@
  * nvidia-smi shows. NVML belongs to the kernel side of the driver, so its
  * answers describe the driver, not the toolkit. */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,16 +89,9 @@ int gpuenv_nvml_probe_run(const char *path, gpuenv_nvml_probe *out)
     memset(out, 0, sizeof *out);
     out->init_rc = -1;
     out->count_rc = -1;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(out->error, sizeof out->error, "%s", e ? e : "dlopen failed");
-        return -1;
-    }
+    void *h = gpuenv_probe_dlopen(path, out->error, sizeof out->error, out->loaded_path, sizeof out->loaded_path);
+    if (!h) return -1;
     out->loaded = 1;
-    struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-        snprintf(out->loaded_path, sizeof out->loaded_path, "%s", lm->l_name);
     fn_void init = SYM(h, fn_void, "nvmlInit_v2");
     if (!init) init = SYM(h, fn_void, "nvmlInit");
     fn_void shut = SYM(h, fn_void, "nvmlShutdown");

@@ -82,6 +82,25 @@ static lector_status tiff_fail(lector_error *err, lector_status code, const char
                          diag->has_error ? diag->msg : "");
 }
 
+/* Opens the TIFF in memory at src with the decoder's diagnostics in diag
+ * and max_alloc as libtiff's largest single allocation. */
+static lector_status tiff_open(mem_src *src, tiff_diag *diag, const char *name, uint64_t max_alloc, TIFF **tif,
+                               lector_error *err)
+{
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+    if (!opts) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a TIFF decoder", name);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)max_alloc);
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, diag);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, diag);
+    *tif = TIFFClientOpenExt(name, "rm", (thandle_t)src, mem_read, mem_write, mem_seek, mem_close, mem_size, mem_map,
+                             mem_unmap, opts);
+    TIFFOpenOptionsFree(opts);
+    if (!*tif)
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
+                             diag->has_error ? diag->msg : "cannot open");
+    return LECTOR_OK;
+}
+
 lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
                               img_pages *out, lector_error *err)
 {
@@ -91,20 +110,12 @@ lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name
     diag.name = name;
     lector_status st = LECTOR_OK;
     uint32_t *raster = NULL;
-    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
-    if (!opts) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a TIFF decoder", name);
     uint64_t cap = limits->max_pixels * 8;
     if (cap < ((uint64_t)64 << 20)) cap = (uint64_t)64 << 20;
     if (cap > (uint64_t)INT64_MAX) cap = (uint64_t)INT64_MAX;
-    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)cap);
-    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &diag);
-    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &diag);
-    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close, mem_size,
-                                  mem_map, mem_unmap, opts);
-    TIFFOpenOptionsFree(opts);
-    if (!tif)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
-                             diag.has_error ? diag.msg : "cannot open");
+    TIFF *tif;
+    st = tiff_open(&src, &diag, name, cap, &tif, err);
+    if (st) return st;
 
     tdir_t ndirs = TIFFNumberOfDirectories(tif);
     if (ndirs > (tdir_t)limits->max_pages) {
@@ -212,18 +223,9 @@ lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *n
     diag.name = name;
     *pages = 0;
     *width = *height = *max_page = *total = 0;
-    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
-    if (!opts) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot create a TIFF decoder", name);
-    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)64 << 20);
-    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &diag);
-    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &diag);
-    TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)&src, mem_read, mem_write, mem_seek, mem_close, mem_size,
-                                  mem_map, mem_unmap, opts);
-    TIFFOpenOptionsFree(opts);
-    if (!tif)
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: invalid TIFF: %s", name,
-                             diag.has_error ? diag.msg : "cannot open");
-    lector_status st = LECTOR_OK;
+    TIFF *tif;
+    lector_status st = tiff_open(&src, &diag, name, (uint64_t)64 << 20, &tif, err);
+    if (st) return st;
     tdir_t ndirs = TIFFNumberOfDirectories(tif);
     if (ndirs == 0) ndirs = 1;
     for (tdir_t dir = 0; dir < ndirs; dir++) {
