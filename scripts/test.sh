@@ -20,9 +20,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 jobs=$(nproc)
-# ctest --timeout: the default limit of a test that sets none (a hang must
-# fail the run, not outlast CI's 90 minutes)
-# each stage's wall time, printed as it ends (CI has 90 minutes for all)
+# CI has 90 minutes for all of it: each stage's wall time is printed as it
+# ends, and every ctest gets --timeout, the limit of a test that sets none
+# (a hang must fail the run, not outlast CI)
 stage_start=$SECONDS
 stage_end() { echo "== $1 took $((SECONDS - stage_start)) s (total $SECONDS s)" >&2; stage_start=$SECONDS; }
 
