@@ -58,6 +58,17 @@ stop_server() {
         ko "sanitizer report: $(cat "$tmp/server.log")" || ok
 }
 
+# warm_read_seconds: the time of one read of the sample once the server is
+# warm (two reads; the first compiles). Cases that size their load or their
+# deadlines from the machine's speed use it.
+warm_read_seconds() {
+    local t
+    for _ in 1 2; do
+        t=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
+    done
+    echo "$t"
+}
+
 # post FILE [QUERY] -> body in $tmp/body, status in $code
 post() {
     code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: image/jpeg' ${AUTH:+-H "Authorization: Bearer $AUTH"} \
@@ -542,9 +553,7 @@ abandoned)
     start_server -- --workers 1 --queue 64 --timeout-ms 300000
     # about eight seconds of work for the blocker, from one warm read measured
     # here (a fraction of a second in the normal build, seconds under ASan)
-    for _ in 1 2; do
-        t=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
-    done
+    t=$(warm_read_seconds)
     n=$(awk -v t="$t" 'BEGIN {n = int(8 / (t > 0.01 ? t : 0.01)) + 1; print (n < 4 ? 4 : (n > 32 ? 32 : n))}')
     parts=()
     for _ in $(seq 1 "$n"); do parts+=(-F "image=@$sample;type=image/jpeg"); done
@@ -629,9 +638,7 @@ expected_wait)
     # about two service times), two are not (three); a deadline of exactly
     # three service times left no margin for a noisy machine.
     start_server -- --workers 1 --queue 64 --timeout-ms 120000
-    for _ in 1 2; do
-        t=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
-    done
+    t=$(warm_read_seconds)
     dl=$(awk -v t="$t" 'BEGIN {printf "%d", t * 2500}')
     echo "one request: $t s; deadline $dl ms"
     for i in $(seq 1 10); do
