@@ -49,6 +49,7 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
     m->cache = lector__calloc((size_t)m->cap_cache, sizeof *m->cache);
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->compiled, NULL);
     lector_status st = rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0,
                                          opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
     if (st) return st;
@@ -73,7 +74,10 @@ lector_status rt_model_load_memory(const void *data, size_t size, const char *na
     if (st) {
         if (m->arenas_ready) rt_arena_pool_destroy(&m->arenas);
         rt_backend_free(m->be);
-        if (m->cache) pthread_mutex_destroy(&m->lock);
+        if (m->cache) {
+            pthread_mutex_destroy(&m->lock);
+            pthread_cond_destroy(&m->compiled);
+        }
         lector__free(m->cache);
         lector__free(m->inputs);
         lector__free(m->outputs);
@@ -118,6 +122,7 @@ void lector_model_free(lector_model *m)
     for (int i = 0; i < m->n_cache; i++) rt_plan_free(m->cache[i].plan);
     rt_arena_pool_destroy(&m->arenas);
     pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->compiled);
     lector__free(m->cache);
     lector__free(m->retired);
     lector__free(m->inputs);
@@ -315,21 +320,71 @@ static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, 
     rt_graph *g = rt_graph_clone(m->g);
     if (!g) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", m->g->name);
     int fuse = (m->be->iface->features & RT_FEATURE_FUSED_ACT) != 0;
+    double t0 = lector__now_ms();
     lector_status st = rt_optimize(g, inputs, fuse, err);
     if (st) {
         rt_graph_free(g);
         return st;
     }
-    return shape_gets_jit(m, inputs) ? rt_plan_build(g, m->be, inputs, out, err)
-                                     : rt_plan_build_generic(g, m->be, inputs, out, err);
+    double t1 = lector__now_ms();
+    st = shape_gets_jit(m, inputs) ? rt_plan_build(g, m->be, inputs, out, err)
+                                   : rt_plan_build_generic(g, m->be, inputs, out, err);
+    if (!st) {
+        char shape[96];
+        int k = 0;
+        for (int d = 0; d < inputs[0].ndim && k < (int)sizeof shape - 24; d++)
+            k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? "x" : "", (long long)inputs[0].dims[d]);
+        if (!k) shape[0] = 0;
+        lector__log(LECTOR_LOG_DEBUG, "%s: plan for %s compiled in %.1f ms (graph passes %.1f ms, backend %.1f ms)%s",
+                    m->g->name, shape, lector__now_ms() - t0, t1 - t0, lector__now_ms() - t1,
+                    (*out)->generic ? ", generic" : "");
+    }
+    return st;
+}
+
+/* Do two calls' inputs have the same shapes (the plan cache's key)? Inputs
+ * bound by value (shape operands) never match: their values would have to
+ * be compared too, and such inputs are rare. */
+static int same_shapes(const lector_tensor *a, const lector_tensor *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].ndim != b[i].ndim || rt_input_bound_by_value(&a[i]) || rt_input_bound_by_value(&b[i])) return 0;
+        for (int d = 0; d < a[i].ndim; d++)
+            if (a[i].dims[d] != b[i].dims[d]) return 0;
+    }
+    return 1;
+}
+
+/* m->lock held: is another thread compiling these shapes now? */
+static int compiling_now(const lector_model *m, const lector_tensor *inputs)
+{
+    for (int i = 0; i < RT_COMPILING_MAX; i++)
+        if (m->compiling[i] && same_shapes(m->compiling[i], inputs, m->g->n_inputs)) return 1;
+    return 0;
+}
+
+/* m->lock held: this thread's compile ends (slot -1: it was not listed). */
+static void compile_ended(lector_model *m, int slot)
+{
+    if (slot < 0) return;
+    m->compiling[slot] = NULL;
+    pthread_cond_broadcast(&m->compiled);
 }
 
 /* Returns a referenced plan for these input shapes, compiling it if needed. */
 static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, rt_plan **out, lector_error *err)
 {
-    int slot;
+    int slot, listed = -1;
     pthread_mutex_lock(&m->lock);
     rt_plan *p = cache_get(m, inputs, &slot);
+    /* the same shape compiling in another thread: its plan, when it is done */
+    while (!p && compiling_now(m, inputs)) {
+        pthread_cond_wait(&m->compiled, &m->lock);
+        p = cache_get(m, inputs, &slot);
+    }
+    if (!p)
+        for (int i = 0; i < RT_COMPILING_MAX && listed < 0; i++)
+            if (!m->compiling[i]) m->compiling[listed = i] = inputs;
     pthread_mutex_unlock(&m->lock);
     if (p) {
         *out = p;
@@ -340,10 +395,16 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
     int host = (m->be->iface->features & RT_FEATURE_HOST_MEMORY) != 0;
     size_t heap0 = host ? heap_in_use() : 0;
     lector_status st = compile_plan(m, inputs, &fresh, err);
-    if (st) return st;
+    if (st) {
+        pthread_mutex_lock(&m->lock);
+        compile_ended(m, listed);
+        pthread_mutex_unlock(&m->lock);
+        return st;
+    }
     size_t heap1 = host ? heap_in_use() : 0;
     fresh->arenas = &m->arenas;
     pthread_mutex_lock(&m->lock);
+    compile_ended(m, listed);
     m->plans_compiled++;
     m->plans_generic += fresh->generic;
     p = cache_get(m, inputs, &slot);

@@ -15,6 +15,8 @@
 #include "rt/graph.h"
 #include "rt/plan.h"
 
+#define RT_COMPILING_MAX 64
+
 typedef struct cache_entry {
     rt_plan *plan; /* plan->refs counts the cache's reference + running calls */
     uint64_t last_used;
@@ -42,6 +44,11 @@ struct lector_model {
     int arenas_ready;
     int jit_size;                           /* lector_model_options.jit_size */
     uint64_t plans_compiled, plans_generic; /* under lock */
+    /* shapes being compiled now (the callers' inputs, valid until their
+     * compile ends): a second caller of the same shape waits for the
+     * first's plan instead of compiling it again */
+    const lector_tensor *compiling[RT_COMPILING_MAX];
+    pthread_cond_t compiled; /* broadcast when a compile ends */
     _Atomic uint64_t runs;
 };
 

@@ -3,6 +3,11 @@
  * outputs for the same inputs, bit for bit. Shapes differ between threads so
  * that plans are compiled concurrently and the LRU cache (capacity 2 here)
  * evicts plans while other threads run them.
+ *
+ * Then all 8 threads, released together, run one shape the model has not
+ * seen: lector_model_stats counts one plan compiled per shape not in the
+ * cache (lector_rt.h), so the count grows by exactly one (the others wait
+ * for the first thread's plan), and the 8 outputs are the same bytes.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +51,66 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static pthread_barrier_t start;
+static lector_tensor fresh;
+static lector_tensor *fresh_out[THREADS];
+
+static void *fresh_worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    size_t n = 0;
+    lector_error err = {0};
+    pthread_barrier_wait(&start);
+    if (lector_model_run(model, &fresh, 1, &fresh_out[id], &n, &err) != LECTOR_OK) {
+        fprintf(stderr, "thread %d, the new shape: %s\n", id, err.message);
+        fresh_out[id] = NULL;
+    }
+    return NULL;
+}
+
+/* All threads at once on a shape not seen before; 0 when it compiled once
+ * and every thread got the same output. */
+static int same_new_shape(void)
+{
+    fresh = (lector_tensor){LECTOR_DTYPE_FLOAT32, 4, {2, 3, 48, 352}, NULL};
+    size_t n = (size_t)lector_tensor_numel(&fresh);
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)((double)rand() / RAND_MAX * 2.0 - 1.0);
+    fresh.data = x;
+    lector_model_stats before, after;
+    lector_model_get_stats(model, &before);
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, fresh_worker, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&start);
+    lector_model_get_stats(model, &after);
+    int bad = 0;
+    if (after.plans_compiled != before.plans_compiled + 1) {
+        fprintf(stderr, "%d threads on one new shape compiled %llu plans, not 1\n", THREADS,
+                (unsigned long long)(after.plans_compiled - before.plans_compiled));
+        bad = 1;
+    }
+    for (int t = 0; t < THREADS; t++) {
+        if (!fresh_out[t] || !fresh_out[0]) {
+            bad = 1;
+            continue;
+        }
+        size_t nb = (size_t)lector_tensor_numel(&fresh_out[t][0]) * 4;
+        if (memcmp(fresh_out[t][0].dims, fresh_out[0][0].dims, sizeof fresh_out[0][0].dims) ||
+            memcmp(fresh_out[t][0].data, fresh_out[0][0].data, nb)) {
+            fprintf(stderr, "thread %d: the new shape's output differs from thread 0's\n", t);
+            bad = 1;
+        }
+    }
+    for (int t = 0; t < THREADS; t++)
+        if (fresh_out[t]) lector_tensors_free(fresh_out[t], 1);
+    free(x);
+    printf("%d threads on one new shape: plans compiled %llu\n", THREADS,
+           (unsigned long long)(after.plans_compiled - before.plans_compiled));
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -79,6 +144,7 @@ int main(int argc, char **argv)
         free(inputs[t].data);
         lector_tensors_free(expected[t], 1);
     }
+    failures += same_new_shape();
     lector_model_free(model);
     printf("%d threads x %d rounds on %s: %d mismatches\n", THREADS, ROUNDS, path, failures);
     return failures ? 1 : 0;
