@@ -39,10 +39,10 @@ for s in paddleocr_doc_imgs tesseract_test rapidocr_tests; do cp -r "$shared/dat
 mkdir -p "$d/icdar2015_test/ch4_test_images" "$d/sroie_subset/img"
 cp "$shared/data/icdar2015_test/gt.tsv" "$d/icdar2015_test/"
 cp "$shared/data/sroie_subset/gt.tsv" "$d/sroie_subset/"
-ls "$shared/data/icdar2015_test/ch4_test_images" | sort -t_ -k2 -n | head -n "$icdar" |
+ls "$shared/data/icdar2015_test/ch4_test_images" | sort -t_ -k2 -n | sed -n "1,${icdar}p" |
   while read -r f; do cp "$shared/data/icdar2015_test/ch4_test_images/$f" "$d/icdar2015_test/ch4_test_images/"; done
 cp "$shared/data/icdar2015_test/ch4_test_images/img_20.jpg" "$d/icdar2015_test/ch4_test_images/"
-ls "$shared/data/sroie_subset/img" | sort | head -n "$sroie" |
+ls "$shared/data/sroie_subset/img" | sort | sed -n "1,${sroie}p" |
   while read -r f; do cp "$shared/data/sroie_subset/img/$f" "$d/sroie_subset/img/"; done
 cp "$shared/peers/torch_onnx.py" "$dev/"
 if [ -n "$asan" ]; then
