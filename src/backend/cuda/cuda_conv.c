@@ -62,9 +62,20 @@ static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhw
 }
 
 /* ---- convolution algorithms ----
- * cuDNN's heuristic (cheap), or a timed search over its algorithms
- * (cudnnFind*: each algorithm once, bounded), cached per convolution
- * signature (shapes, parameters, storage) for the life of the process. */
+ * cuDNN's heuristic, or a timed search over its algorithms (cudnnFind*:
+ * each algorithm once, bounded), cached for the life of the process.
+ *
+ * The heuristic costs 1-10 ms a convolution (cuDNN 9 on the H200: 34 ms for
+ * the recogniser's), and every recognised line has a width of its own, so a
+ * forward convolution's algorithm is chosen once per size class: cuDNN's
+ * heuristic for the same convolution at the class's size (height and width
+ * each rounded up to a power of two, sizes up to 32 their own), used for
+ * every size of the class where it runs (its workspace is asked for the
+ * real size; where cuDNN refuses it, or it asks for more than CU_WS_LIMIT,
+ * the real size's own heuristic). The choice is a function of the shape
+ * alone, never of the shapes compiled before, so a line's text never
+ * depends on its neighbours or the stream's history. ConvTranspose (the
+ * detector's head) and the timed search keep a choice per exact shape. */
 
 typedef struct algo_key {
     int64_t v[20];
@@ -79,6 +90,8 @@ typedef struct algo_entry {
 static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
 static algo_entry *algos;
 static int n_algos, cap_algos;
+/* cuDNN's heuristics and searches keep process-wide state: one at a time */
+static pthread_mutex_t heuristic_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* LECTOR_CUDA_CONV_SEARCH=1: the timed search. Off by default: cuDNN's
  * heuristic gave the faster plans in half precision (docs/BENCHMARKS.md has
@@ -86,58 +99,31 @@ static int n_algos, cap_algos;
  * against the CPU's to the text. */
 static int conv_search(void) { return cu_switch(LECTOR__TC_CUDA_CONV_SEARCH, 0); }
 
-static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
-                       const rt_value *y, const int *conv)
+/* The size a forward convolution's algorithm is chosen at. */
+static int64_t algo_size(int64_t v)
 {
-    algo_key k;
-    memset(&k, 0, sizeof k);
-    k.v[0] = transposed | s->half << 1 | s->nhwc << 2;
-    for (int d = 0; d < 4; d++) {
-        k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
-        k.v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
-        k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
-    }
-    for (int d = 0; d < 7; d++) k.v[13 + d] = conv[d];
+    if (v <= 32) return v;
+    int64_t b = 64;
+    while (b < v) b <<= 1;
+    return b;
+}
+
+static int algo_lookup(const algo_key *k, int *algo, size_t *ws)
+{
+    int hit = 0;
     pthread_mutex_lock(&algo_lock);
-    for (int i = 0; i < n_algos; i++)
-        if (!memcmp(&algos[i].key, &k, sizeof k)) {
-            s->algo = algos[i].algo;
-            s->ws = algos[i].ws;
-            pthread_mutex_unlock(&algo_lock);
-            return 0;
+    for (int i = 0; i < n_algos && !hit; i++)
+        if (!memcmp(&algos[i].key, k, sizeof *k)) {
+            *algo = algos[i].algo;
+            *ws = algos[i].ws;
+            hit = 1;
         }
     pthread_mutex_unlock(&algo_lock);
-    int found = 0, search = conv_search();
-    if (!transposed) {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        cudnnStatus_t r = search
-                              ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
-                                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
-                              : cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
-                                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
-        if (r) return 1;
-        int i = 0;
-        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
-        if (i == found) return 1;
-        s->algo = perf[i].algo;
-        if (cudnnGetConvolutionForwardWorkspaceSize(cc->w->dnn, s->xd, s->wd, s->cd, s->yd, perf[i].algo, &s->ws))
-            return 1;
-    } else {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        cudnnStatus_t r =
-            search ? cudnnFindConvolutionBackwardDataAlgorithm(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
-                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf)
-                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
-                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf);
-        if (r) return 1;
-        int i = 0;
-        while (i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
-        if (i == found) return 1;
-        s->algo = perf[i].algo;
-        if (cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd, perf[i].algo, &s->ws))
-            return 1;
-    }
-    cudaGetLastError(); /* a search may leave a failed allocation behind */
+    return hit;
+}
+
+static void algo_store(const algo_key *k, int algo, size_t ws)
+{
     pthread_mutex_lock(&algo_lock);
     if (n_algos == cap_algos) {
         int cap = cap_algos ? 2 * cap_algos : 256;
@@ -147,9 +133,138 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
             cap_algos = cap;
         }
     }
-    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){k, s->algo, s->ws};
+    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){*k, algo, ws};
     pthread_mutex_unlock(&algo_lock);
+}
+
+/* cuDNN's first usable algorithm for the descriptors (heuristic or timed
+ * search); 1 when none is. */
+static int cudnn_algo(compile_ctx *cc, const cu_step *s, int transposed, cudnnTensorDescriptor_t xd,
+                      cudnnTensorDescriptor_t yd, int *algo)
+{
+    int found = 0, search = conv_search(), i = 0;
+    cudnnStatus_t r;
+    pthread_mutex_lock(&heuristic_lock);
+    if (!transposed) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, xd, s->wd, s->cd, yd,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
+                   : cudnnGetConvolutionForwardAlgorithm_v7(cc->w->dnn, xd, s->wd, s->cd, yd,
+                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
+        while (!r && i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (!r && i < found) *algo = perf[i].algo;
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        r = search ? cudnnFindConvolutionBackwardDataAlgorithm(cc->w->dnn, s->wd, xd, s->cd, yd,
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf)
+                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(cc->w->dnn, s->wd, xd, s->cd, yd,
+                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf);
+        while (!r && i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
+        if (!r && i < found) *algo = perf[i].algo;
+    }
+    cudaGetLastError(); /* a search may leave a failed allocation behind */
+    pthread_mutex_unlock(&heuristic_lock);
+    return r || i == found;
+}
+
+/* The workspace algorithm `algo` needs for the step's own descriptors; 1
+ * when cuDNN refuses the algorithm for them or it needs too much. */
+static int algo_workspace(compile_ctx *cc, const cu_step *s, int transposed, int algo, size_t *ws)
+{
+    cudnnStatus_t r = transposed ? cudnnGetConvolutionBackwardDataWorkspaceSize(cc->w->dnn, s->wd, s->xd, s->cd, s->yd,
+                                                                                (cudnnConvolutionBwdDataAlgo_t)algo, ws)
+                                 : cudnnGetConvolutionForwardWorkspaceSize(cc->w->dnn, s->xd, s->wd, s->cd, s->yd,
+                                                                           (cudnnConvolutionFwdAlgo_t)algo, ws);
+    return r != CUDNN_STATUS_SUCCESS || *ws > CU_WS_LIMIT;
+}
+
+/* Descriptors of the convolution at its size class (forward only): xd, yd
+ * of class sizes; 0 when the class is the step's own size (nothing made). */
+static int class_descriptors(const cu_step *s, const rt_value *x, cudnnTensorDescriptor_t *xd,
+                             cudnnTensorDescriptor_t *yd)
+{
+    int64_t h = x->ndim == 4 ? x->dims[2] : 1, w = x->dims[x->ndim - 1];
+    int64_t hc = algo_size(h), wc = algo_size(w);
+    if (hc == h && wc == w) return 0;
+    cudnnDataType_t t = s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    cudnnTensorFormat_t f = s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    int od[4];
+    *xd = *yd = NULL;
+    if (cudnnCreateTensorDescriptor(xd) || cudnnCreateTensorDescriptor(yd) ||
+        cudnnSetTensor4dDescriptor(*xd, f, t, (int)x->dims[0], (int)x->dims[1], (int)hc, (int)wc) ||
+        cudnnGetConvolutionNdForwardOutputDim(s->cd, *xd, s->wd, 4, od) ||
+        cudnnSetTensor4dDescriptor(*yd, f, t, od[0], od[1], od[2], od[3])) {
+        if (*xd) cudnnDestroyTensorDescriptor(*xd);
+        if (*yd) cudnnDestroyTensorDescriptor(*yd);
+        *xd = *yd = NULL;
+        return -1;
+    }
+    return 1;
+}
+
+static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
+                     const rt_value *y, const int *conv)
+{
+    /* the key: the exact shapes (bit 3 clear), or the size class (bit 3 set) */
+    algo_key k;
+    memset(&k, 0, sizeof k);
+    int by_class = !transposed && !conv_search();
+    k.v[0] = transposed | s->half << 1 | s->nhwc << 2 | by_class << 3;
+    for (int d = 0; d < 4; d++) {
+        k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
+        k.v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
+        k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
+    }
+    for (int d = 0; d < 7; d++) k.v[13 + d] = conv[d];
+    if (by_class) { /* the input's class sizes; the output follows from them */
+        int hd = x->ndim == 4 ? 3 : 0;
+        if (hd) k.v[hd] = algo_size(x->dims[2]);
+        k.v[1 + x->ndim - 1] = algo_size(x->dims[x->ndim - 1]);
+        for (int d = 0; d < 4; d++) k.v[9 + d] = 0;
+        int algo;
+        size_t ws_class;
+        if (!algo_lookup(&k, &algo, &ws_class)) {
+            cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
+            int made = class_descriptors(s, x, &xd, &yd);
+            int r = made < 0 || cudnn_algo(cc, s, 0, made ? xd : s->xd, made ? yd : s->yd, &algo);
+            if (made > 0) {
+                cudnnDestroyTensorDescriptor(xd);
+                cudnnDestroyTensorDescriptor(yd);
+            }
+            if (r) algo = -1; /* no algorithm at the class size: each size its own */
+            algo_store(&k, algo, 0);
+        }
+        if (algo >= 0 && !algo_workspace(cc, s, 0, algo, &s->ws)) {
+            s->algo = algo;
+            return 0;
+        }
+        k.v[0] &= ~(int64_t)8; /* this size's own choice */
+        for (int d = 0; d < 4; d++) {
+            k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
+            k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
+        }
+    }
+    int algo;
+    size_t ws;
+    if (algo_lookup(&k, &algo, &ws)) {
+        s->algo = algo;
+        s->ws = ws;
+        return 0;
+    }
+    if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) return 1;
+    s->algo = algo;
+    s->ws = ws;
+    algo_store(&k, algo, ws);
     return 0;
+}
+
+static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
+                       const rt_value *y, const int *conv)
+{
+    double t0 = cu_now_ms();
+    int r = pick_algo(cc, s, transposed, x, wv, y, conv);
+    cc->algo_ms += cu_now_ms() - t0;
+    return r;
 }
 
 /* Returns 0 when the step was built, 1 to run the node on the host, -1 on a hard error. */
@@ -220,16 +335,25 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
     /* a pointwise convolution over NHWC is one matrix product, Y[pixels][K] = X[pixels][C] W^T:
      * cuBLAS runs these tall, skinny products closer to the memory's speed than cuDNN. Over a
      * 1 x 1 image (the squeeze-and-excitation convolutions after a global pooling) both layouts
-     * hold the same bytes and the product is Y[N][K] = X[N][C] W^T in either */
+     * hold the same bytes and the product is Y[N][K] = X[N][C] W^T in either. Over NCHW it is
+     * one product per image, Y[n][K][HW] = W X[n][C][HW]: cuDNN would need its descriptors, an
+     * algorithm and a workspace query for every new input width (about 30 of these convolutions
+     * in the recogniser), where cuBLAS takes the sizes as arguments. */
     int one_pixel = r == 2 && x->dims[2] * x->dims[3] == 1;
-    if (!transposed && r == 2 && (s->nhwc || one_pixel) && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 &&
-        ph == 0 && pw == 0 && y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] &&
-        cu_switch(LECTOR__TC_CUDA_GEMM1X1, 1) && x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX) {
+    if (!transposed && r == 2 && group == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+        y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3] && cu_switch(LECTOR__TC_CUDA_GEMM1X1, 1) &&
+        x->dims[0] * x->dims[2] * x->dims[3] <= INT32_MAX && cin * x->dims[2] * x->dims[3] <= INT32_MAX) {
         int64_t d4[4] = {wv->dims[0], wv->dims[1], 1, 1};
-        s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, 0); /* [K][C] */
-        s->m = (int)(x->dims[0] * x->dims[2] * x->dims[3]);
+        s->wconv = cu_convert_weights(cc, wv, d4, s->half, 0); /* [K][C] */
         s->k = (int)cin;
         s->nn = (int)wv->dims[0];
+        if (s->nhwc || one_pixel) {
+            s->m = (int)(x->dims[0] * x->dims[2] * x->dims[3]);
+            s->batch = 0;
+        } else {
+            s->m = (int)(x->dims[2] * x->dims[3]);
+            s->batch = (int)x->dims[0];
+        }
         s->kind = S_CONV_GEMM;
         return 0;
     }
@@ -283,7 +407,7 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
     s->wconv = RT_NO_OFFSET;
     if (s->half || s->nhwc) { /* the filter in the storage cuDNN reads: fp16, KRSC for NHWC */
         int64_t d4[4] = {wv->dims[0], wv->dims[1], kh, kw};
-        s->wconv = cu_convert_weights(cc, wv->data, d4, s->half, s->nhwc);
+        s->wconv = cu_convert_weights(cc, wv, d4, s->half, s->nhwc);
     }
     s->kind = transposed ? S_DECONV : S_CONV;
     return 0;
@@ -321,14 +445,26 @@ lector_status cu_run_dwconv(const exec_ctx *x, const cu_step *s, const rt_node *
     return cu_kernel_status(rc, n, err);
 }
 
-/* S_CONV_GEMM: row-major Y[m][nn] = X[m][k] W[nn][k]^T, i.e. column-major Y^T = W^T-as-stored^T X^T
- * (bias and activation: the chain that follows). */
+/* S_CONV_GEMM (bias and activation: the chain that follows). batch = 0 (NHWC, or a 1 x 1
+ * image): row-major Y[m][nn] = X[m][k] W[nn][k]^T, i.e. column-major Y^T = W^T-as-stored^T X^T.
+ * batch > 0 (NCHW, m = H * W): per image row-major Y[nn][m] = W[nn][k] X[k][m], i.e. column-major
+ * Y^T = X^T W^T with W as stored. */
 lector_status cu_run_conv_gemm(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
 {
     const void *X = cu_dptr(x, n->in[0]), *W = cu_const(x->cp, s->wconv);
     void *Y = cu_dptr(x, n->out[0]);
     cublasStatus_t bs;
-    if (s->half) {
+    long long sx = (long long)s->k * s->m, sy = (long long)s->nn * s->m;
+    if (s->batch && s->half) {
+        cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
+        bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->nn, s->k, &cu_one, X, CUDA_R_16F,
+                                        s->m, sx, W, CUDA_R_16F, s->k, 0, &cu_zero, Y, CUDA_R_16F, s->m, sy, s->batch,
+                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
+    } else if (s->batch) {
+        bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->nn, s->k, &cu_one, X, s->m, sx, W,
+                                       s->k, 0, &cu_zero, Y, s->m, sy, s->batch);
+    } else if (s->half) {
         cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
         bs = cublasGemmEx(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, W, CUDA_R_16F, s->k, X,
                           CUDA_R_16F, s->k, &cu_zero, Y, CUDA_R_16F, s->nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "backend/cuda/kernels.h"
 #include "rt/backend.h"
@@ -35,7 +36,13 @@ extern const rt_host_api *H; /* the core's table (cuda_backend.c) */
 
 /* ---- workers: what one call borrows ---------------------------------------- */
 
-#define CU_GRAPHS 32
+/* CUDA graphs a worker keeps (their plans, arenas and workspaces baked in).
+ * A full table evicts only a graph unused for CU_GRAPH_IDLE of the worker's
+ * runs; otherwise the new plan runs step by step: with a plan per line
+ * width (hundreds on document pages) evicting the least recently used one
+ * re-captured a graph on nearly every run, which costs more than the run. */
+#define CU_GRAPHS     128
+#define CU_GRAPH_IDLE 4096
 typedef struct cu_graph {
     uint64_t plan;
     const void *arena, *ws;
@@ -46,7 +53,7 @@ typedef struct cu_graph {
 typedef struct cu_worker {
     cu_graph graphs[CU_GRAPHS];
     int n_graphs;
-    uint64_t tick;
+    uint64_t tick; /* runs of this worker through cu_run_steps */
     cudaStream_t stream;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
@@ -67,6 +74,17 @@ typedef struct cu_ctx {
     pthread_mutex_t lock;
     cu_worker *idle;
     char name[64];
+    /* the model's weights as its plans upload them (cu_memo_*): every new
+     * input shape is a plan, and converting, hashing and comparing 10 MB
+     * of weights again cost each new line width 5-40 ms */
+    pthread_mutex_t memo_lock;
+    struct cu_memo {
+        const void *src; /* the model's own constant (never a plan graph's) */
+        size_t n;
+        int kind;
+        struct cu_shared *shared; /* a reference held by the memo */
+    } * memo;
+    int n_memo, cap_memo;
 } cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -161,7 +179,7 @@ typedef struct cu_step {
  * A capture costs more than one step-by-step run and pays only when it is
  * replayed: shapes seen once or twice (a line of an unusual width) never
  * take a worker's graph slot from the shapes that come back. */
-#define CU_GRAPH_AFTER 2
+#define CU_GRAPH_AFTER 8
 
 typedef struct cu_plan {
     uint64_t id;      /* unique in the process: keys the workers' CUDA graphs */
@@ -211,7 +229,10 @@ typedef struct cbuf {
     struct cbuf_chunk {
         void *p;
         size_t n;
-    } * big; /* chunks to share, in CU_SHARED index order */
+        const void *src;          /* for the memo: the model's constant it came from, or NULL */
+        int kind;                 /* and how (CU_MEMO_*) */
+        struct cu_shared *shared; /* already on the device (a memo hit): p is NULL */
+    } * big;                      /* chunks to share, in CU_SHARED index order */
     int n_big, cap_big;
 } cbuf;
 
@@ -233,7 +254,18 @@ typedef struct compile_ctx {
     int oom;
     int *need_const; /* per value: a GPU step reads this constant (fp32, as in the graph) */
     int sm;          /* compute capability major * 10 + minor */
+    double algo_ms;  /* time in cuDNN's algorithm choice (LECTOR_LOG=debug) */
 } compile_ctx;
+
+/* Weights by the model constant they come from: cu_memo_get adds the
+ * device copy a plan of this backend uploaded before (what `kind` of
+ * conversion of `v`, n bytes) to the block and returns its offset, or
+ * returns 0 (not known, or v is not the model's own constant); the caller
+ * then converts and adds it with cbuf_add_from, which the upload records. */
+enum { CU_MEMO_RAW = 1, CU_MEMO_CONVERTED = 2 }; /* CU_MEMO_CONVERTED | half << 2 | nhwc << 3 */
+size_t cu_memo_get(compile_ctx *cc, const rt_value *v, int kind, size_t n);
+size_t cbuf_add_from(compile_ctx *cc, const rt_value *v, int kind, const void *data, size_t n);
+void cu_memo_free(cu_ctx *c);
 
 typedef struct exec_ctx {
     const rt_plan *p;
@@ -244,6 +276,13 @@ typedef struct exec_ctx {
 } exec_ctx;
 
 /* ---- shared helpers ------------------------------------------------------------ */
+
+static inline double cu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static const float cu_one = 1.f, cu_zero = 0.f; /* cuDNN's and cuBLAS's alpha and beta */
 
@@ -327,7 +366,7 @@ lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *e
 lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err);
 void cu_cbuf_free(cbuf *b);
 void cu_shared_put(cu_shared *s);
-lector_status cu_upload_constants(int device, cu_plan *cp, cbuf *cb, lector_error *err);
+lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error *err);
 
 /* cuda_plan.c: rt_backend_iface's plan_compile and plan_free. */
 lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err);
@@ -396,7 +435,7 @@ void cu_assign_storage(compile_ctx *cc);
 void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last);
 /* A 4-D tensor of dims (N, C, H, W), fp32 NCHW weights -> `half`/`nhwc`
  * storage, appended to the constant block; returns its offset. */
-size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc);
+size_t cu_convert_weights(compile_ctx *cc, const rt_value *wv, const int64_t *dims, int half, int nhwc);
 
 /* cuda_fuse.c: every elementwise step into a chain, conv/matmul epilogues
  * absorbed. 0 on success; -1 when a step cannot be expressed. */

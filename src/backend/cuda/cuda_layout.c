@@ -21,10 +21,14 @@
 #include "backend/cuda/cuda_internal.h"
 #include "util/half.h"
 
-size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, int half, int nhwc)
+size_t cu_convert_weights(compile_ctx *cc, const rt_value *wv, const int64_t *dims, int half, int nhwc)
 {
+    const float *w = wv->data;
     int64_t K = dims[0], C = dims[1], R = dims[2], S = dims[3], n = K * C * R * S;
     size_t es = half ? 2 : 4;
+    int kind = CU_MEMO_CONVERTED | half << 2 | nhwc << 3;
+    size_t known = cu_memo_get(cc, wv, kind, (size_t)n * es);
+    if (known) return known;
     char *buf = cu_malloc((size_t)(n ? n : 1) * es);
     if (!buf) {
         cc->oom = 1;
@@ -41,7 +45,7 @@ size_t cu_convert_weights(compile_ctx *cc, const float *w, const int64_t *dims, 
                     else
                         ((float *)buf)[dst] = w[src];
                 }
-    size_t off = cbuf_add(&cc->cb, buf, (size_t)n * es, &cc->oom);
+    size_t off = cbuf_add_from(cc, wv, kind, buf, (size_t)n * es);
     cu_free(buf);
     return off;
 }

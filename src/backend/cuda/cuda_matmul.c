@@ -55,8 +55,8 @@ int cu_build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     if ((s->half && (ah == 0 || bh == 0)) || (!s->half && s->c_half)) return 1;
     s->wconv = s->aconv = RT_NO_OFFSET;
     if (s->half) {
-        if (b->data) s->wconv = cu_convert_weights(cc, b->data, (int64_t[]){1, 1, 1, numel(b)}, 1, 0);
-        if (a->data) s->aconv = cu_convert_weights(cc, a->data, (int64_t[]){1, 1, 1, numel(a)}, 1, 0);
+        if (b->data) s->wconv = cu_convert_weights(cc, b, (int64_t[]){1, 1, 1, numel(b)}, 1, 0);
+        if (a->data) s->aconv = cu_convert_weights(cc, a, (int64_t[]){1, 1, 1, numel(a)}, 1, 0);
     }
     return 0;
 }

@@ -232,27 +232,36 @@ lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
 
 /* ---- constant blocks ----------------------------------------------------------- */
 
+/* A chunk to share, owned by the block from here on (freed, or its
+ * reference put, when there is no room for it). */
+static size_t chunk_push(cbuf *b, struct cbuf_chunk ch, int *oom)
+{
+    if (b->n_big == b->cap_big) {
+        int cap = b->cap_big ? 2 * b->cap_big : 32;
+        struct cbuf_chunk *nb = cu_realloc(b->big, sizeof *nb * (size_t)cap);
+        if (!nb) {
+            *oom = 1;
+            cu_free(ch.p);
+            cu_shared_put(ch.shared);
+            return 0;
+        }
+        b->big = nb;
+        b->cap_big = cap;
+    }
+    b->big[b->n_big] = ch;
+    return CU_SHARED | (size_t)b->n_big++;
+}
+
 size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
 {
     if (n >= CU_SHARE_MIN) { /* a weight: shared with the other plans at upload */
-        if (b->n_big == b->cap_big) {
-            int cap = b->cap_big ? 2 * b->cap_big : 32;
-            struct cbuf_chunk *nb = cu_realloc(b->big, sizeof *nb * (size_t)cap);
-            if (!nb) {
-                *oom = 1;
-                return 0;
-            }
-            b->big = nb;
-            b->cap_big = cap;
-        }
         void *copy = data ? cu_malloc(n) : cu_calloc(1, n);
         if (!copy) {
             *oom = 1;
             return 0;
         }
         if (data) memcpy(copy, data, n);
-        b->big[b->n_big] = (struct cbuf_chunk){copy, n};
-        return CU_SHARED | (size_t)b->n_big++;
+        return chunk_push(b, (struct cbuf_chunk){.p = copy, .n = n}, oom);
     }
     size_t off = (b->n + 255) & ~(size_t)255;
     if (off + n > b->cap) {
@@ -276,7 +285,10 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
 
 void cu_cbuf_free(cbuf *b)
 {
-    for (int i = 0; i < b->n_big; i++) cu_free(b->big[i].p);
+    for (int i = 0; i < b->n_big; i++) {
+        cu_free(b->big[i].p);
+        cu_shared_put(b->big[i].shared); /* a memo hit the upload did not take */
+    }
     cu_free(b->big);
     cu_free(b->p);
     *b = (cbuf){0};
@@ -287,18 +299,22 @@ void cu_cbuf_free(cbuf *b)
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static cu_shared *shared_list;
 
+/* A hash of every 16th 8-byte word and the tail: equal hashes are compared
+ * byte for byte anyway, and each plan of a new shape hashes the model's
+ * weights again (10 MB for the recogniser: 4 ms for every word, on the
+ * compile path of every new line width). */
 static uint64_t bytes_hash(const void *p, size_t n)
 {
     const unsigned char *b = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    for (; i + 8 <= n; i += 128) {
         uint64_t w;
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001b3ull;
         h ^= h >> 29;
     }
-    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    for (i = n > 8 ? n - 8 : 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
 }
 
@@ -359,17 +375,94 @@ void cu_shared_put(cu_shared *s)
     cu_free(s);
 }
 
-/* Uploads the staged constants: the plan's own block and its shared chunks. */
-lector_status cu_upload_constants(int device, cu_plan *cp, cbuf *cb, lector_error *err)
+/* ---- the backend's memo of its model's weights ------------------------------------ */
+
+/* The model's own constants (a plan graph's clone shares them and never
+ * frees them) outlive every plan of the backend; a plan graph's own
+ * constants do not, and their addresses may come back with other bytes. */
+static const void *memo_src(const rt_value *v) { return v && v->data && !v->owns_data ? v->data : NULL; }
+
+size_t cu_memo_get(compile_ctx *cc, const rt_value *v, int kind, size_t n)
 {
+    cu_ctx *c = cc->be->ctx;
+    const void *src = memo_src(v);
+    if (!src || n < CU_SHARE_MIN) return 0;
+    cu_shared *hit = NULL;
+    pthread_mutex_lock(&c->memo_lock);
+    for (int i = 0; i < c->n_memo && !hit; i++)
+        if (c->memo[i].src == src && c->memo[i].kind == kind && c->memo[i].n == n) hit = c->memo[i].shared;
+    pthread_mutex_unlock(&c->memo_lock);
+    if (!hit) return 0;
+    pthread_mutex_lock(&shared_lock);
+    hit->refs++;
+    pthread_mutex_unlock(&shared_lock);
+    return chunk_push(&cc->cb, (struct cbuf_chunk){NULL, n, src, kind, hit}, &cc->oom);
+}
+
+size_t cbuf_add_from(compile_ctx *cc, const rt_value *v, int kind, const void *data, size_t n)
+{
+    size_t off = cbuf_add(&cc->cb, data, n, &cc->oom);
+    if (!cc->oom && (off & CU_SHARED)) {
+        struct cbuf_chunk *ch = &cc->cb.big[off & ~CU_SHARED];
+        ch->src = memo_src(v);
+        ch->kind = kind;
+    }
+    return off;
+}
+
+static void memo_put(cu_ctx *c, const struct cbuf_chunk *ch, cu_shared *s)
+{
+    pthread_mutex_lock(&c->memo_lock);
+    for (int i = 0; i < c->n_memo; i++)
+        if (c->memo[i].src == ch->src && c->memo[i].kind == ch->kind && c->memo[i].n == ch->n) {
+            pthread_mutex_unlock(&c->memo_lock); /* another plan's compile recorded it first */
+            return;
+        }
+    if (c->n_memo == c->cap_memo) {
+        int cap = c->cap_memo ? 2 * c->cap_memo : 64;
+        struct cu_memo *nm = cu_realloc(c->memo, sizeof *nm * (size_t)cap);
+        if (!nm) { /* no memo: the next plan converts and compares again */
+            pthread_mutex_unlock(&c->memo_lock);
+            return;
+        }
+        c->memo = nm;
+        c->cap_memo = cap;
+    }
+    pthread_mutex_lock(&shared_lock);
+    s->refs++;
+    pthread_mutex_unlock(&shared_lock);
+    c->memo[c->n_memo++] = (struct cu_memo){ch->src, ch->n, ch->kind, s};
+    pthread_mutex_unlock(&c->memo_lock);
+}
+
+void cu_memo_free(cu_ctx *c)
+{
+    for (int i = 0; i < c->n_memo; i++) cu_shared_put(c->memo[i].shared);
+    cu_free(c->memo);
+    c->memo = NULL;
+    c->n_memo = c->cap_memo = 0;
+    pthread_mutex_destroy(&c->memo_lock);
+}
+
+/* Uploads the staged constants: the plan's own block and its shared chunks. */
+lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error *err)
+{
+    int device = c->device;
     lector_status st = LECTOR_OK;
     if (cb->n_big) {
         cp->shared = cu_calloc((size_t)cb->n_big, sizeof *cp->shared);
         if (!cp->shared) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     for (int i = 0; i < cb->n_big && !st; i++) {
-        st = shared_get(device, cb->big[i].p, cb->big[i].n, &cp->shared[i], err);
-        cb->big[i].p = NULL; /* the store's now, or freed */
+        struct cbuf_chunk *ch = &cb->big[i];
+        if (ch->shared) { /* the memo's: the reference moves to the plan */
+            cp->shared[i] = ch->shared;
+            ch->shared = NULL;
+        } else {
+            st = shared_get(device, ch->p, ch->n, &cp->shared[i], err);
+            ch->p = NULL; /* the store's now, or freed */
+            if (!st && ch->src) memo_put(c, ch, cp->shared[i]);
+        }
         if (!st) cp->n_shared = i + 1;
     }
     if (!st && cb->n) {

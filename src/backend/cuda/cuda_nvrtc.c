@@ -528,9 +528,13 @@ typedef struct kentry {
     char *key;           /* the kernel's source with the name "K" */
     cudaKernel_t kernel; /* NULL: compiling it failed (the interpreter runs it) */
     int vec;
+    int done; /* 0 while a plan's compile is making it (outside the lock) */
 } kentry;
 
+/* NVRTC runs outside the lock: a plan waits only for the kernels it needs
+ * that another plan is compiling (cache_compiled), not for every compile */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cache_compiled = PTHREAD_COND_INITIALIZER;
 static kentry *cache;
 static int n_cache, cap_cache;
 
@@ -550,7 +554,7 @@ static int cache_add(char *key, int vec)
         cache = nc;
         cap_cache = cap;
     }
-    cache[n_cache] = (kentry){key, NULL, vec};
+    cache[n_cache] = (kentry){key, NULL, vec, 0};
     return n_cache++;
 }
 
@@ -575,8 +579,10 @@ static int arch_option(int sm, char *opt, size_t len, int *cubin)
     return 0;
 }
 
-/* Compiles kernels `idx[0..n)` of the cache in one program. */
-static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
+/* Compiles the cache's kernels idx[0..n) (sources keys[0..n)) in one
+ * program; got[i]: the kernel, or NULL (the interpreter runs it). */
+static void compile_batch(int sm, const int *idx, const char *const *keys, int n, const char *plan_name,
+                          cudaKernel_t *got)
 {
     sbuf src = {0};
     sb_printf(&src, prelude_fmt, CK_CHAIN_DIMS, CK_CHAIN_EXT, CK_CHAIN_DIMS, CK_CHAIN_OUT, CK_CHAIN_EXT, CK_CHAIN_OUT,
@@ -585,7 +591,7 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
-        const char *key = cache[idx[i]].key;
+        const char *key = keys[i];
         const char *k = strstr(key, " K(");
         if (!k) continue;
         sb_printf(&src, "%.*s %s%s\n", (int)(k - key), key, name, k + 2);
@@ -640,7 +646,7 @@ static void compile_batch(int sm, const int *idx, int n, const char *plan_name)
         snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
         cudaKernel_t k = NULL;
         if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess)
-            cache[idx[i]].kernel = k;
+            got[i] = k;
         else
             cudaGetLastError();
     }
@@ -724,9 +730,7 @@ int cu_compile_chains(compile_ctx *cc)
         return 0;
     }
     int n_todo = 0, fuse_dw = dw_fusion_enabled();
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t0 = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    double t0 = cu_now_ms();
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < cp->n_steps; i++) {
         slot[i] = dwslot[i] = -1;
@@ -743,7 +747,26 @@ int cu_compile_chains(compile_ctx *cc)
             dwslot[i] = cache_slot(&b, dw_work(s).v, todo, &n_todo);
         }
     }
-    if (n_todo) compile_batch(cc->sm, todo, n_todo, cc->g->name);
+    const char **keys = cu_calloc((size_t)n_todo + 1, sizeof *keys);
+    cudaKernel_t *got = cu_calloc((size_t)n_todo + 1, sizeof *got);
+    for (int i = 0; i < n_todo && keys; i++) keys[i] = cache[todo[i]].key;
+    pthread_mutex_unlock(&cache_lock);
+    if (n_todo && keys && got) compile_batch(cc->sm, todo, keys, n_todo, cc->g->name, got);
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n_todo; i++) {
+        cache[todo[i]].kernel = got ? got[i] : NULL;
+        cache[todo[i]].done = 1;
+    }
+    if (n_todo) pthread_cond_broadcast(&cache_compiled);
+    cu_free(keys);
+    cu_free(got);
+    for (;;) { /* the kernels other plans' compiles are making */
+        int pending = 0;
+        for (int i = 0; i < cp->n_steps && !pending; i++)
+            pending = (slot[i] >= 0 && !cache[slot[i]].done) || (dwslot[i] >= 0 && !cache[dwslot[i]].done);
+        if (!pending) break;
+        pthread_cond_wait(&cache_compiled, &cache_lock);
+    }
     int compiled = 0, fused = 0, nn = 0;
     for (int i = 0; i < cp->n_steps; i++) {
         cu_step *s = &cp->steps[i];
@@ -772,12 +795,11 @@ int cu_compile_chains(compile_ctx *cc)
     }
     cp->n_steps = nn;
     pthread_mutex_unlock(&cache_lock);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     if (n_todo)
         H->log(3,
                "cuda: %s: %d kernels compiled by NVRTC in %.0f ms; %d chains use compiled kernels, %d run inside "
                "their depthwise convolution's",
-               cc->g->name, n_todo, ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - t0, compiled - fused, fused);
+               cc->g->name, n_todo, cu_now_ms() - t0, compiled - fused, fused);
     cu_free(todo);
     cu_free(slot);
     cu_free(dwslot);

@@ -239,6 +239,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     }
     for (int i = 0; i < g->n_inputs; i++) cp->in_conv[i] = RT_NO_OFFSET;
     for (int i = 0; i < g->n_outputs; i++) cp->out_conv[i] = RT_NO_OFFSET;
+    double t_start = cu_now_ms();
     if (half || nhwc) cu_assign_storage(&cc);
     lector_status st = cu_worker_get(c, &cc.w, err);
     if (st) {
@@ -249,10 +250,10 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     /* inputs arrive as fp32 NCHW: convert those stored otherwise */
     for (int i = 0; i < g->n_inputs && !st; i++)
         if (needs_convert(g, cp, g->inputs[i])) st = push_convert(cp, g, g->inputs[i], 1, err);
-    /* one compile at a time in the process: cuDNN's heuristics and searches keep
-     * process-wide state, and compiles are rare next to runs */
-    static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&compile_lock);
+    /* compiles run in parallel (every line width is a plan); cuDNN's
+     * heuristics, which keep process-wide state, take their own lock
+     * (cuda_conv.c) */
+    double t_steps = cu_now_ms();
     for (int o = 0; o < p->n_order && !st; o++) {
         const rt_node *n = &g->nodes[p->order[o]];
         cu_step *step = push_step(cp);
@@ -285,7 +286,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         }
         if (step->ws > cp->ws) cp->ws = step->ws;
     }
-    pthread_mutex_unlock(&compile_lock);
+    double t_fuse = cu_now_ms();
     cu_worker_put(c, cc.w);
     if (!st && cu_fuse_chains(&cc)) {
         if (half || nhwc) {
@@ -312,12 +313,16 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         if (!st && cc.need_const[v] && g->values[v].data) {
             size_t nb =
                 (size_t)numel(&g->values[v]) * (cu_dsize(g->values[v].dtype) ? cu_dsize(g->values[v].dtype) : 1);
-            cp->coff[v] = cbuf_add(&cc.cb, g->values[v].data, nb ? nb : 1, &cc.oom);
+            nb = nb ? nb : 1;
+            size_t known = cu_memo_get(&cc, &g->values[v], CU_MEMO_RAW, nb);
+            cp->coff[v] = known ? known : cbuf_add_from(&cc, &g->values[v], CU_MEMO_RAW, g->values[v].data, nb);
         }
     }
     cu_free(cc.need_const);
     if (!st && cc.oom) st = cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
-    if (!st) st = cu_upload_constants(c->device, cp, &cc.cb, err);
+    double t_upload = cu_now_ms();
+    if (!st) st = cu_upload_constants(c, cp, &cc.cb, err);
+    double t_chains = cu_now_ms();
     size_t shared_bytes = 0;
     for (int i = 0; i < cp->n_shared; i++) shared_bytes += cp->shared[i]->n;
     cu_cbuf_free(&cc.cb);
@@ -326,6 +331,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         return st;
     }
     if (!cp->n_host) atomic_fetch_add(&((cu_ctx *)be->ctx)->kernels, (uint64_t)cu_compile_chains(&cc));
+    double t_end = cu_now_ms();
     /* after the planned activations: the uploaded inputs, their converted storage, the outputs' fp32 copies */
     size_t top = (p->arena_size + 255) & ~(size_t)255;
     for (int i = 0; i < g->n_inputs; i++) {
@@ -356,9 +362,11 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     p->arena_size = top;
     H->log(3,
            "cuda: %s: %d steps (%d on the host), %s %s, weights %zu KiB (shared by the plans), constants %zu KiB, "
-           "arena %zu KiB, workspace %zu KiB",
+           "arena %zu KiB, workspace %zu KiB; %.1f ms: layout %.1f, steps %.1f (algorithms %.1f), "
+           "fusion %.1f, constants %.1f, chains %.1f",
            g->name, cp->n_steps, cp->n_host, half ? "fp16" : "fp32", nhwc ? "NHWC" : "NCHW", shared_bytes >> 10,
-           cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10);
+           cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10, t_end - t_start, t_steps - t_start,
+           t_fuse - t_steps, cc.algo_ms, t_upload - t_fuse, t_chains - t_upload, t_end - t_chains);
     if (cp->n_host)
         H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
                cp->n_steps);
