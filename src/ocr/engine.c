@@ -172,11 +172,12 @@ static int rows_from_memory(size_t avail, size_t per_row, int floor)
 }
 
 /* On a GPU: every row count is a plan (an arena, CUDA graphs) per input
- * width; a few counts keep the service's memory flat where every count from
- * 1 to 64 would keep compiling new plans. */
-int ocr_batch_rows(const lector_engine *e, int nb, int floor, int max)
+ * width, and every line width is one too; powers of two keep the plans few
+ * (a width's lines come 1, 2, 3... at a time as pages arrive), where every
+ * count from 1 to 64 would keep compiling new plans. */
+int ocr_batch_rows(const lector_engine *e, int nb, int max)
 {
-    if (!e->on_gpu || nb <= floor) return nb;
+    if (!e->on_gpu) return nb;
     int r = 1;
     while (r < nb) r *= 2;
     return r > max ? (max > nb ? max : nb) : r;
@@ -190,6 +191,13 @@ int ocr_cls_batch_size(const lector_engine *e)
 int ocr_rec_batch_size(const lector_engine *e, int tw)
 {
     int bs = e->p.rec_batch_num;
+    /* On a GPU every (width, rows) pair is a plan, and lines wider than
+     * rec_image_width have widths of their own (247 among 37 document
+     * pages): batching the few that share one would compile a plan per row
+     * count (as many 2-row plans as 1-row ones on those pages) and keep
+     * compiling as pages come. They run one row each; the lines read at
+     * rec_image_width, most of them, are batched. */
+    if (e->on_gpu && tw != e->p.rec_image_width) return 1;
     if (e->gpu_rec_rows > bs) { /* a GPU: as many rows as its memory takes at this width */
         int64_t r = (int64_t)e->gpu_rec_rows * e->p.rec_image_width / (tw > 0 ? tw : 1);
         if (r > bs) bs = r > GPU_MAX_ROWS ? GPU_MAX_ROWS : (int)r;

@@ -73,9 +73,9 @@ lector_status ocr_batch_limits(lector_engine *e, lector_error *err);
 int ocr_cls_batch_size(const lector_engine *e);
 int ocr_rec_batch_size(const lector_engine *e, int tw);
 /* Rows of the tensor a batch of nb lines runs in, bs at most per batch:
- * nb on the CPU; on a GPU nb up to PaddleOCR's batch size `floor`, above it
- * the next power of two (the extra rows zeros, their results unread). */
-int ocr_batch_rows(const lector_engine *e, int nb, int floor, int bs);
+ * nb on the CPU; on a GPU the next power of two (the extra rows zeros,
+ * their results unread; a row's result does not depend on the others). */
+int ocr_batch_rows(const lector_engine *e, int nb, int bs);
 /* Image limits of the engine's parameters. */
 void ocr_image_limits(const lector_engine *e, img_limits *l);
 

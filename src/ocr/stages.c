@@ -313,7 +313,7 @@ static lector_status run_lines(lector_model *m, ocr_crop *const *cr, int nb, int
 
 lector_status ocr_cls_run(lector_engine *e, ocr_crop **cr, int n, lector_error *err)
 {
-    int rows = ocr_batch_rows(e, n, e->p.cls_batch_num, ocr_cls_batch_size(e));
+    int rows = ocr_batch_rows(e, n, ocr_cls_batch_size(e));
     lector_tensor *out = NULL;
     size_t n_out = 0;
     lector_status st =
@@ -401,13 +401,13 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
 lector_status ocr_rec_run(lector_engine *e, ocr_crop **cr, int n, lector_error *err)
 {
     int tw = cr[0]->tw, bs = ocr_rec_batch_size(e, tw);
-    lector_status st = rec_batch(e, e->rec, cr, n, ocr_batch_rows(e, n, e->p.rec_batch_num, bs), tw, err);
+    lector_status st = rec_batch(e, e->rec, cr, n, ocr_batch_rows(e, n, bs), tw, err);
     if (st || !e->rec32) return st;
     ocr_crop *again[GPU_MAX_ROWS]; /* uncertain in half precision: once more in fp32 */
     int na = 0;
     for (int k = 0; k < n && na < GPU_MAX_ROWS; k++)
         if (cr[k]->score < e->p.gpu_fp16_recheck) again[na++] = cr[k];
-    if (na) st = rec_batch(e, e->rec32, again, na, ocr_batch_rows(e, na, e->p.rec_batch_num, bs), tw, err);
+    if (na) st = rec_batch(e, e->rec32, again, na, ocr_batch_rows(e, na, bs), tw, err);
     return st;
 }
 
