@@ -896,6 +896,19 @@ static int chain_commit(dn_cc *c, const chain *ch, int oslot)
     return 0;
 }
 
+/* The primitive pd, with the chain's post-op operands after its n args
+ * (bin_md NULL: the step takes none), into output slot ys; pd is released
+ * and the chain committed. -1 when ys or an operand has no slot. */
+static int add_chained_prim(dn_cc *c, const chain *ch, dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *bin_md,
+                            int *args, int *sl, const dnnl_memory_desc_t **mds, int n, int plain_view, int ys)
+{
+    int na = ys < 0 ? -1 : bin_md ? chain_args(c, ch, bin_md, args, sl, mds, n, plain_view) : n;
+    int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
+    pd_release(c, pd);
+    if (!r) r = chain_commit(c, ch, ys);
+    return r;
+}
+
 /* ---- converted weights ------------------------------------------------------- */
 
 /* Starts the key of weights converted for a primitive: the source constants
@@ -974,6 +987,16 @@ static dnnl_primitive_desc_t pd_create(dn_cc *c, const void *desc, size_t size, 
     op_args a = {desc, at, c->eng};
     dnnl_primitive_desc_t pd = pd_cached(c, &k, make_op, &a);
     dn_key_free(&k);
+    return pd;
+}
+
+/* pd_create when the operation descriptor was made (desc_ok), else NULL;
+ * the attributes are destroyed either way. */
+static dnnl_primitive_desc_t pd_create_consuming(dn_cc *c, int desc_ok, const void *d, size_t n,
+                                                 dnnl_primitive_attr_t at)
+{
+    dnnl_primitive_desc_t pd = desc_ok ? pd_create(c, d, n, at) : NULL;
+    if (at) dnnl_primitive_attr_destroy(at);
     return pd;
 }
 
@@ -1156,10 +1179,7 @@ static int build_conv(dn_cc *c, int ni, int transposed)
         int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         int sl[DN_MAX_ARGS] = {ss, ws, bs, ys};
         const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {0};
-        int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 0);
-        int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-        pd_release(c, pd);
-        if (!r) r = chain_commit(c, &ch, ys);
+        int r = add_chained_prim(c, &ch, pd, bin_md, args, sl, mds, 4, 0, ys);
         chain_clear(&ch);
         return r;
     }
@@ -1377,18 +1397,12 @@ static int build_eltwise(dn_cc *c, int ni)
             }
         }
         dnnl_eltwise_desc_t d;
-        dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
-        dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b)))
-            pd = pd_create(c, &d, sizeof d, at);
-        if (at) dnnl_primitive_attr_destroy(at);
+        int made = ok(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, a, b));
+        dnnl_primitive_desc_t pd = pd_create_consuming(c, made, &d, sizeof d, chain_attr(c, &ch, NULL, NULL));
         if (!pd) continue;
         int ys = out_slot(c, ch.end, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
         int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
-        int r = ys < 0 ? -1 : add_prim(c, pd, 2, args, sl, NULL);
-        pd_release(c, pd);
-        if (!r) r = chain_commit(c, &ch, ys);
-        return r;
+        return add_chained_prim(c, &ch, pd, NULL, args, sl, NULL, 2, 0, ys);
     }
     return -1;
 }
@@ -1456,20 +1470,14 @@ static int build_binary(dn_cc *c, int ni)
             }
         }
         dnnl_memory_desc_t bin_md[24];
-        dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, NULL);
         dnnl_binary_desc_t d;
-        dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd))) pd = pd_create(c, &d, sizeof d, at);
-        if (at) dnnl_primitive_attr_destroy(at);
+        int made = ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd));
+        dnnl_primitive_desc_t pd = pd_create_consuming(c, made, &d, sizeof d, chain_attr(c, &ch, bin_md, NULL));
         if (!pd) continue;
         int ys = out_slot(c, ch.end, &amd);
         int args[DN_MAX_ARGS] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST}, sl[DN_MAX_ARGS] = {as, bs, ys};
         const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, &bmd, &amd};
-        int na = ys < 0 ? -1 : chain_args(c, &ch, bin_md, args, sl, mds, 3, 0);
-        int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-        pd_release(c, pd);
-        if (!r) r = chain_commit(c, &ch, ys);
-        return r;
+        return add_chained_prim(c, &ch, pd, bin_md, args, sl, mds, 3, 0, ys);
     }
     return -1;
 }
@@ -1726,11 +1734,9 @@ static int build_matmul(dn_cc *c, int ni)
                 }
             }
             dnnl_memory_desc_t bin_md[24];
-            dnnl_primitive_attr_t at = chain_attr(c, &ch, bin_md, &ymd);
             dnnl_matmul_desc_t d;
-            dnnl_primitive_desc_t pd = NULL;
-            if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd))) pd = pd_create(c, &d, sizeof d, at);
-            if (at) dnnl_primitive_attr_destroy(at);
+            int made = ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd));
+            dnnl_primitive_desc_t pd = pd_create_consuming(c, made, &d, sizeof d, chain_attr(c, &ch, bin_md, &ymd));
             if (!pd) {
                 chain_clear(&ch);
                 continue;
@@ -1779,10 +1785,7 @@ static int build_matmul(dn_cc *c, int ni)
             int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
             int sl[DN_MAX_ARGS] = {as, ws, bs, ys};
             const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, NULL, NULL, &ymd};
-            int na = chain_args(c, &ch, bin_md, args, sl, mds, 4, 1);
-            int r = na < 0 ? -1 : add_prim(c, pd, na, args, sl, mds);
-            pd_release(c, pd);
-            if (!r) r = chain_commit(c, &ch, ys);
+            int r = add_chained_prim(c, &ch, pd, bin_md, args, sl, mds, 4, 1, ys);
             chain_clear(&ch);
             return r;
         }
@@ -1813,11 +1816,9 @@ static int build_matmul(dn_cc *c, int ni)
                 ch.tail_b = n->act_beta;
             }
         }
-        dnnl_primitive_attr_t at = chain_attr(c, &ch, NULL, NULL);
         dnnl_matmul_desc_t d;
-        dnnl_primitive_desc_t pd = NULL;
-        if (ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd))) pd = pd_create(c, &d, sizeof d, at);
-        if (at) dnnl_primitive_attr_destroy(at);
+        int made = ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd));
+        dnnl_primitive_desc_t pd = pd_create_consuming(c, made, &d, sizeof d, chain_attr(c, &ch, NULL, NULL));
         if (!pd) continue;
         int as = need_plain(c, a), bs = need_plain(c, b);
         int ys = out_slot(c, ch.end, &ymd);
@@ -1827,10 +1828,7 @@ static int build_matmul(dn_cc *c, int ni)
         }
         int args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, sl[3] = {as, bs, ys};
         const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &ymd};
-        int rr = add_prim(c, pd, 3, args, sl, mds);
-        pd_release(c, pd);
-        if (!rr) rr = chain_commit(c, &ch, ys);
-        return rr;
+        return add_chained_prim(c, &ch, pd, NULL, args, sl, mds, 3, 0, ys);
     }
     return -1;
 }
