@@ -220,15 +220,25 @@ static void depthwise(const rt_node *nd, const rt_conv_geom *g, const float *x, 
     }
 }
 
-lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
+/* Conv's and ConvTranspose's operands (x, w and the bias if given, all
+ * fp32) checked, and their geometry (kind: RT_GEOM_CONV or RT_GEOM_CONVT). */
+static lector_status conv_operands(const rt_node *nd, const lector_tensor *in, const rt_kernel_ctx *ctx,
+                                   rt_geom_kind kind, const lector_tensor **bias, rt_conv_geom *g)
 {
     const lector_tensor *xt = &in[0], *wt = &in[1];
     const lector_tensor *bt = nd->n_in > 2 && in[2].data ? &in[2] : NULL;
+    *bias = bt;
     if (xt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, xt->dtype);
     if (wt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, wt->dtype);
     if (bt && bt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, bt->dtype);
+    return rt_conv_geom_make(nd, kind, xt->ndim, xt->dims, wt->dims, g, ctx->err);
+}
+
+lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
+{
+    const lector_tensor *xt = &in[0], *wt = &in[1], *bt;
     rt_conv_geom g;
-    lector_status st = rt_conv_geom_make(nd, RT_GEOM_CONV, xt->ndim, xt->dims, wt->dims, &g, ctx->err);
+    lector_status st = conv_operands(nd, in, ctx, RT_GEOM_CONV, &bt, &g);
     if (st) return st;
     int64_t N = xt->dims[0], C = xt->dims[1], M = wt->dims[0];
     int64_t G = rt_attr_int(nd, "group", 1), Cg = C / G, Mg = M / G;
@@ -309,13 +319,9 @@ lector_status rt_ref_Conv(const rt_node *nd, const lector_tensor *in, lector_ten
 lector_status rt_ref_ConvTranspose(const rt_node *nd, const lector_tensor *in, lector_tensor *out,
                                    const rt_kernel_ctx *ctx)
 {
-    const lector_tensor *xt = &in[0], *wt = &in[1];
-    const lector_tensor *bt = nd->n_in > 2 && in[2].data ? &in[2] : NULL;
-    if (xt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, xt->dtype);
-    if (wt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, wt->dtype);
-    if (bt && bt->dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, bt->dtype);
+    const lector_tensor *xt = &in[0], *wt = &in[1], *bt;
     rt_conv_geom g;
-    lector_status st = rt_conv_geom_make(nd, RT_GEOM_CONVT, xt->ndim, xt->dims, wt->dims, &g, ctx->err);
+    lector_status st = conv_operands(nd, in, ctx, RT_GEOM_CONVT, &bt, &g);
     if (st) return st;
     int64_t N = xt->dims[0], C = xt->dims[1];
     int64_t G = rt_attr_int(nd, "group", 1), Cg = C / G, Mg = wt->dims[1], M = Mg * G;

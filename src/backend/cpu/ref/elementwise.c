@@ -108,25 +108,18 @@ static lector_status binary_act(const rt_node *nd, int op, const lector_tensor *
     return st;
 }
 
-lector_status rt_ref_Add(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return binary_act(nd, OP_ADD, in, out, ctx);
-}
+/* The op table's kernels (rt_ref_Add ...): one body, the operator as an argument. */
+#define REF_KERNEL(name, body, op)                                                              \
+    lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out, \
+                                const rt_kernel_ctx *ctx)                                       \
+    {                                                                                           \
+        return body(nd, op, in, out, ctx);                                                      \
+    }
 
-lector_status rt_ref_Sub(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return binary_act(nd, OP_SUB, in, out, ctx);
-}
-
-lector_status rt_ref_Mul(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return binary_act(nd, OP_MUL, in, out, ctx);
-}
-
-lector_status rt_ref_Div(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return binary_act(nd, OP_DIV, in, out, ctx);
-}
+REF_KERNEL(Add, binary_act, OP_ADD)
+REF_KERNEL(Sub, binary_act, OP_SUB)
+REF_KERNEL(Mul, binary_act, OP_MUL)
+REF_KERNEL(Div, binary_act, OP_DIV)
 
 /* out = in[0] broadcast to out's shape. */
 static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lector_tensor *out, const rt_kernel_ctx *ctx)
@@ -161,15 +154,8 @@ static lector_status variadic(const rt_node *nd, int op, const lector_tensor *in
     return st;
 }
 
-lector_status rt_ref_Max(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return variadic(nd, OP_MAX, in, out, ctx);
-}
-
-lector_status rt_ref_Min(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
-{
-    return variadic(nd, OP_MIN, in, out, ctx);
-}
+REF_KERNEL(Max, variadic, OP_MAX)
+REF_KERNEL(Min, variadic, OP_MIN)
 
 /* ---- Pow: float base (any exponent type) or integer base -------------- */
 
