@@ -300,7 +300,9 @@ static void push_item(item **arr, int *n, int *cap, const item *it)
     (*arr)[(*n)++] = *it;
 }
 
-static int read_gt(const char *path)
+/* Calls fn(line, lineno, path) for each line of the file, its line end
+ * stripped; returns the sum of fn's results, or -1 when it cannot be read. */
+static int for_each_line(const char *path, int (*fn)(char *line, int lineno, const char *path))
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -310,113 +312,109 @@ static int read_gt(const char *path)
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    int lineno = 0, used = 0;
+    int lineno = 0, sum = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (lineno == 1) continue; /* header */
-        char *col[6] = {0};
-        int nc = 0;
-        char *p = line;
-        col[nc++] = p;
-        while (*p && nc < 6) {
-            if (*p == '\t') {
-                *p = 0;
-                col[nc++] = p + 1;
-            }
-            p++;
-        }
-        if (nc < 4) continue;
-        image *im = find_image(col[0], 1);
-        if (!strcmp(col[1], "word") || !strcmp(col[1], "line") || !strcmp(col[1], "cell")) {
-            char *text = unescape(col[3]);
-            if (strcmp(text, "###")) {
-                item t = {0};
-                t.ncp = utf8_decode(text, &t.cp);
-                push_item(&im->txt, &im->ntxt, &im->captxt, &t);
-            }
-            free(text);
-        }
-        if (strcmp(col[1], "word") && strcmp(col[1], "line")) continue;
-        double v[8];
-        if (sscanf(col[2], "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) !=
-            8)
-            continue;
-        item it = {0};
-        for (int i = 0; i < 4; i++) it.q[i] = (pt){v[2 * i], v[2 * i + 1]};
-        char *text = unescape(col[3]);
-        it.dontcare = !strcmp(text, "###");
-        it.ncp = utf8_decode(text, &it.cp);
-        free(text);
-        push_item(&im->gt, &im->ngt, &im->capgt, &it);
-        used++;
+        sum += fn(line, lineno, path);
     }
     free(line);
     fclose(f);
-    return used;
+    return sum;
 }
 
-static int read_res(const char *path)
+/* A ground-truth TSV line (the first is the header): 1 when it adds a box. */
+static int gt_line(char *line, int lineno, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
-        return -1;
+    (void)path;
+    if (lineno == 1) return 0; /* header */
+    char *col[6] = {0};
+    int nc = 0;
+    char *p = line;
+    col[nc++] = p;
+    while (*p && nc < 6) {
+        if (*p == '\t') {
+            *p = 0;
+            col[nc++] = p + 1;
+        }
+        p++;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int n = 0, lineno = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (len <= 1) continue;
-        cJSON *o = cJSON_Parse(line);
-        if (!o) {
-            fprintf(stderr, "lector-score: %s:%d: not JSON\n", path, lineno);
-            continue;
+    if (nc < 4) return 0;
+    image *im = find_image(col[0], 1);
+    if (!strcmp(col[1], "word") || !strcmp(col[1], "line") || !strcmp(col[1], "cell")) {
+        char *text = unescape(col[3]);
+        if (strcmp(text, "###")) {
+            item t = {0};
+            t.ncp = utf8_decode(text, &t.cp);
+            push_item(&im->txt, &im->ntxt, &im->captxt, &t);
         }
-        cJSON *file = cJSON_GetObjectItemCaseSensitive(o, "file");
-        image *im = cJSON_IsString(file) ? match_image(file->valuestring) : NULL;
-        if (!im) {
-            fprintf(stderr, "lector-score: %s:%d: file %s not in GT, skipped\n", path, lineno,
-                    cJSON_IsString(file) ? file->valuestring : "?");
-            cJSON_Delete(o);
-            continue;
-        }
-        im->found = 1;
-        cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "error");
-        if (cJSON_IsString(err)) im->err = 1;
-        cJSON *pages = cJSON_GetObjectItemCaseSensitive(o, "pages");
-        cJSON *page = cJSON_IsArray(pages) ? cJSON_GetArrayItem(pages, 0) : NULL;
-        cJSON *lines = page ? cJSON_GetObjectItemCaseSensitive(page, "lines") : NULL;
-        cJSON *l;
-        cJSON_ArrayForEach(l, lines)
-        {
-            cJSON *t = cJSON_GetObjectItemCaseSensitive(l, "text");
-            cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "box");
-            if (!cJSON_IsString(t) || !cJSON_IsArray(b) || cJSON_GetArraySize(b) != 4) continue;
-            item it = {0};
-            int ok = 1;
-            for (int i = 0; i < 4; i++) {
-                cJSON *p = cJSON_GetArrayItem(b, i);
-                cJSON *x = cJSON_GetArrayItem(p, 0), *y = cJSON_GetArrayItem(p, 1);
-                if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y)) {
-                    ok = 0;
-                    break;
-                }
-                it.q[i] = (pt){x->valuedouble, y->valuedouble};
-            }
-            if (!ok) continue;
-            it.ncp = utf8_decode(t->valuestring, &it.cp);
-            push_item(&im->det, &im->ndet, &im->capdet, &it);
-        }
-        n++;
-        cJSON_Delete(o);
+        free(text);
     }
-    free(line);
-    fclose(f);
-    return n;
+    if (strcmp(col[1], "word") && strcmp(col[1], "line")) return 0;
+    double v[8];
+    if (sscanf(col[2], "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+        return 0;
+    item it = {0};
+    for (int i = 0; i < 4; i++) it.q[i] = (pt){v[2 * i], v[2 * i + 1]};
+    char *text = unescape(col[3]);
+    it.dontcare = !strcmp(text, "###");
+    it.ncp = utf8_decode(text, &it.cp);
+    free(text);
+    push_item(&im->gt, &im->ngt, &im->capgt, &it);
+    return 1;
 }
+
+static int read_gt(const char *path) { return for_each_line(path, gt_line); }
+
+/* A result JSON line: 1 when it names an image of the ground truth. */
+static int res_line(char *line, int lineno, const char *path)
+{
+    if (!*line) return 0;
+    cJSON *o = cJSON_Parse(line);
+    if (!o) {
+        fprintf(stderr, "lector-score: %s:%d: not JSON\n", path, lineno);
+        return 0;
+    }
+    cJSON *file = cJSON_GetObjectItemCaseSensitive(o, "file");
+    image *im = cJSON_IsString(file) ? match_image(file->valuestring) : NULL;
+    if (!im) {
+        fprintf(stderr, "lector-score: %s:%d: file %s not in GT, skipped\n", path, lineno,
+                cJSON_IsString(file) ? file->valuestring : "?");
+        cJSON_Delete(o);
+        return 0;
+    }
+    im->found = 1;
+    cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "error");
+    if (cJSON_IsString(err)) im->err = 1;
+    cJSON *pages = cJSON_GetObjectItemCaseSensitive(o, "pages");
+    cJSON *page = cJSON_IsArray(pages) ? cJSON_GetArrayItem(pages, 0) : NULL;
+    cJSON *lines = page ? cJSON_GetObjectItemCaseSensitive(page, "lines") : NULL;
+    cJSON *l;
+    cJSON_ArrayForEach(l, lines)
+    {
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(l, "text");
+        cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "box");
+        if (!cJSON_IsString(t) || !cJSON_IsArray(b) || cJSON_GetArraySize(b) != 4) continue;
+        item it = {0};
+        int ok = 1;
+        for (int i = 0; i < 4; i++) {
+            cJSON *p = cJSON_GetArrayItem(b, i);
+            cJSON *x = cJSON_GetArrayItem(p, 0), *y = cJSON_GetArrayItem(p, 1);
+            if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y)) {
+                ok = 0;
+                break;
+            }
+            it.q[i] = (pt){x->valuedouble, y->valuedouble};
+        }
+        if (!ok) continue;
+        it.ncp = utf8_decode(t->valuestring, &it.cp);
+        push_item(&im->det, &im->ndet, &im->capdet, &it);
+    }
+    cJSON_Delete(o);
+    return 1;
+}
+
+static int read_res(const char *path) { return for_each_line(path, res_line); }
 
 /* ---------- word split ---------- */
 static int is_space(uint32_t c) { return c == ' ' || c == '\t' || c == 0x3000 || c == 0xA0; }
