@@ -21,42 +21,47 @@ int cu_build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op)
     return 0;
 }
 
+int cu_unary_op(int onnx_op)
+{
+    switch (onnx_op) {
+    case RT_OP_Relu: return CK_RELU;
+    case RT_OP_Sigmoid: return CK_SIGMOID;
+    case RT_OP_Tanh: return CK_TANH;
+    case RT_OP_Exp: return CK_EXP;
+    case RT_OP_Log: return CK_LOG;
+    case RT_OP_Sqrt: return CK_SQRT;
+    case RT_OP_Abs: return CK_ABS;
+    case RT_OP_Neg: return CK_NEG;
+    case RT_OP_Erf: return CK_ERF;
+    case RT_OP_Reciprocal: return CK_RECIPROCAL;
+    case RT_OP_Floor: return CK_FLOOR;
+    case RT_OP_Ceil: return CK_CEIL;
+    case RT_OP_HardSigmoid: return CK_HARDSIGMOID;
+    case RT_OP_HardSwish: return CK_HARDSWISH;
+    case RT_OP_LeakyRelu: return CK_LEAKYRELU;
+    case RT_OP_Clip: return CK_CLIP;
+    default: return -1;
+    }
+}
+
 int cu_build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
     const rt_graph *g = cc->g;
     const rt_value *x = val(g, n->in[0]);
-    if (!is_f32(x) || !is_f32(val(g, n->out[0])) || n->n_out != 1) return 1;
-    int op;
+    int op = cu_unary_op(n->op);
+    if (op < 0 || !is_f32(x) || !is_f32(val(g, n->out[0])) || n->n_out != 1) return 1;
     float alpha = 0.f, beta = 0.f;
-    switch (g->nodes[s->node].op) {
-    case RT_OP_Relu: op = CK_RELU; break;
-    case RT_OP_Sigmoid: op = CK_SIGMOID; break;
-    case RT_OP_Tanh: op = CK_TANH; break;
-    case RT_OP_Exp: op = CK_EXP; break;
-    case RT_OP_Log: op = CK_LOG; break;
-    case RT_OP_Sqrt: op = CK_SQRT; break;
-    case RT_OP_Abs: op = CK_ABS; break;
-    case RT_OP_Neg: op = CK_NEG; break;
-    case RT_OP_Erf: op = CK_ERF; break;
-    case RT_OP_Reciprocal: op = CK_RECIPROCAL; break;
-    case RT_OP_Floor: op = CK_FLOOR; break;
-    case RT_OP_Ceil: op = CK_CEIL; break;
+    switch (n->op) {
     case RT_OP_HardSigmoid:
-        op = CK_HARDSIGMOID;
         alpha = H->attr_float(n, "alpha", 0.2f);
         beta = H->attr_float(n, "beta", 0.5f);
         break;
     case RT_OP_HardSwish:
-        op = CK_HARDSWISH;
         alpha = 1.f / 6.f;
         beta = 0.5f;
         break;
-    case RT_OP_LeakyRelu:
-        op = CK_LEAKYRELU;
-        alpha = H->attr_float(n, "alpha", 0.01f);
-        break;
-    case RT_OP_Clip: {
-        op = CK_CLIP;
+    case RT_OP_LeakyRelu: alpha = H->attr_float(n, "alpha", 0.01f); break;
+    case RT_OP_Clip:
         alpha = -INFINITY;
         beta = INFINITY;
         for (int k = 1; k < 3 && k < n->n_in; k++) {
@@ -69,8 +74,7 @@ int cu_build_unary(compile_ctx *cc, const rt_node *n, cu_step *s)
                 beta = *(const float *)v->data;
         }
         break;
-    }
-    default: return 1;
+    default: break;
     }
     s->kind = S_UNARY; /* becomes (part of) a chain */
     s->op = op;

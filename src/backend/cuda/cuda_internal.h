@@ -386,6 +386,8 @@ int cu_build_resize(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_copy(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_concat(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_binary(compile_ctx *cc, const rt_node *n, cu_step *s, int op); /* cuda_elementwise.c */
+/* The chain op (CK_*) of a unary ONNX operator the chains run, or -1. */
+int cu_unary_op(int onnx_op);
 int cu_build_unary(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_batchnorm(compile_ctx *cc, const rt_node *n, cu_step *s);
 

@@ -96,24 +96,8 @@ static int layout_class(const rt_graph *g, const rt_node *n)
     case RT_OP_Pow:
     case RT_OP_Max:
     case RT_OP_Min:
-    case RT_OP_Relu:
-    case RT_OP_Sigmoid:
-    case RT_OP_Tanh:
-    case RT_OP_Exp:
-    case RT_OP_Log:
-    case RT_OP_Sqrt:
-    case RT_OP_Abs:
-    case RT_OP_Neg:
-    case RT_OP_Erf:
-    case RT_OP_Reciprocal:
-    case RT_OP_Floor:
-    case RT_OP_Ceil:
-    case RT_OP_HardSigmoid:
-    case RT_OP_HardSwish:
-    case RT_OP_LeakyRelu:
-    case RT_OP_Clip:
     case RT_OP_BatchNormalization: return n->n_out == 1 ? L_ELEMWISE : L_OTHER;
-    default: return L_OTHER;
+    default: return cu_unary_op(n->op) >= 0 && n->n_out == 1 ? L_ELEMWISE : L_OTHER;
     }
 }
 

@@ -65,22 +65,6 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_Pow: r = cu_build_binary(cc, n, s, CK_POW); break;
     case RT_OP_Max: r = cu_build_binary(cc, n, s, CK_MAX); break;
     case RT_OP_Min: r = cu_build_binary(cc, n, s, CK_MIN); break;
-    case RT_OP_Relu:
-    case RT_OP_Sigmoid:
-    case RT_OP_Tanh:
-    case RT_OP_Exp:
-    case RT_OP_Log:
-    case RT_OP_Sqrt:
-    case RT_OP_Abs:
-    case RT_OP_Neg:
-    case RT_OP_Erf:
-    case RT_OP_Reciprocal:
-    case RT_OP_Floor:
-    case RT_OP_Ceil:
-    case RT_OP_HardSigmoid:
-    case RT_OP_HardSwish:
-    case RT_OP_LeakyRelu:
-    case RT_OP_Clip: r = cu_build_unary(cc, n, s); break;
     case RT_OP_BatchNormalization: r = cu_build_batchnorm(cc, n, s); break;
     case RT_OP_GlobalAveragePool: r = cu_build_gap(cc, n, s); break;
     case RT_OP_MaxPool:
@@ -101,7 +85,9 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_LayerNormalization: r = cu_build_layernorm(cc, n, s); break;
     case RT_OP_ArgMax:
     case RT_OP_ReduceMax: r = cu_build_argmax(cc, n, s); break;
-    default: break;
+    default:
+        if (cu_unary_op(n->op) >= 0) r = cu_build_unary(cc, n, s);
+        break;
     }
     if (r == 0) /* a GPU step reads its constant operands from the device (fp32, as in the graph) */
         for (int k = 0; k < n->n_in; k++)

@@ -674,27 +674,25 @@ template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, flo
 #pragma unroll
     for (int j = 0; j < V; j++) o[j] = ld(p, j);
 }
-template <> __device__ __forceinline__ void ldv<__half, 8>(const __half *p, float *o)
+/* P half pairs (loaded as one vector) as 2P floats. */
+template <int P> __device__ __forceinline__ void half_pairs(const __half2 *h, float *o)
 {
-    uint4 u = *(const uint4 *)p;
-    const __half2 *h = (const __half2 *)&u;
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < P; k++) {
         float2 f = __half22float2(h[k]);
         o[2 * k] = f.x;
         o[2 * k + 1] = f.y;
     }
 }
+template <> __device__ __forceinline__ void ldv<__half, 8>(const __half *p, float *o)
+{
+    uint4 u = *(const uint4 *)p;
+    half_pairs<4>((const __half2 *)&u, o);
+}
 template <> __device__ __forceinline__ void ldv<__half, 4>(const __half *p, float *o)
 {
     uint2 u = *(const uint2 *)p;
-    const __half2 *h = (const __half2 *)&u;
-#pragma unroll
-    for (int k = 0; k < 2; k++) {
-        float2 f = __half22float2(h[k]);
-        o[2 * k] = f.x;
-        o[2 * k + 1] = f.y;
-    }
+    half_pairs<2>((const __half2 *)&u, o);
 }
 template <> __device__ __forceinline__ void ldv<float, 4>(const float *p, float *o)
 {
@@ -705,6 +703,33 @@ template <> __device__ __forceinline__ void ldv<float, 8>(const float *p, float 
 {
     ldv<float, 4>(p, o);
     ldv<float, 4>(p + 4, o + 4);
+}
+
+/* The depthwise kernels' work item i: channels c0.. of output pixels
+ * (b, oh, ow0..ow0 + TW - 1). */
+template <int V, int TW>
+__device__ __forceinline__ void dw_position(long long i, int cg, int owt, int OH, int *c0, int *ow0, int *oh, int *b)
+{
+    *c0 = (int)(i % cg) * V;
+    long long r = i / cg;
+    *ow0 = (int)(r % owt) * TW;
+    r /= owt;
+    *oh = (int)(r % OH);
+    *b = (int)(r / OH);
+}
+
+/* Their sums written out, the pixels past the row's end skipped. */
+template <typename T, int V, int TW>
+__device__ __forceinline__ void dw_store(T *y, const float (*acc)[V], int c, int OH, int OW, int b, int oh, int ow0,
+                                         int c0)
+{
+#pragma unroll
+    for (int t = 0; t < TW; t++) {
+        if (ow0 + t >= OW) break;
+        T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
+#pragma unroll
+        for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
+    }
 }
 
 /* V channels of TW neighbouring output pixels (along W) per thread: with
@@ -721,16 +746,9 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
     long long tot = (long long)n * OH * owt * cg;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
          i += (long long)gridDim.x * blockDim.x) {
-        int c0 = (int)(i % cg) * V;
-        long long r = i / cg;
-        int ow0 = (int)(r % owt) * TW;
-        r /= owt;
-        int oh = (int)(r % OH), b = (int)(r / OH);
-        float acc[TW][V];
-#pragma unroll
-        for (int t = 0; t < TW; t++)
-#pragma unroll
-            for (int j = 0; j < V; j++) acc[t][j] = 0.f;
+        int c0, ow0, oh, b;
+        dw_position<V, TW>(i, cg, owt, OH, &c0, &ow0, &oh, &b);
+        float acc[TW][V] = {};
         for (int a = 0; a < kh; a++) {
             int h = oh * sh - ph + a * dh;
             if (h < 0 || h >= H) continue;
@@ -764,13 +782,7 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
                 }
             }
         }
-#pragma unroll
-        for (int t = 0; t < TW; t++) {
-            if (ow0 + t >= OW) break;
-            T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
-#pragma unroll
-            for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
-        }
+        dw_store<T, V, TW>(y, acc, c, OH, OW, b, oh, ow0, c0);
     }
 }
 
@@ -787,16 +799,9 @@ __global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, 
     long long tot = (long long)n * OH * owt * cg;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
          i += (long long)gridDim.x * blockDim.x) {
-        int c0 = (int)(i % cg) * V;
-        long long r = i / cg;
-        int ow0 = (int)(r % owt) * TW;
-        r /= owt;
-        int oh = (int)(r % OH), b = (int)(r / OH);
-        float acc[TW][V];
-#pragma unroll
-        for (int t = 0; t < TW; t++)
-#pragma unroll
-            for (int j = 0; j < V; j++) acc[t][j] = 0.f;
+        int c0, ow0, oh, b;
+        dw_position<V, TW>(i, cg, owt, OH, &c0, &ow0, &oh, &b);
+        float acc[TW][V] = {};
 #pragma unroll
         for (int a = 0; a < K; a++) {
             int h = oh * sh - ph + a * dh;
@@ -822,13 +827,7 @@ __global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, 
                         for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);
             }
         }
-#pragma unroll
-        for (int t = 0; t < TW; t++) {
-            if (ow0 + t >= OW) break;
-            T *yp = y + ((long long)(b * OH + oh) * OW + ow0 + t) * c + c0;
-#pragma unroll
-            for (int j = 0; j < V; j++) st(yp, j, acc[t][j]);
-        }
+        dw_store<T, V, TW>(y, acc, c, OH, OW, b, oh, ow0, c0);
     }
 }
 
