@@ -47,57 +47,59 @@ static int exif_orientation(const uint8_t *t, size_t n)
     return 1;
 }
 
+/* The next marker segment with a length from *pos on (standalone markers
+ * and fill bytes skipped): 1 with its marker, and its payload at
+ * d + *pos + 4 of *len - 2 bytes, *pos then pointing past it; 0 at the scan,
+ * the end of the image, the end of the bytes or anything malformed. */
+static int jpeg_segment(const uint8_t *d, size_t n, size_t *pos, unsigned *marker, size_t *len, size_t *at)
+{
+    while (*pos + 4 <= n) {
+        size_t p = *pos;
+        if (d[p] != 0xFF) return 0;
+        unsigned m = d[p + 1];
+        if (m == 0xFF) {
+            (*pos)++;
+            continue;
+        }
+        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
+            *pos += 2;
+            continue;
+        }
+        if (m == 0xDA || m == 0xD9) return 0;
+        size_t l = rd16(d + p + 2, 0);
+        if (l < 2 || l > n - p - 2) return 0;
+        *marker = m;
+        *len = l;
+        *at = p;
+        *pos = p + 2 + l;
+        return 1;
+    }
+    return 0;
+}
+
 int img_jpeg_frame(const uint8_t *d, size_t n, unsigned *w, unsigned *h, unsigned *components)
 {
-    size_t pos = 2;
-    while (pos + 4 <= n) {
-        if (d[pos] != 0xFF) return 0;
-        unsigned marker = d[pos + 1];
-        if (marker == 0xFF) {
-            pos++;
-            continue;
-        }
-        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
-            pos += 2;
-            continue;
-        }
-        if (marker == 0xDA || marker == 0xD9) return 0;
-        size_t len = rd16(d + pos + 2, 0);
-        if (len < 2 || len > n - pos - 2) return 0;
-        /* SOF0..SOF15 but DHT (C4), JPG (C8), DAC (CC) */
+    size_t pos = 2, len, at;
+    unsigned marker;
+    while (jpeg_segment(d, n, &pos, &marker, &len, &at)) /* SOF0..SOF15 but DHT (C4), JPG (C8), DAC (CC) */
         if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
             if (len < 8) return 0;
-            *h = rd16(d + pos + 5, 0);
-            *w = rd16(d + pos + 7, 0);
-            *components = d[pos + 9];
+            *h = rd16(d + at + 5, 0);
+            *w = rd16(d + at + 7, 0);
+            *components = d[at + 9];
             return 1;
         }
-        pos += 2 + len;
-    }
     return 0;
 }
 
 int img_jpeg_exif_orientation(const uint8_t *d, size_t n)
 {
-    size_t pos = 2;
-    while (pos + 4 <= n) {
-        if (d[pos] != 0xFF) break;
-        unsigned marker = d[pos + 1];
-        if (marker == 0xFF) {
-            pos++;
-            continue;
-        }
-        if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
-            pos += 2;
-            continue;
-        }
-        if (marker == 0xDA || marker == 0xD9) break;
-        size_t len = rd16(d + pos + 2, 0);
-        if (len < 2 || len > n - pos - 2) break;
-        const uint8_t *seg = d + pos + 4;
+    size_t pos = 2, len, at;
+    unsigned marker;
+    while (jpeg_segment(d, n, &pos, &marker, &len, &at)) {
+        const uint8_t *seg = d + at + 4;
         size_t seglen = len - 2;
         if (marker == 0xE1 && seglen >= 14 && !memcmp(seg, "Exif\0\0", 6)) return exif_orientation(seg + 6, seglen - 6);
-        pos += 2 + len;
     }
     return 1;
 }
