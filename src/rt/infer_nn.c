@@ -31,7 +31,8 @@ static void geom_out(const rt_conv_geom *g, int64_t nb, int64_t c, rt_value *o)
     rt_set_out(o, LECTOR_DTYPE_FLOAT32, 2 + g->nsp, d);
 }
 
-lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
+/* Conv's and ConvTranspose's input and weight: present, float, of one rank >= 3. */
+static lector_status conv_inputs(const rt_node *nd, const rt_value *const *in, lector_error *err)
 {
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = need_float(nd, in[0], err))) return st;
@@ -39,6 +40,14 @@ lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_val
     if (x->ndim < 3 || w->ndim != x->ndim)
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d", nd->name, x->ndim,
                              w->ndim);
+    return LECTOR_OK;
+}
+
+lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
+{
+    lector_status st = conv_inputs(nd, in, err);
+    if (st) return st;
+    const rt_value *x = in[0], *w = in[1];
     int64_t group = rt_attr_int(nd, "group", 1);
     if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
         return lector__error(err, LECTOR_ERR_SHAPE,
@@ -58,12 +67,9 @@ lector_status rt_infer_Conv(const rt_node *nd, const rt_value *const *in, rt_val
 lector_status rt_infer_ConvTranspose(const rt_node *nd, const rt_value *const *in, rt_value *const *out,
                                      lector_error *err)
 {
-    lector_status st = need_in(nd, in, 2, err);
-    if (st || (st = need_float(nd, in[0], err))) return st;
+    lector_status st = conv_inputs(nd, in, err);
+    if (st) return st;
     const rt_value *x = in[0], *w = in[1];
-    if (x->ndim < 3 || w->ndim != x->ndim)
-        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: input rank %d / weight rank %d", nd->name, x->ndim,
-                             w->ndim);
     int64_t group = rt_attr_int(nd, "group", 1);
     if (group < 1 || group > x->dims[1] || x->dims[1] != w->dims[0] || w->dims[0] % group)
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: channels do not match the weight", nd->name);
