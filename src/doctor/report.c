@@ -16,18 +16,6 @@ const char *doctor_status_str(doctor_status s)
     }
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) return NULL;
-    char *s = lector__malloc((size_t)n + 1);
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
 doctor_check *doctor_add(lector_doctor_report *r, int layer, const char *id, const char *title, doctor_status st,
                          int hits, const char *code, const char *cause, const char *fix, const char *fmt, ...)
 {
@@ -46,7 +34,7 @@ doctor_check *doctor_add(lector_doctor_report *r, int layer, const char *id, con
     memset(c, 0, sizeof *c);
     va_list ap;
     va_start(ap, fmt);
-    c->finding = vformat(fmt, ap);
+    c->finding = gpuenv_vasprintf(fmt, ap);
     va_end(ap);
     c->id = lector__strdup(id);
     c->title = lector__strdup(title);
@@ -74,7 +62,7 @@ void doctor_evidence(lector_doctor_report *r, doctor_check *c, const char *fmt, 
     if (!c) return;
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    char *s = gpuenv_vasprintf(fmt, ap);
     va_end(ap);
     if (!s || gpuenv_strv_push_owned(&c->evidence, s)) r->oom = 1;
 }

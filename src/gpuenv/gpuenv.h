@@ -33,6 +33,7 @@
 #ifndef LECTOR_GPUENV_H
 #define LECTOR_GPUENV_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -58,6 +59,7 @@ char *gpuenv_strdup(const char *s);
 char *gpuenv_strndup(const char *s, size_t n);
 /** Allocated printf; NULL on failure. */
 char *gpuenv_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *gpuenv_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /** Growable array of owned strings. */
 typedef struct gpuenv_strv {
