@@ -178,6 +178,11 @@ size_t rt_run_arena_size(void);
 
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over
  * host memory. */
+/* buffer_alloc / buffer_free of the backends whose memory is the host's
+ * (64-byte aligned, the fault-injectable allocator). */
+void *rt_host_buffer_alloc(rt_backend *be, size_t size);
+void rt_host_buffer_free(rt_backend *be, void *p);
+
 lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err);
 

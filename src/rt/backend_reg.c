@@ -161,3 +161,15 @@ void rt_backend_free(rt_backend *be)
     if (be->iface->shutdown) be->iface->shutdown(be);
     lector__free(be);
 }
+
+void *rt_host_buffer_alloc(rt_backend *be, size_t size)
+{
+    (void)be;
+    return lector__aligned_alloc(size);
+}
+
+void rt_host_buffer_free(rt_backend *be, void *p)
+{
+    (void)be;
+    lector__free(p);
+}

@@ -2641,9 +2641,6 @@ static void dn_shutdown(rt_backend *be)
     be->ctx = NULL;
 }
 
-static void *dn_alloc(rt_backend *be, size_t size) { return lector__aligned_alloc(size); }
-static void dn_free(rt_backend *be, void *p) { lector__free(p); }
-
 static uint64_t dn_kernels(rt_backend *be)
 {
     dn_backend *db = be->ctx;
@@ -2656,8 +2653,8 @@ static const rt_backend_iface dn_iface = {
     .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
     .init = dn_init,
     .shutdown = dn_shutdown,
-    .buffer_alloc = dn_alloc,
-    .buffer_free = dn_free,
+    .buffer_alloc = rt_host_buffer_alloc,
+    .buffer_free = rt_host_buffer_free,
     .plan_compile = dn_plan_compile,
     .plan_execute = dn_plan_execute,
     .plan_free = dn_plan_free,

@@ -7,15 +7,12 @@
 #include "rt/backend.h"
 #include "util/util.h"
 
-static void *ref_alloc(rt_backend *be, size_t size) { return lector__aligned_alloc(size); }
-static void ref_free(rt_backend *be, void *p) { lector__free(p); }
-
 static const rt_backend_iface ref_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "ref",
     .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
-    .buffer_alloc = ref_alloc,
-    .buffer_free = ref_free,
+    .buffer_alloc = rt_host_buffer_alloc,
+    .buffer_free = rt_host_buffer_free,
     .plan_execute = rt_execute_host,
 };
 
