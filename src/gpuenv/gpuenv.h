@@ -58,6 +58,14 @@ void gpuenv_buf_free(gpuenv_buf *b);
 char *gpuenv_strdup(const char *s);
 char *gpuenv_strndup(const char *s, size_t n);
 /** Allocated printf; NULL on failure. */
+/* The environment variable's value, or dflt when it is unset or empty. */
+const char *gpuenv_env_or(const char *name, const char *dflt);
+/* An error code's name from a table, or `unknown`. */
+typedef struct gpuenv_code_name {
+    int code;
+    const char *name;
+} gpuenv_code_name;
+const char *gpuenv_code_name_of(const gpuenv_code_name *t, size_t n, int code, const char *unknown);
 char *gpuenv_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *gpuenv_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 

@@ -23,35 +23,32 @@ typedef int (*fn_memset)(unsigned long long, unsigned char, size_t);
 typedef int (*fn_free)(unsigned long long);
 typedef int (*fn_void)(void);
 
-const char *gpuenv_libcuda_default_path(void)
-{
-    const char *e = getenv("LECTOR_DOCTOR_LIBCUDA");
-    return e && *e ? e : "libcuda.so.1";
-}
+const char *gpuenv_libcuda_default_path(void) { return gpuenv_env_or("LECTOR_DOCTOR_LIBCUDA", "libcuda.so.1"); }
+
+static const gpuenv_code_name cu_errors[] = {
+    {0, "CUDA_SUCCESS"},
+    {1, "CUDA_ERROR_INVALID_VALUE"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED"},
+    {4, "CUDA_ERROR_DEINITIALIZED"},
+    {34, "CUDA_ERROR_STUB_LIBRARY"},
+    {35, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
+    {36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+    {100, "CUDA_ERROR_NO_DEVICE"},
+    {101, "CUDA_ERROR_INVALID_DEVICE"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+    {304, "CUDA_ERROR_OPERATING_SYSTEM"},
+    {802, "CUDA_ERROR_SYSTEM_NOT_READY"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
+    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
+    {999, "CUDA_ERROR_UNKNOWN"},
+};
 
 const char *gpuenv_cu_error_name(int code)
 {
-    switch (code) {
-    case 0: return "CUDA_SUCCESS";
-    case 1: return "CUDA_ERROR_INVALID_VALUE";
-    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 4: return "CUDA_ERROR_DEINITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY";
-    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-    case 36: return "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER";
-    case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 101: return "CUDA_ERROR_INVALID_DEVICE";
-    case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
-    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-    case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
-    case 802: return "CUDA_ERROR_SYSTEM_NOT_READY";
-    case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
-    case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
-    case 999: return "CUDA_ERROR_UNKNOWN";
-    default: return "CUDA_ERROR_?";
-    }
+    return gpuenv_code_name_of(cu_errors, sizeof cu_errors / sizeof *cu_errors, code, "CUDA_ERROR_?");
 }
 
 int gpuenv_cuda_probe_run(const char *path, gpuenv_cuda_probe *out)

@@ -29,28 +29,25 @@ typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
 
 #define SYM(h, T, name) ((T)dlsym(h, name))
 
-const char *gpuenv_nvml_default_path(void)
-{
-    const char *e = getenv("LECTOR_DOCTOR_NVML");
-    return e && *e ? e : "libnvidia-ml.so.1";
-}
+const char *gpuenv_nvml_default_path(void) { return gpuenv_env_or("LECTOR_DOCTOR_NVML", "libnvidia-ml.so.1"); }
+
+static const gpuenv_code_name nvml_errors[] = {
+    {0, "NVML_SUCCESS"},
+    {1, "NVML_ERROR_UNINITIALIZED"},
+    {2, "NVML_ERROR_INVALID_ARGUMENT"},
+    {3, "NVML_ERROR_NOT_SUPPORTED"},
+    {4, "NVML_ERROR_NO_PERMISSION"},
+    {6, "NVML_ERROR_NOT_FOUND"},
+    {9, "NVML_ERROR_DRIVER_NOT_LOADED"},
+    {12, "NVML_ERROR_LIBRARY_NOT_FOUND"},
+    {15, "NVML_ERROR_GPU_IS_LOST"},
+    {17, "NVML_ERROR_OPERATING_SYSTEM"},
+    {18, "NVML_ERROR_LIB_RM_VERSION_MISMATCH"},
+};
 
 const char *gpuenv_nvml_error_name(int rc)
 {
-    switch (rc) {
-    case 0: return "NVML_SUCCESS";
-    case 1: return "NVML_ERROR_UNINITIALIZED";
-    case 2: return "NVML_ERROR_INVALID_ARGUMENT";
-    case 3: return "NVML_ERROR_NOT_SUPPORTED";
-    case 4: return "NVML_ERROR_NO_PERMISSION";
-    case 6: return "NVML_ERROR_NOT_FOUND";
-    case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case 15: return "NVML_ERROR_GPU_IS_LOST";
-    case 17: return "NVML_ERROR_OPERATING_SYSTEM";
-    case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    default: return "NVML_ERROR_UNKNOWN";
-    }
+    return gpuenv_code_name_of(nvml_errors, sizeof nvml_errors / sizeof *nvml_errors, rc, "NVML_ERROR_UNKNOWN");
 }
 
 static void per_gpu(void *h, unsigned i, gpuenv_nvml_gpu *g)

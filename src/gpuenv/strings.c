@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
@@ -237,4 +238,17 @@ char *gpuenv_shell_quote(const char *s)
     }
     gpuenv_buf_puts(&b, "'");
     return gpuenv_buf_take(&b);
+}
+
+const char *gpuenv_env_or(const char *name, const char *dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? e : dflt;
+}
+
+const char *gpuenv_code_name_of(const gpuenv_code_name *t, size_t n, int code, const char *unknown)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].code == code) return t[i].name;
+    return unknown;
 }
