@@ -55,16 +55,11 @@ base() {
     : > "$t/etc/ld.so.conf"
 }
 # so TREE DIR FILE SONAME [cc args...]: a fixture library at TREE/DIR/FILE
-# (each distinct one compiled once, then copied)
-mkdir -p "$OUT/built"
+. "$SRC/../gpuenv/lib_once.sh"
 so() {
     t=$OUT/t/$1; d=$2; f=$3; sn=$4; shift 4
     mkdir -p "$t/$d"
-    key=$(printf '%s\n' "$sn" "$@" | md5sum | cut -c1-16)
-    if [ ! -f "$OUT/built/$key" ]; then
-        "$CC" -shared -fPIC -o "$OUT/built/$key" "$OUT/src/fixture.c" -Wl,-soname,"$sn" -Wl,--no-as-needed "$@"
-    fi
-    cp "$OUT/built/$key" "$t/$d/$f"
+    lib_once "$OUT/built" "$OUT/src/fixture.c" "$t/$d/$f" "$sn" "$@"
 }
 # cache TREE: ld.so.cache from the tree's ld.so.conf (ldconfig chroots: root or a user namespace)
 cache() {
@@ -283,13 +278,25 @@ so missdep opt/app libapp.so libapp.so -L"$OUT/t/missdep/opt/app/lib" -l:libgone
 rm "$OUT/t/missdep/opt/app/lib/libgone.so.1"
 kase missdep - - /opt/app/libapp.so - "a missing dependency names itself"
 
-base vermiss; mkdir -p "$OUT/t/vermiss/opt/app/lib"
-"$CC" -shared -fPIC -o "$OUT/t/vermiss/opt/app/lib/libver.so.1" "$OUT/src/ver2.c" -Wl,-soname,libver.so.1 \
-    -Wl,--version-script,"$OUT/src/ver2.map"
-"$CC" -shared -fPIC -o "$OUT/t/vermiss/opt/app/libapp.so" "$OUT/src/useve2.c" -Wl,-soname,libapp.so \
-    -L"$OUT/t/vermiss/opt/app/lib" -l:libver.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-"$CC" -shared -fPIC -o "$OUT/t/vermiss/opt/app/lib/libver.so.1" "$OUT/src/ver1.c" -Wl,-soname,libver.so.1 \
-    -Wl,--version-script,"$OUT/src/ver1.map"
+# The cases of versions and symbols: /opt/app/libapp.so is linked against one
+# build of its dependency /opt/app/lib/SONAME (found through RPATH $ORIGIN/lib),
+# then another build is installed in its place.
+# app_dep TREE SONAME SOURCE [cc flags...]: the dependency, built from src/SOURCE
+app_dep() {
+    app_dep_dir=$OUT/t/$1/opt/app/lib; app_dep_soname=$2; app_dep_source=$3; shift 3
+    mkdir -p "$app_dep_dir"
+    "$CC" -shared -fPIC -o "$app_dep_dir/$app_dep_soname" "$OUT/src/$app_dep_source" -Wl,-soname,"$app_dep_soname" "$@"
+}
+# app_on TREE SOURCE SONAME: /opt/app/libapp.so, built from src/SOURCE, needing SONAME
+app_on() {
+    "$CC" -shared -fPIC -o "$OUT/t/$1/opt/app/libapp.so" "$OUT/src/$2" -Wl,-soname,libapp.so \
+        -L"$OUT/t/$1/opt/app/lib" -l:"$3" -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
+}
+
+base vermiss
+app_dep vermiss libver.so.1 ver2.c -Wl,--version-script,"$OUT/src/ver2.map"
+app_on vermiss useve2.c libver.so.1
+app_dep vermiss libver.so.1 ver1.c -Wl,--version-script,"$OUT/src/ver1.map"
 kase vermiss - - /opt/app/libapp.so - "a symbol version the dependency does not define"
 
 # symbol binding (RTLD_NOW): what the relocations ask for must be defined
@@ -308,42 +315,36 @@ int app_fn(void);
 int app_fn(void) { return dep_fn ? dep_fn() : 0; }
 EOF2
 # built against a libdep.so.1 that defines dep_fn; the one installed does not
-base undefsym; mkdir -p "$OUT/t/undefsym/opt/app/lib"
-"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
-"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/libapp.so" "$OUT/src/caller.c" -Wl,-soname,libapp.so \
-    -L"$OUT/t/undefsym/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-"$CC" -shared -fPIC -o "$OUT/t/undefsym/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+base undefsym
+app_dep undefsym libdep.so.1 callee.c
+app_on undefsym caller.c libdep.so.1
+app_dep undefsym libdep.so.1 fixture.c
 kase undefsym - - /opt/app/libapp.so - "a symbol the installed dependency does not define"
 
 # the same, the symbol taken from an object loaded before (LD_PRELOAD: the global scope)
-base symglobal; mkdir -p "$OUT/t/symglobal/opt/app/lib" "$OUT/t/symglobal/opt/pre"
-"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
-"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/libapp.so" "$OUT/src/caller.c" -Wl,-soname,libapp.so \
-    -L"$OUT/t/symglobal/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-"$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+base symglobal; mkdir -p "$OUT/t/symglobal/opt/pre"
+app_dep symglobal libdep.so.1 callee.c
+app_on symglobal caller.c libdep.so.1
+app_dep symglobal libdep.so.1 fixture.c
 "$CC" -shared -fPIC -o "$OUT/t/symglobal/opt/pre/libpre.so" "$OUT/src/callee.c" -Wl,-soname,libpre.so
 kase symglobal - /opt/pre/libpre.so /opt/app/libapp.so - "a symbol an earlier object defines (global scope)"
 
 # a weak reference may stay undefined
-base weakundef; mkdir -p "$OUT/t/weakundef/opt/app/lib"
-"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/lib/libdep.so.1" "$OUT/src/callee.c" -Wl,-soname,libdep.so.1
-"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/libapp.so" "$OUT/src/weakcaller.c" -Wl,-soname,libapp.so \
-    -L"$OUT/t/weakundef/opt/app/lib" -l:libdep.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-"$CC" -shared -fPIC -o "$OUT/t/weakundef/opt/app/lib/libdep.so.1" "$OUT/src/fixture.c" -Wl,-soname,libdep.so.1
+base weakundef
+app_dep weakundef libdep.so.1 callee.c
+app_on weakundef weakcaller.c libdep.so.1
+app_dep weakundef libdep.so.1 fixture.c
 kase weakundef - - /opt/app/libapp.so - "an undefined weak reference is allowed"
 
 # the version exists in the dependency, the symbol not in it (a cuBLAS of one
 # release with a cuBLASLt of another: "not defined in file ... with link time reference")
-base symver; mkdir -p "$OUT/t/symver/opt/app/lib"
+base symver
 printf 'int ver_one(void);\nint ver_three(void);\nint ver_one(void) { return 1; }\nint ver_three(void) { return 3; }\n' \
     > "$OUT/src/ver13.c"
 printf 'VER_1 { global: ver_one; local: *; };\nVER_2 { global: ver_three; } VER_1;\n' > "$OUT/src/ver13.map"
-"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/lib/libver.so.1" "$OUT/src/ver2.c" -Wl,-soname,libver.so.1 \
-    -Wl,--version-script,"$OUT/src/ver2.map"
-"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/libapp.so" "$OUT/src/useve2.c" -Wl,-soname,libapp.so \
-    -L"$OUT/t/symver/opt/app/lib" -l:libver.so.1 -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'
-"$CC" -shared -fPIC -o "$OUT/t/symver/opt/app/lib/libver.so.1" "$OUT/src/ver13.c" -Wl,-soname,libver.so.1 \
-    -Wl,--version-script,"$OUT/src/ver13.map"
+app_dep symver libver.so.1 ver2.c -Wl,--version-script,"$OUT/src/ver2.map"
+app_on symver useve2.c libver.so.1
+app_dep symver libver.so.1 ver13.c -Wl,--version-script,"$OUT/src/ver13.map"
 kase symver - - /opt/app/libapp.so - "a versioned symbol missing from the file its version names"
 
 base etrel; mkdir -p "$OUT/t/etrel/opt/b"; "$CC" -c -fPIC -o "$OUT/t/etrel/opt/b/libfoo.so.1" "$OUT/src/fixture.c"

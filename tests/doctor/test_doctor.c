@@ -23,18 +23,10 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "fixtures.h"
 #include "gpuenv/gpuenv.h"
 #include "lector_doctor.h"
 #include "util/util.h"
-
-static const char *FX; /* fixtures dir */
-
-static char *fx(const char *rel)
-{
-    char *p = gpuenv_asprintf("%s/%s", FX, rel);
-    assert_non_null(p);
-    return p;
-}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -108,7 +100,7 @@ static void scen_init(scen *s, const char *root, const char *nvml, const char *c
     /* the scenarios are written for a Lector built for CUDA 13, whatever this build has */
     s->opt.lector_cuda_major = 13;
     if (root) {
-        s->root = gpuenv_asprintf("%s/roots/%s", FX, root);
+        s->root = gpuenv_asprintf("%s/roots/%s", fx_dir, root);
         s->opt.root = s->root;
     }
     if (nvml && strcmp(nvml, "-")) {
@@ -153,6 +145,201 @@ static void expect_root(const cJSON *j, const char *layer, const char *code, con
 
 /* =========================================================== scenarios */
 
+/* What a scenario asserts of one check: its status and cause code. */
+typedef struct check_want {
+    const char *layer, *id, *status, *code;
+} check_want;
+
+/* What a scenario asserts of the root cause; `fix_part` must stand in its fix. */
+typedef struct root_cause_want {
+    const char *layer, *code, *fix_part;
+} root_cause_want;
+
+/* A scenario judged by its JSON verdict alone: the environment (as
+ * scen_init takes it; a NULL shim is "-", a NULL mode "ok"), then what the
+ * verdict must say. A NULL `status` or `root_cause.layer` is not asserted. */
+typedef struct json_scenario {
+    const char *name;
+    const char *root, *nvml, *cuda, *mode;
+    const char *ld_library_path;      /* NULL: the empty one of scen_init */
+    const char *cuda_visible_devices; /* NULL: unset */
+    int dlopen_in_root;               /* dlopen the root's libraries, as a real run does */
+    check_want checks[4];             /* up to the first without a layer */
+    const char *status;
+    root_cause_want root_cause;
+} json_scenario;
+
+static const json_scenario json_scenarios[] = {
+    {.name = "s02_kernel_module_missing",
+     .root = "nokmod",
+     .checks = {{"L1", "l1.driver", "fail", "kernel_module_not_loaded"}},
+     .status = "broken",
+     .root_cause = {"L1", "kernel_module_not_loaded", "modprobe nvidia"}},
+    {.name = "s03_device_nodes_missing",
+     .root = "nodev",
+     .checks = {{"L1", "l1.devnodes", "fail", "device_nodes_missing"}},
+     .status = "broken"},
+    {.name = "s04_uvm_missing",
+     .root = "nouvm",
+     .checks = {{"L1", "l1.devnodes", "fail", "nvidia_uvm_missing"}},
+     .root_cause = {"L1", "nvidia_uvm_missing", "modprobe nvidia_uvm"}},
+    {.name = "s05_nvml_no_device",
+     .root = "good",
+     .nvml = "shim",
+     .mode = "nodevice",
+     .checks = {{"L2", "l2.gpus", "fail", "no_gpu"}},
+     .status = "broken"},
+    /* R470 (CUDA 11.4) under CUDA 13 libraries: Lector's cuBLAS 13 cannot run */
+    {.name = "s06_old_driver_new_runtime",
+     .root = "old",
+     .nvml = "shim",
+     .cuda = "shim",
+     .mode = "old",
+     .checks = {{"L2", "l2.nvml", "ok", ""},
+                {"L3", "l3.device0", "ok", ""},
+                {"L4", "l4.cudart", "fail", "runtime_newer_than_driver"},
+                {"L4", "l4.cublas", "fail", "runtime_newer_than_driver"}},
+     .status = "broken",
+     .root_cause = {"L4", "runtime_newer_than_driver", "nvidia-driver-580"}},
+    {.name = "s07_old_driver_from_proc_only",
+     .root = "old",
+     .checks = {{"L4", "l4.cudart", "fail", "runtime_newer_than_driver"}}},
+    {.name = "s08_nvml_init_mismatch",
+     .root = "good",
+     .nvml = "shim",
+     .mode = "mismatch",
+     .checks = {{"L2", "l2.nvml", "fail", "nvml_version_mismatch"}},
+     .root_cause = {"L2", "nvml_version_mismatch", "reboot"}},
+    /* /proc says 580.65.06, NVML says 580.95.05 */
+    {.name = "s09_nvml_vs_kernel_version",
+     .root = "kver",
+     .nvml = "shim",
+     .checks = {{"L2", "l2.nvml", "fail", "nvml_version_mismatch"}}},
+    {.name = "s10_nvml_missing",
+     .root = "good",
+     .nvml = "missing",
+     .checks = {{"L2", "l2.nvml", "fail", "nvml_missing"}}},
+    {.name = "s11_nvml_driver_not_loaded",
+     .root = "good",
+     .nvml = "shim",
+     .mode = "nodriver",
+     .checks = {{"L2", "l2.nvml", "fail", "kernel_module_not_loaded"}}},
+    {.name = "s12_cuinit_999",
+     .root = "good",
+     .nvml = "shim",
+     .cuda = "shim",
+     .mode = "e999",
+     .checks = {{"L3", "l3.cuinit", "fail", "cuda_unknown_uvm"}},
+     .status = "broken",
+     .root_cause = {"L3", "cuda_unknown_uvm", "modprobe nvidia_uvm"}},
+    {.name = "s13_cuinit_no_device",
+     .root = "good",
+     .cuda = "shim",
+     .mode = "nodevice",
+     .checks = {{"L3", "l3.cuinit", "fail", "no_device"}}},
+    {.name = "s14_cuda_visible_devices_empty",
+     .root = "good",
+     .nvml = "shim",
+     .cuda = "shim",
+     .cuda_visible_devices = "",
+     .checks = {{"L0", "l0.cuda_visible_devices", "warn", "cuda_visible_devices_empty"},
+                {"L3", "l3.cuinit", "fail", "cuda_visible_devices_hides_all"}},
+     .root_cause = {"L3", "cuda_visible_devices_hides_all", "export CUDA_VISIBLE_DEVICES=0"}},
+    {.name = "s15_cuinit_not_initialized",
+     .root = "good",
+     .cuda = "shim",
+     .mode = "e3",
+     .checks = {{"L3", "l3.cuinit", "fail", "cuda_init_failed"}}},
+    {.name = "s16_forward_compat_804",
+     .root = "good",
+     .cuda = "shim",
+     .mode = "e804",
+     .checks = {{"L3", "l3.cuinit", "fail", "forward_compat_unsupported"}}},
+    {.name = "s17_stub_libcuda_by_path",
+     .root = "good",
+     .cuda = "stubpath",
+     .checks = {{"L3", "l3.libcuda", "fail", "libcuda_stub"}}},
+    {.name = "s18_stub_libcuda_by_error",
+     .root = "good",
+     .cuda = "shim",
+     .mode = "stub",
+     .checks = {{"L3", "l3.libcuda", "fail", "libcuda_stub"}}},
+    {.name = "s19_alloc_fails",
+     .root = "good",
+     .cuda = "shim",
+     .mode = "oom",
+     .checks = {{"L3", "l3.device0", "fail", "out_of_memory"}},
+     .status = "broken"},
+    {.name = "s21_libcuda_missing",
+     .root = "good",
+     .cuda = "missing",
+     .checks = {{"L3", "l3.libcuda", "fail", "libcuda_missing"}}},
+    /* a partial cuDNN 9.1 copy on LD_LIBRARY_PATH before a full 9.14; the
+       verdict is broken as Lector would preload that partial copy too */
+    {.name = "s22_cudnn_split_mixed",
+     .root = "split",
+     .ld_library_path = "/opt/fake",
+     .checks = {{"L4", "l4.cudnn_split", "fail", "cudnn_split_mixed"}},
+     .status = "broken",
+     .root_cause = {"L4", "cudnn_split_mixed", "unset LD_LIBRARY_PATH"}},
+    /* degraded: Paddle asks for libcudnn.so; Lector preloads libcudnn.so.9 */
+    {.name = "s23_cudnn_unversioned_missing",
+     .root = "nounv",
+     .checks = {{"L4", "l4.cudnn_unversioned", "fail", "cudnn_unversioned_missing"}},
+     .status = "degraded"},
+    /* cuDNN reports it was built for CUDA 12.8; the runtime is 13: a
+       warning, a CUDA 12 program beside it is fine */
+    {.name = "s24_cudnn_other_cuda_major",
+     .root = "cudnn12",
+     .dlopen_in_root = 1,
+     .checks = {{"L4", "l4.cudnn", "warn", "cudnn_other_cuda_major"}}},
+    /* cuDNN for CUDA 12 on an R470 (CUDA 11.4) driver */
+    {.name = "s25_cudnn_newer_than_driver",
+     .root = "cudnn12old",
+     .dlopen_in_root = 1,
+     .checks = {{"L4", "l4.cudnn", "fail", "cudnn_cuda_newer_than_driver"}}},
+    {.name = "s26_cublas_mixed", .root = "cublasmix", .checks = {{"L4", "l4.cublas_pair", "fail", "cublas_mixed"}}},
+    {.name = "s27_minor_version_compat",
+     .root = "minor",
+     .checks = {{"L4", "l4.cudart", "warn", "minor_version_compat"}}},
+    {.name = "s28_libraries_missing",
+     .root = "empty",
+     .checks = {{"L4", "l4.cudart", "fail", "library_missing"},
+                {"L4", "l4.cudnn", "fail", "library_missing"},
+                {"L5", "l5.libraries", "fail", "lector_libraries_missing"}},
+     .status = "broken",
+     .root_cause = {"L4", "library_missing", "pip install"}},
+    /* a pip wheel is found by the framework that ships it: no warning */
+    {.name = "s29_wheel_outside_search_path", .root = "wheel", .checks = {{"L4", "l4.cudnn", "ok", ""}}},
+    {.name = "s31_image_without_proc",
+     .root = "image",
+     .checks = {{"L1", "l1.driver", "skip", ""}, {"L3", "l3.libcuda", "skip", ""}, {"L5", "l5.module", "skip", ""}}},
+};
+
+static void run_json_scenario(void **state)
+{
+    const json_scenario *js = *state;
+    scen s;
+    scen_init(&s, js->root, js->nvml, js->cuda, js->mode);
+    if (js->ld_library_path) s.opt.ld_library_path = js->ld_library_path;
+    if (js->dlopen_in_root) {
+        s.opt.no_dlopen_libs = 0;
+        s.opt.dlopen_in_root = 1;
+    }
+    if (js->cuda_visible_devices) {
+        s.opt.cuda_visible_devices = js->cuda_visible_devices;
+        setenv("CUDA_VISIBLE_DEVICES", js->cuda_visible_devices, 1); /* the shim reads it as libcuda does */
+    }
+    cJSON *j = doctor(&s.opt);
+    if (js->cuda_visible_devices) unsetenv("CUDA_VISIBLE_DEVICES");
+    for (const check_want *c = js->checks; c < js->checks + LECTOR_ARRAY_LEN(js->checks) && c->layer; c++)
+        expect(j, c->layer, c->id, c->status, c->code);
+    if (js->status) expect_status(j, js->status);
+    if (js->root_cause.layer) expect_root(j, js->root_cause.layer, js->root_cause.code, js->root_cause.fix_part);
+    cJSON_Delete(j);
+    scen_free(&s);
+}
+
 SCENARIO(s01_ready_tree)
 {
     scen s;
@@ -177,205 +364,6 @@ SCENARIO(s01_ready_tree)
     scen_free(&s);
 }
 
-SCENARIO(s02_kernel_module_missing)
-{
-    scen s;
-    scen_init(&s, "nokmod", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L1", "l1.driver", "fail", "kernel_module_not_loaded");
-    expect_status(j, "broken");
-    expect_root(j, "L1", "kernel_module_not_loaded", "modprobe nvidia");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s03_device_nodes_missing)
-{
-    scen s;
-    scen_init(&s, "nodev", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L1", "l1.devnodes", "fail", "device_nodes_missing");
-    expect_status(j, "broken");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s04_uvm_missing)
-{
-    scen s;
-    scen_init(&s, "nouvm", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L1", "l1.devnodes", "fail", "nvidia_uvm_missing");
-    expect_root(j, "L1", "nvidia_uvm_missing", "modprobe nvidia_uvm");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s05_nvml_no_device)
-{
-    scen s;
-    scen_init(&s, "good", "shim", "-", "nodevice");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.gpus", "fail", "no_gpu");
-    expect_status(j, "broken");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s06_old_driver_new_runtime)
-{
-    scen s; /* R470 (CUDA 11.4) under CUDA 13 libraries: Lector's cuBLAS 13 cannot run */
-    scen_init(&s, "old", "shim", "shim", "old");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.nvml", "ok", "");
-    expect(j, "L3", "l3.device0", "ok", "");
-    expect(j, "L4", "l4.cudart", "fail", "runtime_newer_than_driver");
-    expect(j, "L4", "l4.cublas", "fail", "runtime_newer_than_driver");
-    expect_status(j, "broken");
-    expect_root(j, "L4", "runtime_newer_than_driver", "nvidia-driver-580");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s07_old_driver_from_proc_only)
-{
-    scen s;
-    scen_init(&s, "old", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudart", "fail", "runtime_newer_than_driver");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s08_nvml_init_mismatch)
-{
-    scen s;
-    scen_init(&s, "good", "shim", "-", "mismatch");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.nvml", "fail", "nvml_version_mismatch");
-    expect_root(j, "L2", "nvml_version_mismatch", "reboot");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s09_nvml_vs_kernel_version)
-{
-    scen s; /* /proc says 580.65.06, NVML says 580.95.05 */
-    scen_init(&s, "kver", "shim", "-", "ok");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.nvml", "fail", "nvml_version_mismatch");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s10_nvml_missing)
-{
-    scen s;
-    scen_init(&s, "good", "missing", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.nvml", "fail", "nvml_missing");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s11_nvml_driver_not_loaded)
-{
-    scen s;
-    scen_init(&s, "good", "shim", "-", "nodriver");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L2", "l2.nvml", "fail", "kernel_module_not_loaded");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s12_cuinit_999)
-{
-    scen s;
-    scen_init(&s, "good", "shim", "shim", "e999");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.cuinit", "fail", "cuda_unknown_uvm");
-    expect_status(j, "broken");
-    expect_root(j, "L3", "cuda_unknown_uvm", "modprobe nvidia_uvm");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s13_cuinit_no_device)
-{
-    scen s;
-    scen_init(&s, "good", "-", "shim", "nodevice");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.cuinit", "fail", "no_device");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s14_cuda_visible_devices_empty)
-{
-    scen s;
-    scen_init(&s, "good", "shim", "shim", "ok");
-    s.opt.cuda_visible_devices = "";
-    setenv("CUDA_VISIBLE_DEVICES", "", 1); /* the shim reads it as libcuda does */
-    cJSON *j = doctor(&s.opt);
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    expect(j, "L0", "l0.cuda_visible_devices", "warn", "cuda_visible_devices_empty");
-    expect(j, "L3", "l3.cuinit", "fail", "cuda_visible_devices_hides_all");
-    expect_root(j, "L3", "cuda_visible_devices_hides_all", "export CUDA_VISIBLE_DEVICES=0");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s15_cuinit_not_initialized)
-{
-    scen s;
-    scen_init(&s, "good", "-", "shim", "e3");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.cuinit", "fail", "cuda_init_failed");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s16_forward_compat_804)
-{
-    scen s;
-    scen_init(&s, "good", "-", "shim", "e804");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.cuinit", "fail", "forward_compat_unsupported");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s17_stub_libcuda_by_path)
-{
-    scen s;
-    scen_init(&s, "good", "-", "stubpath", "ok");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.libcuda", "fail", "libcuda_stub");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s18_stub_libcuda_by_error)
-{
-    scen s;
-    scen_init(&s, "good", "-", "shim", "stub");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.libcuda", "fail", "libcuda_stub");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s19_alloc_fails)
-{
-    scen s;
-    scen_init(&s, "good", "-", "shim", "oom");
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.device0", "fail", "out_of_memory");
-    expect_status(j, "broken");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
 SCENARIO(s20_all_good_with_shims)
 {
     scen s;
@@ -396,109 +384,6 @@ SCENARIO(s20_all_good_with_shims)
     scen_free(&s);
 }
 
-SCENARIO(s21_libcuda_missing)
-{
-    scen s;
-    scen_init(&s, "good", "-", "missing", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L3", "l3.libcuda", "fail", "libcuda_missing");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s22_cudnn_split_mixed)
-{
-    scen s; /* a partial cuDNN 9.1 copy on LD_LIBRARY_PATH before a full 9.14 */
-    scen_init(&s, "split", "-", "-", NULL);
-    s.opt.ld_library_path = "/opt/fake";
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudnn_split", "fail", "cudnn_split_mixed");
-    expect_status(j, "broken"); /* Lector would preload that partial copy too */
-    expect_root(j, "L4", "cudnn_split_mixed", "unset LD_LIBRARY_PATH");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s23_cudnn_unversioned_missing)
-{
-    scen s;
-    scen_init(&s, "nounv", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudnn_unversioned", "fail", "cudnn_unversioned_missing");
-    expect_status(j, "degraded"); /* Paddle asks for libcudnn.so; Lector preloads libcudnn.so.9 */
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s24_cudnn_other_cuda_major)
-{
-    scen s; /* cuDNN reports it was built for CUDA 12.8; the runtime is 13: a
-               warning, a CUDA 12 program beside it is fine */
-    scen_init(&s, "cudnn12", "-", "-", NULL);
-    s.opt.no_dlopen_libs = 0;
-    s.opt.dlopen_in_root = 1;
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudnn", "warn", "cudnn_other_cuda_major");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s25_cudnn_newer_than_driver)
-{
-    scen s; /* cuDNN for CUDA 12 on an R470 (CUDA 11.4) driver */
-    scen_init(&s, "cudnn12old", "-", "-", NULL);
-    s.opt.no_dlopen_libs = 0;
-    s.opt.dlopen_in_root = 1;
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudnn", "fail", "cudnn_cuda_newer_than_driver");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s26_cublas_mixed)
-{
-    scen s;
-    scen_init(&s, "cublasmix", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cublas_pair", "fail", "cublas_mixed");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s27_minor_version_compat)
-{
-    scen s;
-    scen_init(&s, "minor", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudart", "warn", "minor_version_compat");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s28_libraries_missing)
-{
-    scen s;
-    scen_init(&s, "empty", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudart", "fail", "library_missing");
-    expect(j, "L4", "l4.cudnn", "fail", "library_missing");
-    expect(j, "L5", "l5.libraries", "fail", "lector_libraries_missing");
-    expect_status(j, "broken");
-    expect_root(j, "L4", "library_missing", "pip install");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s29_wheel_outside_search_path)
-{
-    scen s; /* a pip wheel is found by the framework that ships it: no warning */
-    scen_init(&s, "wheel", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L4", "l4.cudnn", "ok", "");
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
 SCENARIO(s30_cache_only_library)
 {
     scen s;
@@ -515,18 +400,6 @@ SCENARIO(s30_cache_only_library)
     } else {
         print_message("note: ldconfig -r unavailable (no chroot rights); cache part skipped\n");
     }
-    cJSON_Delete(j);
-    scen_free(&s);
-}
-
-SCENARIO(s31_image_without_proc)
-{
-    scen s;
-    scen_init(&s, "image", "-", "-", NULL);
-    cJSON *j = doctor(&s.opt);
-    expect(j, "L1", "l1.driver", "skip", "");
-    expect(j, "L3", "l3.libcuda", "skip", "");
-    expect(j, "L5", "l5.module", "skip", "");
     cJSON_Delete(j);
     scen_free(&s);
 }
@@ -750,56 +623,26 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *group = argv[1];
-    FX = argv[2];
+    fx_dir = argv[2];
     unsetenv("LECTOR_DOCTOR_NVML");
     unsetenv("LECTOR_DOCTOR_LIBCUDA");
     unsetenv("CUDA_VISIBLE_DEVICES");
     if (strcmp(group, "scenarios") == 0) {
-        const struct CMUnitTest t[] = {
-            cmocka_unit_test(s01_ready_tree),
-            cmocka_unit_test(s02_kernel_module_missing),
-            cmocka_unit_test(s03_device_nodes_missing),
-            cmocka_unit_test(s04_uvm_missing),
-            cmocka_unit_test(s05_nvml_no_device),
-            cmocka_unit_test(s06_old_driver_new_runtime),
-            cmocka_unit_test(s07_old_driver_from_proc_only),
-            cmocka_unit_test(s08_nvml_init_mismatch),
-            cmocka_unit_test(s09_nvml_vs_kernel_version),
-            cmocka_unit_test(s10_nvml_missing),
-            cmocka_unit_test(s11_nvml_driver_not_loaded),
-            cmocka_unit_test(s12_cuinit_999),
-            cmocka_unit_test(s13_cuinit_no_device),
-            cmocka_unit_test(s14_cuda_visible_devices_empty),
-            cmocka_unit_test(s15_cuinit_not_initialized),
-            cmocka_unit_test(s16_forward_compat_804),
-            cmocka_unit_test(s17_stub_libcuda_by_path),
-            cmocka_unit_test(s18_stub_libcuda_by_error),
-            cmocka_unit_test(s19_alloc_fails),
-            cmocka_unit_test(s20_all_good_with_shims),
-            cmocka_unit_test(s21_libcuda_missing),
-            cmocka_unit_test(s22_cudnn_split_mixed),
-            cmocka_unit_test(s23_cudnn_unversioned_missing),
-            cmocka_unit_test(s24_cudnn_other_cuda_major),
-            cmocka_unit_test(s25_cudnn_newer_than_driver),
-            cmocka_unit_test(s26_cublas_mixed),
-            cmocka_unit_test(s27_minor_version_compat),
-            cmocka_unit_test(s28_libraries_missing),
-            cmocka_unit_test(s29_wheel_outside_search_path),
-            cmocka_unit_test(s30_cache_only_library),
-            cmocka_unit_test(s31_image_without_proc),
-            cmocka_unit_test(s32_inspect_rpath_chain),
+        static const struct CMUnitTest own_code[] = {
+            cmocka_unit_test(s01_ready_tree),         cmocka_unit_test(s20_all_good_with_shims),
+            cmocka_unit_test(s30_cache_only_library), cmocka_unit_test(s32_inspect_rpath_chain),
             cmocka_unit_test(s33_cuda11_healthy),
         };
+        struct CMUnitTest t[LECTOR_ARRAY_LEN(own_code) + LECTOR_ARRAY_LEN(json_scenarios)];
+        memcpy(t, own_code, sizeof own_code);
+        for (size_t i = 0; i < LECTOR_ARRAY_LEN(json_scenarios); i++)
+            t[LECTOR_ARRAY_LEN(own_code) + i] = (struct CMUnitTest){.name = json_scenarios[i].name,
+                                                                    .test_func = run_json_scenario,
+                                                                    .initial_state = (void *)&json_scenarios[i]};
         return cmocka_run_group_tests_name("doctor_scenarios", t, NULL, NULL);
     }
     if (strcmp(group, "nvcc") == 0) {
-        char *ok = fx("nvcc/ok");
-        int have = access(ok, F_OK) == 0;
-        free(ok);
-        if (!have) {
-            printf("skipped: nvcc (/usr/local/cuda/bin/nvcc) not found, no fatbin fixtures\n");
-            return 77;
-        }
+        if (!fx_have_nvcc()) return 77;
         const struct CMUnitTest t[] = {cmocka_unit_test(t_nvcc_inspect_arch)};
         return cmocka_run_group_tests_name("doctor_nvcc", t, NULL, NULL);
     }

@@ -17,18 +17,12 @@ PATH=$PATH:/usr/sbin:/sbin; export PATH
 rm -rf "$OUT"; mkdir -p "$OUT" "$OUT/seeds"
 FAKE="$SRC/shims/fakelib.c"
 
-# lib DIR FILE SONAME [cc flags...]: a fake shared library. The same
-# library is wanted in many trees: each distinct one is compiled once and
-# copied (the compiler is what makes this script slow).
-mkdir -p "$OUT/.built"
+# lib DIR FILE SONAME [cc flags...]: a fake shared library
+. "$SRC/lib_once.sh"
 lib() {
     d=$1; f=$2; so=$3; shift 3
     mkdir -p "$d"
-    key=$(printf '%s\n' "$so" "$@" | md5sum | cut -c1-16)
-    if [ ! -f "$OUT/.built/$key" ]; then
-        "$CC" -shared -fPIC -o "$OUT/.built/$key" "$FAKE" -Wl,-soname,"$so" -Wl,--no-as-needed "$@"
-    fi
-    cp "$OUT/.built/$key" "$d/$f"
+    lib_once "$OUT/.built" "$FAKE" "$d/$f" "$so" "$@"
 }
 # ver DIR STEM SOVER FULLVER [cc flags]: lib<stem>.so.FULL + lib<stem>.so.SOVER link
 ver() {

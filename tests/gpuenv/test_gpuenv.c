@@ -24,17 +24,10 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "gpuenv/gpuenv.h"
 
-static const char *FX;    /* fixtures dir */
 static const char *EXTRA; /* group-specific argument */
-
-static char *fx(const char *rel)
-{
-    char *p = gpuenv_asprintf("%s/%s", FX, rel);
-    assert_non_null(p);
-    return p;
-}
 
 /* ================================================================ unit */
 
@@ -399,7 +392,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *group = argv[1];
-    FX = argv[2];
+    fx_dir = argv[2];
     EXTRA = argc > 3 ? argv[3] : NULL;
     unsetenv("LECTOR_DOCTOR_NVML");
     if (strcmp(group, "unit") == 0) {
@@ -418,13 +411,7 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests_name("gpuenv_unit", t, NULL, NULL);
     }
     if (strcmp(group, "nvcc") == 0) {
-        char *ok = fx("nvcc/ok");
-        int have = access(ok, F_OK) == 0;
-        free(ok);
-        if (!have) {
-            printf("skipped: nvcc (/usr/local/cuda/bin/nvcc) not found, no fatbin fixtures\n");
-            return 77;
-        }
+        if (!fx_have_nvcc()) return 77;
         const struct CMUnitTest t[] = {cmocka_unit_test(t_nvcc_fatbin)};
         return cmocka_run_group_tests_name("gpuenv_nvcc", t, NULL, NULL);
     }
