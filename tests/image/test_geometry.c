@@ -232,24 +232,29 @@ static void test_opencv_oracle(void **state)
 
 static void test_det_dims(void **state)
 {
+    static const struct {
+        int width, height, limit_side_len;
+        ocr_det_limit_type type;
+        int want_width, want_height;
+    } cases[] = {
+        {1280, 720, 960, OCR_DET_LIMIT_MAX, 960, 544}, /* 540 -> round(16.875) * 32 */
+        /* Python's round() is half-to-even: 80/32 = 2.5 -> 2, 48/32 = 1.5 -> 2 */
+        {80, 48, 960, OCR_DET_LIMIT_MAX, 64, 64},
+        {10, 10, 960, OCR_DET_LIMIT_MAX, 32, 32},
+        {100, 50, 736, OCR_DET_LIMIT_MIN, 1472, 736},
+        /* portrait, max: 1000x3000 -> ratio 0.32 -> 320x960 */
+        {1000, 3000, 960, OCR_DET_LIMIT_MAX, 320, 960},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int w, h;
+        assert_int_equal(
+            ocr_det_resize_dims(cases[i].width, cases[i].height, cases[i].limit_side_len, cases[i].type, &w, &h, NULL),
+            LECTOR_OK);
+        if (w != cases[i].want_width || h != cases[i].want_height)
+            fail_msg("%dx%d, limit %d: %dx%d, want %dx%d", cases[i].width, cases[i].height, cases[i].limit_side_len, w,
+                     h, cases[i].want_width, cases[i].want_height);
+    }
     int w, h;
-    assert_int_equal(ocr_det_resize_dims(1280, 720, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
-    assert_int_equal(w, 960);
-    assert_int_equal(h, 544); /* 540 -> round(16.875) * 32 */
-    /* Python's round() is half-to-even: 80/32 = 2.5 -> 2, 48/32 = 1.5 -> 2 */
-    assert_int_equal(ocr_det_resize_dims(80, 48, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
-    assert_int_equal(w, 64);
-    assert_int_equal(h, 64);
-    assert_int_equal(ocr_det_resize_dims(10, 10, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
-    assert_int_equal(w, 32);
-    assert_int_equal(h, 32);
-    assert_int_equal(ocr_det_resize_dims(100, 50, 736, OCR_DET_LIMIT_MIN, &w, &h, NULL), LECTOR_OK);
-    assert_int_equal(w, 1472);
-    assert_int_equal(h, 736);
-    /* portrait, max: 1000x3000 -> ratio 0.32 -> 320x960 */
-    assert_int_equal(ocr_det_resize_dims(1000, 3000, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_OK);
-    assert_int_equal(w, 320);
-    assert_int_equal(h, 960);
     assert_int_equal(ocr_det_resize_dims(0, 5, 960, OCR_DET_LIMIT_MAX, &w, &h, NULL), LECTOR_ERR_INVALID_ARGUMENT);
 }
 

@@ -1,8 +1,9 @@
 /*
  * node_compare.c - the comparison of ONNX node-test outputs shared by
- * test_onnx_nodes (public API) and test_node_kernels (kernels directly):
- * same dtype and shape, floats within ATOL + RTOL*|expected| (NaN == NaN,
- * infinities exact), integers and booleans exact, float16 bitwise.
+ * test_onnx_nodes (public API) and test_node_kernels (kernels directly),
+ * and their command line: same dtype and shape, floats within ATOL +
+ * RTOL*|expected| (NaN == NaN, infinities exact), integers and booleans
+ * exact, float16 bitwise.
  */
 #include "node_compare.h"
 
@@ -71,8 +72,8 @@ int node_compare(const char *name, int k, const lector_tensor *got, const lector
     return bad != 0;
 }
 
-int node_run_cases(const char *dir, const char *cases_file, const char *op, int with_const, int argc, char **argv,
-                   int first, int (*run_case)(const char *dir, const char *name))
+static int node_run_cases(const char *dir, const char *cases_file, const char *op, int with_const, int argc,
+                          char **argv, int first, int (*run_case)(const char *dir, const char *name))
 {
     int run = 0, failed = 0, skipped = 0;
     for (int i = first; i < argc; i++, run++) {
@@ -110,4 +111,24 @@ int node_run_cases(const char *dir, const char *cases_file, const char *op, int 
         return 2;
     }
     return failed ? 1 : 0;
+}
+
+int node_main(int argc, char **argv, int with_const, int (*run_case)(const char *dir, const char *name))
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s DATA_DIR CASES_FILE [--with-const] [--op OP] [CASE...]\n", argv[0]);
+        return 2;
+    }
+    const char *op = NULL;
+    int first_case = 3;
+    if (first_case < argc && !strcmp(argv[first_case], "--with-const")) {
+        with_const = 1;
+        first_case++;
+    }
+    if (first_case + 1 < argc && !strcmp(argv[first_case], "--op")) {
+        op = argv[first_case + 1];
+        first_case += 2;
+    }
+    return node_run_cases(argv[1], argv[2], op, with_const, argc, argv, first_case, run_case);
 }

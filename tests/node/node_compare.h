@@ -11,12 +11,13 @@
  * `name`, output `k`) and returns 1. */
 int node_compare(const char *name, int k, const lector_tensor *got, const lector_tensor *want);
 
-/* Runs run_case(dir, name) on the cases named after argv[first] (or, with
- * none, on each case of CASES_FILE, those of operator `op` when op is not
- * NULL; a case marked `const` only when with_const), printing "ok"/"FAIL"
- * per case and the totals. Returns the exit status: 0 all passed, 1 some
- * failed, 77 every selected case skipped, 2 none selected or no file. */
-int node_run_cases(const char *dir, const char *cases_file, const char *op, int with_const, int argc, char **argv,
-                   int first, int (*run_case)(const char *dir, const char *name));
+/* The main of a node-test program: "DATA_DIR CASES_FILE [--with-const]
+ * [--op OP] [CASE...]". Runs run_case(DATA_DIR, name) on each CASE (or,
+ * with none, on each case of CASES_FILE, those of operator OP with --op; a
+ * case marked `const` only when with_const or --with-const), printing
+ * "ok"/"FAIL" per case and the totals. Returns the exit status: 0 all
+ * passed, 1 some failed, 77 every selected case skipped, 2 none selected,
+ * no file or a bad command line. */
+int node_main(int argc, char **argv, int with_const, int (*run_case)(const char *dir, const char *name));
 
 #endif

@@ -116,18 +116,4 @@ done:
     return fail;
 }
 
-int main(int argc, char **argv)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s DATA_DIR CASES_FILE [--op OP] [CASE...]\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1], *op = NULL;
-    int first_case = 3;
-    if (argc >= 5 && !strcmp(argv[3], "--op")) {
-        op = argv[4];
-        first_case = 5;
-    }
-    return node_run_cases(dir, argv[2], op, 1, argc, argv, first_case, run_case);
-}
+int main(int argc, char **argv) { return node_main(argc, argv, 1, run_case); }

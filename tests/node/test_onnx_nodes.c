@@ -92,22 +92,4 @@ done:
     return fail;
 }
 
-int main(int argc, char **argv)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s DATA_DIR CASES_FILE [--op OP] [CASE...]\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1], *op = NULL;
-    int first_case = 3, with_const = 0;
-    if (first_case < argc && !strcmp(argv[first_case], "--with-const")) {
-        with_const = 1;
-        first_case++;
-    }
-    if (first_case + 1 < argc && !strcmp(argv[first_case], "--op")) {
-        op = argv[first_case + 1];
-        first_case += 2;
-    }
-    return node_run_cases(dir, argv[2], op, with_const, argc, argv, first_case, run_case);
-}
+int main(int argc, char **argv) { return node_main(argc, argv, 0, run_case); }

@@ -106,6 +106,30 @@ static rt_attr mk_ints(const char *name, int64_t *v, int n)
     return a;
 }
 
+static rt_attr mk_int(const char *name, int64_t v)
+{
+    rt_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = (char *)name;
+    a.type = RT_ATTR_INT;
+    a.i = v;
+    return a;
+}
+
+/* A node of one output, for calling a kernel or a shape function directly. */
+static rt_node mk_node(int op, const char *name, int n_in, rt_attr *attrs, int n_attrs)
+{
+    rt_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = op;
+    nd.name = (char *)name;
+    nd.n_in = n_in;
+    nd.n_out = 1;
+    nd.n_attrs = n_attrs;
+    nd.attrs = attrs;
+    return nd;
+}
+
 static int run_conv(const conv_cfg *c, int transpose, int threads)
 {
     int64_t kshape[2] = {c->kh, c->kw}, strides[2] = {c->sh, c->sw}, dil[2] = {c->dh, c->dw};
@@ -116,19 +140,9 @@ static int run_conv(const conv_cfg *c, int transpose, int threads)
     attrs[2] = mk_ints("dilations", dil, 2);
     attrs[3] = mk_ints("pads", pads, 4);
     attrs[4] = mk_ints("output_padding", opad, 2);
-    memset(&attrs[5], 0, sizeof attrs[5]);
-    attrs[5].name = (char *)"group";
-    attrs[5].type = RT_ATTR_INT;
-    attrs[5].i = c->g;
-    rt_node nd;
-    memset(&nd, 0, sizeof nd);
-    nd.op = transpose ? RT_OP_ConvTranspose : RT_OP_Conv;
-    nd.name = (char *)"conv";
-    nd.n_in = 3;
-    nd.n_out = 1;
-    nd.n_attrs = transpose ? 6 : 5;
+    attrs[5] = mk_int("group", c->g);
     if (!transpose) attrs[4] = attrs[5];
-    nd.attrs = attrs;
+    rt_node nd = mk_node(transpose ? RT_OP_ConvTranspose : RT_OP_Conv, "conv", 3, attrs, transpose ? 6 : 5);
     nd.act = c->act ? RT_ACT_HARDSWISH : RT_ACT_NONE;
     nd.act_alpha = 1.f / 6.f;
     nd.act_beta = 0.5f;
@@ -276,18 +290,8 @@ static void bench_conv(int threads, int64_t c, int64_t h, int64_t m, int64_t k, 
     attrs[0] = mk_ints("kernel_shape", kshape, 2);
     attrs[1] = mk_ints("strides", strides, 2);
     attrs[2] = mk_ints("pads", pads, 4);
-    memset(&attrs[3], 0, sizeof attrs[3]);
-    attrs[3].name = (char *)"group";
-    attrs[3].type = RT_ATTR_INT;
-    attrs[3].i = g;
-    rt_node nd;
-    memset(&nd, 0, sizeof nd);
-    nd.op = RT_OP_Conv;
-    nd.name = (char *)"bench";
-    nd.n_in = 2;
-    nd.n_out = 1;
-    nd.n_attrs = 4;
-    nd.attrs = attrs;
+    attrs[3] = mk_int("group", g);
+    rt_node nd = mk_node(RT_OP_Conv, "bench", 2, attrs, 4);
     int64_t oh = (h + 2 * (k / 2) - k) / s + 1;
     lector_tensor in[2] = {{LECTOR_DTYPE_FLOAT32, 4, {1, c, h, h}, NULL},
                            {LECTOR_DTYPE_FLOAT32, 4, {m, c / g, k, k}, NULL}};
@@ -334,12 +338,7 @@ static int test_matmul(int threads)
         vb.ndim = cs[c].bn;
         memcpy(va.dims, cs[c].ad, sizeof cs[c].ad);
         memcpy(vb.dims, cs[c].bd, sizeof cs[c].bd);
-        rt_node nd;
-        memset(&nd, 0, sizeof nd);
-        nd.op = RT_OP_MatMul;
-        nd.name = (char *)"mm";
-        nd.n_in = 2;
-        nd.n_out = 1;
+        rt_node nd = mk_node(RT_OP_MatMul, "mm", 2, NULL, 0);
         const rt_value *ins[2] = {&va, &vb};
         rt_value *outs[1] = {&vo};
         lector_error err;
@@ -353,20 +352,13 @@ static int test_matmul(int threads)
         int64_t on = lector_tensor_numel(&o);
         o.data = lector__malloc(sizeof(float) * (size_t)on);
         float *want = lector__malloc(sizeof(float) * (size_t)on);
-        /* naive: promote 1-D operands, broadcast batch dims */
-        int64_t ad[8], bd[8];
-        int an = va.ndim, bn = vb.ndim;
-        memcpy(ad, va.dims, sizeof(int64_t) * 4);
-        memcpy(bd, vb.dims, sizeof(int64_t) * 4);
-        if (an == 1) {
-            ad[1] = ad[0];
-            ad[0] = 1;
-            an = 2;
-        }
-        if (bn == 1) {
-            bd[1] = 1;
-            bn = 2;
-        }
+        /* naive: numpy's promotion (a 1-D A is one row [1, K], a 1-D B one
+           column [K, 1]: the dims land after, or before, a padding 1), then
+           broadcast batch dims */
+        int an = LECTOR_MAX(va.ndim, 2), bn = LECTOR_MAX(vb.ndim, 2);
+        int64_t ad[8] = {1, 1}, bd[8] = {1, 1};
+        memcpy(ad + (an - va.ndim), va.dims, sizeof(int64_t) * (size_t)va.ndim);
+        memcpy(bd, vb.dims, sizeof(int64_t) * (size_t)vb.ndim);
         int64_t M = ad[an - 2], K = ad[an - 1], N = bd[bn - 1];
         int rb = LECTOR_MAX(an, bn) - 2;
         int64_t nb = on / (M * N);
@@ -412,18 +404,8 @@ static int test_small(void)
     float x[24], y[24], want[24];
     for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 11) * 0.3f - 1.f;
     for (int opset = 11; opset <= 13; opset += 2) {
-        rt_attr a;
-        memset(&a, 0, sizeof a);
-        a.name = (char *)"__opset";
-        a.type = RT_ATTR_INT;
-        a.i = opset;
-        rt_node nd;
-        memset(&nd, 0, sizeof nd);
-        nd.op = RT_OP_Softmax;
-        nd.name = (char *)"sm";
-        nd.n_in = nd.n_out = 1;
-        nd.n_attrs = 1;
-        nd.attrs = &a;
+        rt_attr a = mk_int("__opset", opset);
+        rt_node nd = mk_node(RT_OP_Softmax, "sm", 1, &a, 1);
         lector_tensor in = {LECTOR_DTYPE_FLOAT32, 3, {2, 3, 4}, x}, out = {LECTOR_DTYPE_FLOAT32, 3, {2, 3, 4}, y};
         lector_error err;
         rt_kernel_ctx ctx = {1, &err};

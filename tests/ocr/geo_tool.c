@@ -19,24 +19,45 @@
 
 static char line[1 << 22];
 
+/* Readers of a command's numbers: each moves the cursor past what it read. */
+static int next_int(char **s)
+{
+    char *end;
+    int v = (int)strtol(*s, &end, 10);
+    *s = end;
+    return v;
+}
+
+static float next_float(char **s)
+{
+    char *end;
+    float v = strtof(*s, &end);
+    *s = end;
+    return v;
+}
+
+/* N points "x y" with float coordinates, malloc'd. */
+static ocr_pt *next_float_points(char **s, int n)
+{
+    ocr_pt *p = malloc(sizeof *p * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        p[i].x = next_float(s);
+        p[i].y = next_float(s);
+    }
+    return p;
+}
+
 int main(void)
 {
     while (fgets(line, sizeof line, stdin)) {
-        char *s = line, *end;
+        char *s = line;
         char cmd[32];
         int off;
         if (sscanf(s, "%31s%n", cmd, &off) != 1) continue;
         s += off;
         if (!strcmp(cmd, "minrect")) {
-            int n = (int)strtol(s, &end, 10);
-            s = end;
-            ocr_pt *p = malloc(sizeof *p * (size_t)n);
-            for (int i = 0; i < n; i++) {
-                p[i].x = strtof(s, &end);
-                s = end;
-                p[i].y = strtof(s, &end);
-                s = end;
-            }
+            int n = next_int(&s);
+            ocr_pt *p = next_float_points(&s, n);
             ocr_pt b[4];
             float ss;
             ocr_mini_box(p, n, b, &ss);
@@ -44,18 +65,13 @@ int main(void)
             printf("%.4f\n", ss);
             free(p);
         } else if (!strcmp(cmd, "fill")) {
-            int w = (int)strtol(s, &end, 10);
-            s = end;
-            int h = (int)strtol(s, &end, 10);
-            s = end;
-            int n = (int)strtol(s, &end, 10);
-            s = end;
+            int w = next_int(&s);
+            int h = next_int(&s);
+            int n = next_int(&s);
             ocr_ipt *p = malloc(sizeof *p * (size_t)n);
             for (int i = 0; i < n; i++) {
-                p[i].x = (int)strtol(s, &end, 10);
-                s = end;
-                p[i].y = (int)strtol(s, &end, 10);
-                s = end;
+                p[i].x = next_int(&s);
+                p[i].y = next_int(&s);
             }
             uint8_t *m = calloc((size_t)w * h, 1);
             ocr_fill_poly(m, w, h, p, n);
@@ -64,10 +80,8 @@ int main(void)
             free(m);
             free(p);
         } else if (!strcmp(cmd, "contours")) {
-            int w = (int)strtol(s, &end, 10);
-            s = end;
-            int h = (int)strtol(s, &end, 10);
-            s = end;
+            int w = next_int(&s);
+            int h = next_int(&s);
             while (*s == ' ') s++;
             uint8_t *m = malloc((size_t)w * h);
             for (int i = 0; i < w * h; i++) m[i] = s[i] == '1';
@@ -84,17 +98,11 @@ int main(void)
             ocr_contours_free(&c);
             free(m);
         } else if (!strcmp(cmd, "offset")) {
+            char *end;
             double d = strtod(s, &end);
             s = end;
-            int n = (int)strtol(s, &end, 10);
-            s = end;
-            ocr_pt *p = malloc(sizeof *p * (size_t)n);
-            for (int i = 0; i < n; i++) {
-                p[i].x = strtof(s, &end);
-                s = end;
-                p[i].y = strtof(s, &end);
-                s = end;
-            }
+            int n = next_int(&s);
+            ocr_pt *p = next_float_points(&s, n);
             int no;
             ocr_ipt *o = ocr_offset_round(p, n, d, &no);
             for (int i = 0; i < no; i++) printf(i ? ";%d,%d" : "%d,%d", o[i].x, o[i].y);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../soft_check.h"
 #include "lector.h"
 #include "results.h"
 
@@ -36,16 +37,6 @@ static unsigned char *slurp(const char *path, size_t *n)
     *n = (size_t)len;
     return b;
 }
-
-static int failures;
-#define CHECK(c, ...)                              \
-    do {                                           \
-        if (!(c)) {                                \
-            fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);                   \
-            failures++;                            \
-        }                                          \
-    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -135,10 +126,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (i != empty && (i == 0 || in[i].data != in[0].data)) free(bufs[i]);
     lector_engine_free(eng);
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("ok\n");
-    return 0;
+    return soft_check_exit("read_batch");
 }

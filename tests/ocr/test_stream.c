@@ -23,17 +23,8 @@
 #include <unistd.h>
 
 #include "image/image.h"
+#include "../soft_check.h"
 #include "lector.h"
-
-static int failures;
-#define CHECK(c, ...)                              \
-    do {                                           \
-        if (!(c)) {                                \
-            fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);                   \
-            failures++;                            \
-        }                                          \
-    } while (0)
 
 static int same(const lector_result *a, const lector_result *b)
 {
@@ -315,10 +306,5 @@ int main(int argc, char **argv)
     if (!only || !strcmp(only, "order")) test_order(argv[1], argv[2], argv + 3, argc - 3);
     if (!only || !strcmp(only, "lines")) test_lines(argv[1], argv + 3, argc - 3);
     if (!only || !strcmp(only, "compile")) test_compile(argv[1], argv[2], argv[3]);
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("ok\n");
-    return 0;
+    return soft_check_exit("stream");
 }

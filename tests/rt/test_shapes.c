@@ -88,6 +88,17 @@ static int run(lector_model *m, const shape *s, const float *x, lector_tensor **
     return 0;
 }
 
+/* One run on random input, its outputs dropped: for what it leaves in the
+ * model's plan cache and counters. */
+static void run_once(lector_model *m, const shape *s)
+{
+    float *x = random_input(s->d);
+    lector_tensor *o = NULL;
+    size_t no = 0;
+    if (!run(m, s, x, &o, &no)) lector_tensors_free(o, no);
+    free(x);
+}
+
 /* max |a - b| over the float outputs; int64 outputs (argmax) must be equal */
 static double max_diff(const lector_tensor *a, const lector_tensor *b, size_t n)
 {
@@ -122,13 +133,7 @@ static void random_shapes(const char *dir, const char *file, const char *backend
     }
     lector_model_stats s0, s1;
     lector_model_get_stats(m, &s0);
-    for (int i = n - 1; i >= 0; i--) { /* the same shapes, in reverse */
-        float *x = random_input(sh[i].d);
-        lector_tensor *a = NULL;
-        size_t na = 0;
-        if (!run(m, &sh[i], x, &a, &na)) lector_tensors_free(a, na);
-        free(x);
-    }
+    for (int i = n - 1; i >= 0; i--) run_once(m, &sh[i]); /* the same shapes, in reverse */
     lector_model_get_stats(m, &s1);
     CHECK(s1.plans_compiled == s0.plans_compiled && s1.kernels_compiled == s0.kernels_compiled,
           "%s on %s: shapes seen before compiled %llu plans and %llu kernels", file, backend,
@@ -150,20 +155,10 @@ static void evicted_plan(const char *dir, const char *backend)
     lector_model *m = load(dir, "ch_PP-OCRv4_rec_infer.onnx", backend, 2, 0);
     shape s[3] = {{{1, 3, 48, 200}}, {{1, 3, 48, 240}}, {{1, 3, 48, 280}}};
     lector_model_stats a, b;
-    for (int i = 0; i < 3; i++) {
-        float *x = random_input(s[i].d);
-        lector_tensor *o = NULL;
-        size_t no = 0;
-        if (!run(m, &s[i], x, &o, &no)) lector_tensors_free(o, no);
-        free(x);
-    }
+    for (int i = 0; i < 3; i++) run_once(m, &s[i]);
     lector_model_get_stats(m, &a);
     CHECK(a.plans_cached == 2, "a plan cache of 2 holds %d plans", a.plans_cached);
-    float *x = random_input(s[0].d);
-    lector_tensor *o = NULL;
-    size_t no = 0;
-    if (!run(m, &s[0], x, &o, &no)) lector_tensors_free(o, no);
-    free(x);
+    run_once(m, &s[0]);
     lector_model_get_stats(m, &b);
     CHECK(b.plans_compiled == a.plans_compiled + 1, "an evicted shape compiled %llu plans, expected 1",
           (unsigned long long)(b.plans_compiled - a.plans_compiled));
@@ -179,11 +174,7 @@ static void jit_size(const char *dir)
     lector_model *m = load(dir, "ch_PP-OCRv4_rec_infer.onnx", "cpu", 0, 320);
     lector_model *ref = load(dir, "ch_PP-OCRv4_rec_infer.onnx", "ref", 0, 0);
     shape hot = {{2, 3, 48, 320}};
-    float *x = random_input(hot.d);
-    lector_tensor *o = NULL;
-    size_t no = 0;
-    if (!run(m, &hot, x, &o, &no)) lector_tensors_free(o, no);
-    free(x);
+    run_once(m, &hot);
     lector_model_stats a, b;
     lector_model_get_stats(m, &a);
     CHECK(a.kernels_compiled > 0 && a.plans_generic == 0, "jit_size 320: width 320 compiled %llu kernels",
@@ -191,7 +182,7 @@ static void jit_size(const char *dir)
     int widths[] = {321, 333, 480, 517, 1000};
     for (int i = 0; i < 5; i++) {
         shape s = {{1 + (int64_t)rnd(3), 3, 48, widths[i]}};
-        x = random_input(s.d);
+        float *x = random_input(s.d);
         lector_tensor *p = NULL, *q = NULL;
         size_t np = 0, nq = 0;
         if (!run(m, &s, x, &p, &np) && !run(ref, &s, x, &q, &nq)) {

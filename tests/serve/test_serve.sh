@@ -354,13 +354,8 @@ sigterm)
           done ) &
     done
     sleep 2.5
-    kill -TERM "$pid"
-    wait "$pid"
-    rc=$?
-    pid=
-    wait
-    [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    stop_server
+    wait # the clients
     line=$(grep 'stopped:' "$tmp/server.log")
     acc=$(echo "$line" | sed -E 's/.*: ([0-9]+) requests accepted.*/\1/')
     ans=$(echo "$line" | sed -E 's/.*, ([0-9]+) answered.*/\1/')
@@ -384,13 +379,8 @@ grace)
             --data-binary @"$sample" "$base/v1/ocr" >"$tmp/code$c" &
     done
     sleep 1.5
-    kill -TERM "$pid"
-    wait "$pid"
-    rc=$?
-    pid=
-    wait
-    [ $rc -eq 0 ] && ok || ko "exit code $rc after SIGTERM"
-    grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$tmp/server.log" && ko "sanitizer: $(cat "$tmp/server.log")" || ok
+    stop_server
+    wait # the clients
     n503=0
     for c in $(seq 1 6); do
         code=$(cat "$tmp/code$c")
