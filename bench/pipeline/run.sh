@@ -67,51 +67,45 @@ now() { date +%s.%N; }
 
 declare -A wall
 rm -f "$OUT"/cpu-*.txt
+read_with_lector() { # time-prefix binary list jsonl [lector args...]: one Lector process over every image of list
+  local tm=$1 bin=$2 list=$3 jsonl=$4
+  shift 4
+  # shellcheck disable=SC2086
+  $tm xargs -d '\n' -a "$list" $PIN "$bin" --models "$ROOT/models" "$@" --format json -q > "$jsonl"
+}
 run_one() { # engine list outsuffix
   local eng=$1 LIST=$2 sfx=$3 t0 t1
   local TM=
   [ -x /usr/bin/time ] && TM="/usr/bin/time -a -o $OUT/cpu-$eng.txt -f %U+%S"
+  case $eng in # what the engine needs, checked before the clock starts
+    lector) [ -x "$BUILD/lector" ] || { echo "run.sh: $BUILD/lector not built" >&2; exit 2; } ;;
+    lector-base)
+      [ -x "$BASE_BUILD/lector" ] || { echo "run.sh: --base-build DIR with a built lector is needed" >&2; exit 2; } ;;
+    ocr-node)
+      [ -d "$ROOT/bench/peers/node_modules/@gutenye/ocr-node" ] || { echo "run.sh: run scripts/fetch_peers.sh" >&2; exit 2; } ;;
+    tesseract)
+      command -v tesseract >/dev/null || { echo "run.sh: tesseract not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)" >&2; exit 2; } ;;
+  esac
+  t0=$(now)
   case $eng in
     lector)
-      [ -x "$BUILD/lector" ] || { echo "run.sh: $BUILD/lector not built" >&2; exit 2; }
-      t0=$(now)
-      # shellcheck disable=SC2086
       # T cores: T workers of one inference thread each (lector_params.workers)
-      $TM xargs -d '\n' -a "$LIST" $PIN "$BUILD/lector" --models "$ROOT/models" --workers "$T" --threads 1 \
-        $LECTOR_ARGS --format json -q > "$OUT/lector$sfx.jsonl"
-      t1=$(now) ;;
+      # shellcheck disable=SC2086
+      read_with_lector "$TM" "$BUILD/lector" "$LIST" "$OUT/lector$sfx.jsonl" --workers "$T" --threads 1 $LECTOR_ARGS ;;
     lector-onednn)
-      LB=${ONEDNN_BUILD:-$BUILD}
-      t0=$(now)
-      # shellcheck disable=SC2086
-      $TM xargs -d '\n' -a "$LIST" $PIN "$LB/lector" --models "$ROOT/models" --threads "$T" --backend onednn \
-        --format json -q > "$OUT/lector-onednn$sfx.jsonl"
-      t1=$(now) ;;
-    lector-base)
-      [ -x "$BASE_BUILD/lector" ] || { echo "run.sh: --base-build DIR with a built lector is needed" >&2; exit 2; }
-      t0=$(now)
-      # shellcheck disable=SC2086
-      $TM xargs -d '\n' -a "$LIST" $PIN "$BASE_BUILD/lector" --models "$ROOT/models" --threads "$T" \
-        --format json -q > "$OUT/lector-base$sfx.jsonl"
-      t1=$(now) ;;
+      read_with_lector "$TM" "${ONEDNN_BUILD:-$BUILD}/lector" "$LIST" "$OUT/lector-onednn$sfx.jsonl" --threads "$T" \
+        --backend onednn ;;
+    lector-base) read_with_lector "$TM" "$BASE_BUILD/lector" "$LIST" "$OUT/lector-base$sfx.jsonl" --threads "$T" ;;
     lector-ref)
-      t0=$(now)
-      $TM xargs -d '\n' -a "$LIST" $PIN "$BUILD/lector" --models "$ROOT/models" --threads "$T" --backend ref \
-        --format json -q > "$OUT/lector-ref$sfx.jsonl"
-      t1=$(now) ;;
+      read_with_lector "$TM" "$BUILD/lector" "$LIST" "$OUT/lector-ref$sfx.jsonl" --threads "$T" --backend ref ;;
     ocr-node)
-      [ -d "$ROOT/bench/peers/node_modules/@gutenye/ocr-node" ] || { echo "run.sh: run scripts/fetch_peers.sh" >&2; exit 2; }
-      t0=$(now)
       $TM $PIN node "$ROOT/bench/peers/ocr_node_run.js" --models "$ROOT/models" --threads "$T" --warmup 0 \
-        --list "$LIST" > "$OUT/ocr-node$sfx.jsonl"
-      t1=$(now) ;;
+        --list "$LIST" > "$OUT/ocr-node$sfx.jsonl" ;;
     tesseract)
-      command -v tesseract >/dev/null || { echo "run.sh: tesseract not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)" >&2; exit 2; }
-      t0=$(now)
-      OMP_THREAD_LIMIT=$T $TM $PIN tesseract "$LIST" "$OUT/tesseract$sfx" -l chi_sim+eng >/dev/null 2>"$OUT/tesseract$sfx.err"
-      t1=$(now) ;;
+      OMP_THREAD_LIMIT=$T $TM $PIN tesseract "$LIST" "$OUT/tesseract$sfx" -l chi_sim+eng >/dev/null 2>"$OUT/tesseract$sfx.err" ;;
     *) echo "run.sh: unknown engine $eng" >&2; exit 2 ;;
   esac
+  t1=$(now)
   wall[$eng]=$(echo "${wall[$eng]:-0} + $t1 - $t0" | bc)
 }
 read -r -a engs <<< "$ENGINES"
