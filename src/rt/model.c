@@ -330,14 +330,12 @@ static lector_status compile_plan(lector_model *m, const lector_tensor *inputs, 
     st = shape_gets_jit(m, inputs) ? rt_plan_build(g, m->be, inputs, out, err)
                                    : rt_plan_build_generic(g, m->be, inputs, out, err);
     if (!st) {
-        char shape[96];
-        int k = 0;
-        for (int d = 0; d < inputs[0].ndim && k < (int)sizeof shape - 24; d++)
+        double t2 = lector__now_ms();
+        char shape[96] = "";
+        for (int d = 0, k = 0; m->g->n_inputs > 0 && d < inputs[0].ndim && k < (int)sizeof shape - 24; d++)
             k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? "x" : "", (long long)inputs[0].dims[d]);
-        if (!k) shape[0] = 0;
         lector__log(LECTOR_LOG_DEBUG, "%s: plan for %s compiled in %.1f ms (graph passes %.1f ms, backend %.1f ms)%s",
-                    m->g->name, shape, lector__now_ms() - t0, t1 - t0, lector__now_ms() - t1,
-                    (*out)->generic ? ", generic" : "");
+                    m->g->name, shape, t2 - t0, t1 - t0, t2 - t1, (*out)->generic ? ", generic" : "");
     }
     return st;
 }
