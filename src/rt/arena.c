@@ -24,7 +24,7 @@ static void arena_free(rt_arena_pool *pool, rt_arena a)
 
 void rt_arena_pool_trim(rt_arena_pool *pool)
 {
-    rt_arena drop[RT_ARENA_POOL];
+    rt_arena drop[RT_ARENA_POOL_MAX];
     pthread_mutex_lock(&pool->lock);
     int n = pool->n_idle;
     memcpy(drop, pool->idle, sizeof(rt_arena) * (size_t)n);
@@ -49,6 +49,8 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
     int best = -1;
     for (int i = 0; i < pool->n_idle; i++)
         if (pool->idle[i].size >= size && (best < 0 || pool->idle[i].size < pool->idle[best].size)) best = i;
+    pool->borrowed++;
+    if (pool->borrowed > pool->peak) pool->peak = pool->borrowed;
     if (best >= 0) {
         *out = pool->idle[best];
         pool->idle[best] = pool->idle[--pool->n_idle];
@@ -75,9 +77,13 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
         want = size;
         ptr = be && be->iface->buffer_alloc ? be->iface->buffer_alloc(be, want) : lector__aligned_alloc(want);
     }
-    if (!ptr)
+    if (!ptr) {
+        pthread_mutex_lock(&pool->lock);
+        pool->borrowed--;
+        pthread_mutex_unlock(&pool->lock);
         return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
                              what ? what : "model", size);
+    }
     out->ptr = ptr;
     out->size = want;
     return LECTOR_OK;
@@ -87,7 +93,10 @@ void rt_arena_give(rt_arena_pool *pool, rt_arena a)
 {
     rt_arena drop = {0};
     pthread_mutex_lock(&pool->lock);
-    if (pool->n_idle < RT_ARENA_POOL) {
+    pool->borrowed--;
+    int keep = pool->peak < RT_ARENA_POOL ? RT_ARENA_POOL : pool->peak;
+    if (keep > RT_ARENA_POOL_MAX) keep = RT_ARENA_POOL_MAX;
+    if (pool->n_idle < keep) {
         pool->idle[pool->n_idle++] = a;
         pool->held += a.size;
     } else {

@@ -6,9 +6,12 @@
  * different input shapes run in the same memory, so a stream of pages of
  * varied sizes allocates nothing once the largest shape in use has been
  * seen. An arena too small for a run is replaced by one of the largest size
- * requested so far (grown on demand, never per shape); idle arenas are kept
- * up to RT_ARENA_POOL and released by rt_arena_pool_trim
- * (lector_model_trim). Thread-safe.
+ * requested so far (grown on demand, never per shape). As many idle arenas
+ * are kept as runs were ever in flight at once (at least RT_ARENA_POOL, at
+ * most RT_ARENA_POOL_MAX), so that concurrent workers do not free and
+ * allocate arenas on every run (on the GPU each free waits for the whole
+ * device); rt_arena_pool_trim (lector_model_trim) releases them.
+ * Thread-safe.
  */
 #ifndef LECTOR_RT_ARENA_H
 #define LECTOR_RT_ARENA_H
@@ -19,7 +22,8 @@
 
 #include "lector_rt.h"
 
-#define RT_ARENA_POOL 4 /* idle arenas kept per model */
+#define RT_ARENA_POOL     4  /* idle arenas kept per model at least */
+#define RT_ARENA_POOL_MAX 64 /* and at most, however many runs were in flight */
 
 typedef struct rt_backend rt_backend;
 
@@ -31,8 +35,10 @@ typedef struct rt_arena {
 typedef struct rt_arena_pool {
     pthread_mutex_t lock;
     rt_backend *be; /* buffer_alloc / buffer_free: device memory for device backends */
-    rt_arena idle[RT_ARENA_POOL];
+    rt_arena idle[RT_ARENA_POOL_MAX];
     int n_idle;
+    int borrowed;       /* arenas taken and not given back */
+    int peak;           /* the most borrowed at once: how many idle ones are kept */
     size_t largest;     /* the largest size a run asked for */
     size_t held;        /* bytes of idle arenas */
     uint64_t allocated; /* arenas allocated so far (first ones and growths) */
@@ -45,7 +51,7 @@ void rt_arena_pool_destroy(rt_arena_pool *pool);
  * a new one of max(size, the largest size asked for so far). `what` names
  * the model in the error message. */
 lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, const char *what, lector_error *err);
-/* Back to the pool, or freed when RT_ARENA_POOL arenas are idle already
+/* Back to the pool, or freed when as many arenas are idle as the pool keeps
  * (the smallest goes). */
 void rt_arena_give(rt_arena_pool *pool, rt_arena a);
 /* Frees every idle arena. */

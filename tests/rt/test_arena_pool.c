@@ -1,0 +1,87 @@
+/*
+ * test_arena_pool.c - the activation arenas a model's runs borrow
+ * (src/rt/arena.h), on host memory.
+ *
+ * Eight runs in flight at once, then eight again: the second round must
+ * reuse the first round's arenas, allocating nothing. A pool that keeps
+ * fewer idle arenas than runs were in flight frees some and allocates them
+ * again on every round, and on the GPU every free waits for the whole
+ * device. The pool keeps at most RT_ARENA_POOL_MAX however many ran at
+ * once, grows an arena to the largest size asked for, and trim releases
+ * every idle arena.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../soft_check.h"
+#include "rt/arena.h"
+
+static int take_n(rt_arena_pool *pool, rt_arena *a, int n, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        lector_error err = {0};
+        if (rt_arena_take(pool, size, &a[i], "test", &err)) {
+            fprintf(stderr, "FAIL: take %d: %s\n", i, err.message);
+            return 1;
+        }
+        memset(a[i].ptr, 0xa5, size); /* every byte of it is ours (ASan checks) */
+    }
+    return 0;
+}
+
+static void give_n(rt_arena_pool *pool, rt_arena *a, int n)
+{
+    for (int i = 0; i < n; i++) rt_arena_give(pool, a[i]);
+}
+
+int main(void)
+{
+    enum { IN_FLIGHT = 8, MANY = RT_ARENA_POOL_MAX + 6 };
+    static rt_arena a[MANY];
+    rt_arena_pool pool;
+    size_t held;
+    uint64_t allocated;
+
+    /* in flight together, twice: the second round allocates nothing */
+    rt_arena_pool_init(&pool, NULL);
+    if (take_n(&pool, a, IN_FLIGHT, 4096)) return 1;
+    give_n(&pool, a, IN_FLIGHT);
+    rt_arena_pool_stats(&pool, &held, &allocated);
+    CHECK(allocated == IN_FLIGHT, "first round allocated %llu arenas, not %d", (unsigned long long)allocated,
+          IN_FLIGHT);
+    CHECK(held == (size_t)IN_FLIGHT * 4096, "%zu bytes idle after the first round, not %d", held, IN_FLIGHT * 4096);
+    for (int round = 0; round < 3; round++) {
+        if (take_n(&pool, a, IN_FLIGHT, 4096)) return 1;
+        give_n(&pool, a, IN_FLIGHT);
+    }
+    rt_arena_pool_stats(&pool, NULL, &allocated);
+    CHECK(allocated == IN_FLIGHT, "three more rounds of %d runs allocated %llu arenas more", IN_FLIGHT,
+          (unsigned long long)(allocated - IN_FLIGHT));
+
+    /* a larger run grows one arena to the largest size, freeing the one it replaces */
+    if (take_n(&pool, a, 1, 8192)) return 1;
+    CHECK(a[0].size >= 8192, "an arena of %zu bytes for a run of 8192", a[0].size);
+    rt_arena_give(&pool, a[0]);
+    rt_arena_pool_stats(&pool, &held, &allocated);
+    CHECK(allocated == IN_FLIGHT + 1, "growing allocated %llu arenas in all, not %d", (unsigned long long)allocated,
+          IN_FLIGHT + 1);
+    CHECK(held == (size_t)(IN_FLIGHT - 1) * 4096 + 8192, "%zu bytes idle after growing one arena", held);
+
+    /* trim releases every idle arena */
+    rt_arena_pool_trim(&pool);
+    rt_arena_pool_stats(&pool, &held, NULL);
+    CHECK(held == 0, "%zu bytes idle after trim", held);
+    rt_arena_pool_destroy(&pool);
+
+    /* more in flight than the pool keeps: at most RT_ARENA_POOL_MAX stay idle */
+    rt_arena_pool_init(&pool, NULL);
+    if (take_n(&pool, a, MANY, 256)) return 1;
+    give_n(&pool, a, MANY);
+    rt_arena_pool_stats(&pool, &held, NULL);
+    size_t each = a[0].size;
+    CHECK(held == (size_t)RT_ARENA_POOL_MAX * each, "%zu bytes idle after %d runs at once, not %d arenas' worth", held,
+          MANY, RT_ARENA_POOL_MAX);
+    rt_arena_pool_destroy(&pool);
+
+    return soft_check_exit("rt.arena_pool: runs in flight reuse their arenas, at most RT_ARENA_POOL_MAX kept idle");
+}
