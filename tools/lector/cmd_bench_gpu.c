@@ -212,11 +212,21 @@ static lector_status pipe_run(lector_engine *e, int workers, char **images, int 
     return st;
 }
 
+/* Activation arenas the engine's models allocated so far: after warm-up a
+ * steady stream allocates none (each GPU allocation and free stalls the
+ * device). */
+static unsigned long long arenas_of(const lector_engine_stats *s)
+{
+    return s ? s->det.arenas_allocated + s->cls.arenas_allocated + s->rec.arenas_allocated +
+                   s->rec_fp32.arenas_allocated
+             : 0;
+}
+
 static void compiled_json(const char *key, const lector_engine_stats *a, const lector_engine_stats *b)
 {
-    printf("\"%s\": {\"plans\": %llu, \"kernels\": %llu}", key,
+    printf("\"%s\": {\"plans\": %llu, \"kernels\": %llu, \"arenas\": %llu}", key,
            (unsigned long long)(b->plans_compiled - (a ? a->plans_compiled : 0)),
-           (unsigned long long)(b->kernels_compiled - (a ? a->kernels_compiled : 0)));
+           (unsigned long long)(b->kernels_compiled - (a ? a->kernels_compiled : 0)), arenas_of(b) - arenas_of(a));
 }
 
 static int bench_pipeline(int argc, char **argv)
@@ -325,11 +335,12 @@ static int bench_pipeline(int argc, char **argv)
     } else {
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; compiled in warm-up %llu plans, "
-               "%llu kernels, then %llu plans, %llu kernels; %d errors\n",
+               "%llu kernels, %llu arenas, then %llu plans, %llu kernels, %llu arenas; %d errors\n",
                lector_engine_device(e), workers, c.pages, wall / 1e3, pps, p50, p99, stm[0], stm[1], stm[2], stm[3],
                (unsigned long long)s_warm.plans_compiled, (unsigned long long)s_warm.kernels_compiled,
-               (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
-               (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled), c.errors);
+               arenas_of(&s_warm), (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
+               (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled),
+               arenas_of(&s_end) - arenas_of(&s_warm), c.errors);
     }
     free(v);
     free(c.items);
