@@ -202,47 +202,62 @@ static int class_descriptors(const cu_step *s, const rt_value *x, cudnnTensorDes
     return 1;
 }
 
+/* The key of a convolution's exact shapes (bit 3 of v[0] clear). */
+static void exact_key(algo_key *k, const cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
+                      const rt_value *y, const int *conv)
+{
+    memset(k, 0, sizeof *k);
+    k->v[0] = transposed | s->half << 1 | s->nhwc << 2;
+    for (int d = 0; d < 4; d++) {
+        k->v[1 + d] = d < x->ndim ? x->dims[d] : 1;
+        k->v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
+        k->v[9 + d] = d < y->ndim ? y->dims[d] : 1;
+    }
+    for (int d = 0; d < 7; d++) k->v[13 + d] = conv[d];
+}
+
+/* The same key for the input's size class (bit 3 set): the input's height
+ * and width rounded up by algo_size; the output follows from them. */
+static algo_key class_key(const algo_key *exact, const rt_value *x)
+{
+    algo_key k = *exact;
+    k.v[0] |= 8;
+    if (x->ndim == 4) k.v[3] = algo_size(x->dims[2]);
+    k.v[1 + x->ndim - 1] = algo_size(x->dims[x->ndim - 1]);
+    for (int d = 0; d < 4; d++) k.v[9 + d] = 0;
+    return k;
+}
+
+/* The size class's algorithm when cuDNN has one for the class and this size
+ * runs it; 0 then, 1 when this size needs its own choice. */
+static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_value *x)
+{
+    int algo;
+    size_t ws_class;
+    if (!algo_lookup(k, &algo, &ws_class)) {
+        cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
+        int made = class_descriptors(s, x, &xd, &yd);
+        int r = made < 0 || cudnn_algo(cc, s, 0, xd, yd, &algo);
+        if (made > 0) {
+            cudnnDestroyTensorDescriptor(xd);
+            cudnnDestroyTensorDescriptor(yd);
+        }
+        if (r) algo = -1; /* no algorithm at the class size: each size its own */
+        algo_store(k, algo, 0);
+    }
+    if (algo < 0 || algo_workspace(cc, s, 0, algo, &s->ws)) return 1;
+    s->algo = algo;
+    return 0;
+}
+
 static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
                      const rt_value *y, const int *conv)
 {
-    /* the key: the exact shapes (bit 3 clear), or the size class (bit 3 set) */
     algo_key k;
-    memset(&k, 0, sizeof k);
-    int by_class = !transposed && !conv_search();
-    k.v[0] = transposed | s->half << 1 | s->nhwc << 2 | by_class << 3;
-    for (int d = 0; d < 4; d++) {
-        k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
-        k.v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
-        k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
-    }
-    for (int d = 0; d < 7; d++) k.v[13 + d] = conv[d];
-    if (by_class) { /* the input's class sizes; the output follows from them */
-        int hd = x->ndim == 4 ? 3 : 0;
-        if (hd) k.v[hd] = algo_size(x->dims[2]);
-        k.v[1 + x->ndim - 1] = algo_size(x->dims[x->ndim - 1]);
-        for (int d = 0; d < 4; d++) k.v[9 + d] = 0;
-        int algo;
-        size_t ws_class;
-        if (!algo_lookup(&k, &algo, &ws_class)) {
-            cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
-            int made = class_descriptors(s, x, &xd, &yd);
-            int r = made < 0 || cudnn_algo(cc, s, 0, made ? xd : s->xd, made ? yd : s->yd, &algo);
-            if (made > 0) {
-                cudnnDestroyTensorDescriptor(xd);
-                cudnnDestroyTensorDescriptor(yd);
-            }
-            if (r) algo = -1; /* no algorithm at the class size: each size its own */
-            algo_store(&k, algo, 0);
-        }
-        if (algo >= 0 && !algo_workspace(cc, s, 0, algo, &s->ws)) {
-            s->algo = algo;
-            return 0;
-        }
-        k.v[0] &= ~(int64_t)8; /* this size's own choice */
-        for (int d = 0; d < 4; d++) {
-            k.v[1 + d] = d < x->ndim ? x->dims[d] : 1;
-            k.v[9 + d] = d < y->ndim ? y->dims[d] : 1;
-        }
+    exact_key(&k, s, transposed, x, wv, y, conv);
+    if (!transposed && !conv_search()) {
+        algo_key kc = class_key(&k, x);
+        if (!class_algo(cc, s, &kc, x)) return 0;
     }
     int algo;
     size_t ws;

@@ -382,15 +382,21 @@ void cu_shared_put(cu_shared *s)
  * constants do not, and their addresses may come back with other bytes. */
 static const void *memo_src(const rt_value *v) { return v && v->data && !v->owns_data ? v->data : NULL; }
 
+/* The device copy memoised for (src, kind, n), or NULL; under memo_lock. */
+static cu_shared *memo_find(const cu_ctx *c, const void *src, int kind, size_t n)
+{
+    for (int i = 0; i < c->n_memo; i++)
+        if (c->memo[i].src == src && c->memo[i].kind == kind && c->memo[i].n == n) return c->memo[i].shared;
+    return NULL;
+}
+
 size_t cu_memo_get(compile_ctx *cc, const rt_value *v, int kind, size_t n)
 {
     cu_ctx *c = cc->be->ctx;
     const void *src = memo_src(v);
     if (!src || n < CU_SHARE_MIN) return 0;
-    cu_shared *hit = NULL;
     pthread_mutex_lock(&c->memo_lock);
-    for (int i = 0; i < c->n_memo && !hit; i++)
-        if (c->memo[i].src == src && c->memo[i].kind == kind && c->memo[i].n == n) hit = c->memo[i].shared;
+    cu_shared *hit = memo_find(c, src, kind, n);
     pthread_mutex_unlock(&c->memo_lock);
     if (!hit) return 0;
     pthread_mutex_lock(&shared_lock);
@@ -413,11 +419,10 @@ size_t cbuf_add_from(compile_ctx *cc, const rt_value *v, int kind, const void *d
 static void memo_put(cu_ctx *c, const struct cbuf_chunk *ch, cu_shared *s)
 {
     pthread_mutex_lock(&c->memo_lock);
-    for (int i = 0; i < c->n_memo; i++)
-        if (c->memo[i].src == ch->src && c->memo[i].kind == ch->kind && c->memo[i].n == ch->n) {
-            pthread_mutex_unlock(&c->memo_lock); /* another plan's compile recorded it first */
-            return;
-        }
+    if (memo_find(c, ch->src, ch->kind, ch->n)) {
+        pthread_mutex_unlock(&c->memo_lock); /* another plan's compile recorded it first */
+        return;
+    }
     if (c->n_memo == c->cap_memo) {
         int cap = c->cap_memo ? 2 * c->cap_memo : 64;
         struct cu_memo *nm = cu_realloc(c->memo, sizeof *nm * (size_t)cap);
