@@ -434,7 +434,7 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
 lector_status cu_run_cudnn_conv(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
 {
     void *X = cu_dptr(x, n->in[0]), *Y = cu_dptr(x, n->out[0]);
-    void *ws = (char *)x->w->ws + CU_BLAS_WS;
+    void *ws = x->ws + CU_BLAS_WS;
     cudnnStatus_t ds;
     const void *W = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : cu_dptr(x, n->in[1]);
     if (s->kind == S_CONV)

@@ -186,11 +186,20 @@ static lector_status finish_outputs(const exec_ctx *x, char *pin, lector_status 
 static lector_status call_begin(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                                 size_t extra_pin, exec_ctx *x, lector_error *err)
 {
-    const cu_plan *cp = p->be_plan;
+    cu_plan *cp = p->be_plan;
     cu_worker *w;
     lector_status st = worker_for_plan(be->ctx, cp, extra_pin, &w, err);
-    if (!st) *x = (exec_ctx){p, cp, w, arena, inputs};
+    if (st) return st;
+    *x = (exec_ctx){p, cp, w, arena, inputs, w->ws, 0};
+    cu_own_take(be, p, cp, x); /* the plan's own arena and graph, when it has them free */
     return st;
+}
+
+/* The end of a call whose work on the stream is done: what it held back. */
+static void call_end(rt_backend *be, exec_ctx *x)
+{
+    cu_own_give(x);
+    cu_worker_put(be->ctx, x->w);
 }
 
 /* The end of a call once its input is on the device (`st`: the status so
@@ -201,7 +210,7 @@ static lector_status run_and_download(rt_backend *be, exec_ctx *x, char *pin, le
     if (!st) st = cu_run_steps(x, (cu_plan *)x->cp, be, err);
     st = finish_outputs(x, pin, st, outputs, err);
     if (st) name_prefix(err, x->p->g->name);
-    cu_worker_put(be->ctx, x->w);
+    call_end(be, x);
     return st;
 }
 
@@ -305,7 +314,7 @@ lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const
         w->img = NULL;
         w->img_size = 0;
         if ((st = cu_dev_alloc(c->device, crops, &w->img, "an image input", err))) {
-            cu_worker_put(c, w);
+            call_end(be, &x);
             goto out;
         }
         w->img_size = crops;
@@ -374,7 +383,7 @@ lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const 
     for (int k = 0; k < 2; k++)
         if (ev[k]) cudaEventDestroy(ev[k]);
     if (st) name_prefix(err, p->g->name);
-    cu_worker_put(be->ctx, w);
+    call_end(be, &x);
     return st;
 }
 

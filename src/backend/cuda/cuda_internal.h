@@ -85,6 +85,7 @@ typedef struct cu_ctx {
         struct cu_shared *shared; /* a reference held by the memo */
     } * memo;
     int n_memo, cap_memo;
+    _Atomic size_t own_bytes; /* the plans' own arenas (cu_own) */
 } cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -181,6 +182,24 @@ typedef struct cu_step {
  * take a worker's graph slot from the shapes that come back. */
 #define CU_GRAPH_AFTER 8
 
+/* A plan of at most CU_OWN_ARENA bytes of activations and workspace that
+ * has run CU_OWN_AFTER times gets an arena of its own and a CUDA graph
+ * captured in it (cuda_graphs.c), which any worker replays: one launch
+ * instead of one per step, for a line width seen before whichever thread
+ * reads it. All plans' own arenas on a device stay within CU_OWN_BYTES, or
+ * a quarter of gpu_mem_limit when that is smaller. */
+#define CU_OWN_AFTER 2
+#define CU_OWN_ARENA ((size_t)64 << 20)
+#define CU_OWN_BYTES ((size_t)4 << 30)
+typedef struct cu_own {
+    _Atomic int busy;   /* held by the call running in it */
+    _Atomic int runs;   /* calls that asked for it, for CU_OWN_AFTER */
+    _Atomic int failed; /* no memory or no capture: the plan runs as before */
+    char *mem;          /* the arena (rt_plan.arena_size), then the workspace */
+    size_t size;
+    cudaGraphExec_t exec; /* captured on its first use */
+} cu_own;
+
 typedef struct cu_plan {
     uint64_t id;      /* unique in the process: keys the workers' CUDA graphs */
     int no_graph;     /* capture failed once: run step by step */
@@ -202,6 +221,7 @@ typedef struct cu_plan {
     size_t io_bytes; /* inputs + outputs, for the pinned staging */
     int n_host;
     int prof_runs; /* LECTOR_CUDA_PROFILE: runs so far (under the profile's lock) */
+    cu_own own;
 } cu_plan;
 
 /* Weights are shared by every plan of the process on one device that holds
@@ -273,6 +293,8 @@ typedef struct exec_ctx {
     cu_worker *w;
     char *arena;
     const lector_tensor *inputs;
+    char *ws; /* the steps' workspace: CU_BLAS_WS bytes for cuBLAS, then cuDNN's and ours */
+    int own;  /* arena and ws are the plan's own (cu_own), held by this call */
 } exec_ctx;
 
 /* ---- shared helpers ------------------------------------------------------------ */
@@ -356,6 +378,7 @@ void cu_mem_set_limit(int dev, size_t limit);
 lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, lector_error *err);
 void cu_dev_free(void *p);
 void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit);
+size_t cu_mem_limit(int dev);
 size_t cu_memory_available(rt_backend *be);
 void cu_worker_free(cu_worker *w);
 lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err);
@@ -423,8 +446,16 @@ lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const
 lector_status cu_time_plan(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs, int runs,
                            double *ms, lector_error *err);
 
-/* cuda_graphs.c: the steps as the worker's CUDA graph of the plan, or one by one. */
+/* cuda_graphs.c: the steps as the plan's own CUDA graph (x->own), the
+ * worker's graph of the plan, or one by one. */
 lector_status cu_run_steps(const exec_ctx *x, cu_plan *cp, rt_backend *be, lector_error *err);
+/* Points x at the plan's own arena and workspace when the plan has earned
+ * them and no other call holds them (1), else leaves x as it is (0). */
+int cu_own_take(rt_backend *be, const rt_plan *p, cu_plan *cp, exec_ctx *x);
+/* Gives back what cu_own_take took, once the call's work on the stream is done. */
+void cu_own_give(exec_ctx *x);
+/* Frees the plan's own arena and graph (cu_plan_free). */
+void cu_own_free(cu_ctx *c, cu_plan *cp);
 
 /* cuda_profile.c: LECTOR_CUDA_PROFILE's level (0: off), and a plan's run under it. */
 int cu_profiling(void);

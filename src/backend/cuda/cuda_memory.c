@@ -491,6 +491,15 @@ void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit)
     pthread_mutex_unlock(&mem_lock);
 }
 
+/* The GPU memory cap of device dev (gpu_mem_limit), 0 for none. */
+size_t cu_mem_limit(int dev)
+{
+    pthread_mutex_lock(&mem_lock);
+    size_t lim = dev >= 0 && dev < CU_MAX_DEV ? mem_limit[dev] : 0;
+    pthread_mutex_unlock(&mem_lock);
+    return lim;
+}
+
 /* What this process may still allocate on the device: its free memory,
  * bounded by the cap. */
 size_t cu_memory_available(rt_backend *be)

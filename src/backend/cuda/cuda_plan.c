@@ -132,6 +132,7 @@ void cu_plan_free(rt_backend *be, rt_plan *p)
 {
     cu_plan *cp = p->be_plan;
     if (!cp) return;
+    cu_own_free(be->ctx, cp);
     for (int i = 0; i < cp->n_steps; i++) {
         cu_step *s = &cp->steps[i];
         if (s->xd) cudnnDestroyTensorDescriptor(s->xd);

@@ -80,7 +80,7 @@ lector_status cu_run_rowmean(const exec_ctx *x, const cu_step *s, const rt_node 
 
 lector_status cu_run_gap_nhwc(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
 {
-    void *ws = (char *)x->w->ws + CU_BLAS_WS;
+    void *ws = x->ws + CU_BLAS_WS;
     return cu_kernel_status(ck_gap_nhwc(x->w->stream, cu_dptr(x, n->in[0]), cu_dptr(x, n->out[0]), s->outer, s->inner,
                                         s->channels, s->half, ws, s->k),
                             n, err);
