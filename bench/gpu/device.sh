@@ -18,6 +18,11 @@
 #           pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
 #           the warm-up and after it), the CLI over the same pages, the cold start to the first result,
 #           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers
+#   scale   the document pages through bench pipeline fp32 at 1, 4 and 16 workers, and at 16 without
+#           CUDA graphs (LECTOR_CUDA_GRAPHS=0): where the pages/s stop growing with workers
+#   graphs  the CLI over the document pages listed twice (a line width's second read replays its plan's
+#           own CUDA graph) with graphs on and off (LECTOR_CUDA_GRAPHS=0): the same texts, scores and
+#           boxes, fp32 and --fp16
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -243,6 +248,34 @@ PY
       for f in "" --fp16; do
         $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rounds ${ROUNDS:-3} --json \
             $(cat /tmp/list.txt) | tee -a "$out/icdar_pipeline.jsonl"
+      done
+      ;;
+    scale)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for cfg in 1 4 16 16:nographs; do
+        w=${cfg%%:*} e=LECTOR_X=1
+        [ "$cfg" = "$w" ] || e=LECTOR_CUDA_GRAPHS=0
+        echo "workers $cfg: $(env "$e" $L bench pipeline --models "$B/models" --device cuda --workers "$w" \
+            --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -1)"
+      done
+      ;;
+    graphs)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for f in "" --fp16; do
+        for g in 8 0; do
+          LECTOR_CUDA_GRAPHS=$g $L --models "$B/models" --device cuda --workers 16 $f --format json -q \
+              $(cat /tmp/docs.txt /tmp/docs.txt) >"$out/graphs$f-$g.jsonl" 2>"$out/graphs$f-$g.err"
+        done
+        python3 - "$out/graphs$f-8.jsonl" "$out/graphs$f-0.jsonl" <<'PY'
+import json, sys
+def pages(path):
+    return [(d["file"], d["pages"]) for d in map(json.loads, open(path))]
+a, b = pages(sys.argv[1]), pages(sys.argv[2])
+lines = sum(len(p["lines"]) for _, ps in a for p in ps)
+diff = sum(1 for x, y in zip(a, b) if x != y)
+print(f"graphs: {len(a)} pages, {lines} lines; graphs on vs off: {diff} pages differ"
+      + ("" if len(a) == len(b) and not diff else "  FAIL"))
+PY
       done
       ;;
     *) echo "unknown step $step" ;;
