@@ -17,7 +17,7 @@
  *
  * Ops on oneDNN (f32): Conv (regular, grouped/depthwise, pointwise) and
  * ConvTranspose (kernel == stride: 1x1 conv + depth-to-space; otherwise
- * deconvolution) with bias and fused chains (see onednn_backend.c),
+ * deconvolution) with bias and fused chains (see onednn_fuse.c),
  * MaxPool/AveragePool (GlobalAveragePool: own kernel, sums in double),
  * MatMul (const 2-D B: one GEMM with folded bias; else batched with
  * broadcasting), Softmax, LayerNormalization,
@@ -45,7 +45,7 @@
  * exceed the physical cores (e.g. 4 request threads on 16 cores: threads=4).
  * Small primitives (< ~2 MFLOP) run on one thread, and on an oversubscribed
  * machine a run switches to a single-thread variant of the plan
- * (effective_threads(); LECTOR_ADAPTIVE_THREADS=0 turns that off).
+ * (dn_effective_threads(); LECTOR_ADAPTIVE_THREADS=0 turns that off).
  */
 #ifndef LECTOR_ONEDNN_H
 #define LECTOR_ONEDNN_H
@@ -121,7 +121,5 @@ typedef struct dn_plan {
     dn_ctx *pool[DN_POOL];
     int n_pool;
 } dn_plan;
-
-extern int lector__onednn_anchor;
 
 #endif
