@@ -27,6 +27,7 @@
     X(LECTOR__TC_CUDA_CONV_SEARCH,  "LECTOR_CUDA_CONV_SEARCH",  "1: cuDNN algorithms by a timed search, not the heuristic") \
     X(LECTOR__TC_CUDA_NHWC,         "LECTOR_CUDA_NHWC",         "0/1: NHWC activations off/on (default: on in fp16)") \
     X(LECTOR__TC_CUDA_GRAPHS,       "LECTOR_CUDA_GRAPHS",       "0: no CUDA graphs, steps run one by one; N: a plan's graph from its Nth run") \
+    X(LECTOR__TC_CUDA_SYNC,         "LECTOR_CUDA_SYNC",         "spin, yield or block: how a thread waits for the GPU (default: CUDA's choice)") \
     X(LECTOR__TC_CUDA_FUSE,         "LECTOR_CUDA_FUSE",         "0: no elementwise chains") \
     X(LECTOR__TC_CUDA_NVRTC,        "LECTOR_CUDA_NVRTC",        "0: chains run in the interpreter, not NVRTC kernels") \
     X(LECTOR__TC_CUDA_DW,           "LECTOR_CUDA_DW",           "0: depthwise convolutions on cuDNN, not the own kernels") \

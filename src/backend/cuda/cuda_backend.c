@@ -76,6 +76,30 @@ lector_status cu_cuda_fail(lector_error *err, cudaError_t e, const char *what)
 
 /* ---- the backend ---------------------------------------------------------------- */
 
+/* LECTOR_CUDA_SYNC: how a thread waits in cudaStreamSynchronize. CUDA spins
+ * when the process has fewer contexts than CPUs, so 16 workers waiting on
+ * 16 cores take them all from the threads that decode and crop pages; the
+ * control measures that (docs/BENCHMARKS.md). Unset: CUDA's choice. */
+static void set_sync_mode(int device)
+{
+    const char *s = H->testctl_str(LECTOR__TC_CUDA_SYNC);
+    if (!s || !*s) return;
+    unsigned flag = !strcmp(s, "spin")    ? cudaDeviceScheduleSpin
+                    : !strcmp(s, "yield") ? cudaDeviceScheduleYield
+                    : !strcmp(s, "block") ? cudaDeviceScheduleBlockingSync
+                                          : 0;
+    if (!flag) {
+        H->log(2, "cuda: LECTOR_CUDA_SYNC=%s is not spin, yield or block: left to CUDA", s);
+        return;
+    }
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaSetDeviceFlags(flag);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        H->log(2, "cuda: LECTOR_CUDA_SYNC=%s: %s", s, cudaGetErrorString(e));
+    }
+}
+
 static lector_status cu_init(rt_backend *be, lector_error *err)
 {
     int n = 0;
@@ -87,6 +111,7 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     }
     if (be->device < 0 || be->device >= n || be->device >= CU_MAX_DEV)
         return cu_fail(err, LECTOR_ERR_UNAVAILABLE, "cuda: GPU %d does not exist (%d visible)", be->device, n);
+    set_sync_mode(be->device);
     cu_ctx *c = cu_calloc(1, sizeof *c);
     if (!c) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     c->device = be->device;
