@@ -2,6 +2,7 @@
 #include "budget.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -128,15 +129,34 @@ void serve_budget_job_done(serve_budget *b, double s)
     pthread_mutex_lock(&b->mu);
     b->service_s = b->service_s > 0 ? 0.8 * b->service_s + 0.2 * s : s;
     b->service_hi = s > 0.95 * b->service_hi ? s : 0.95 * b->service_hi;
+    b->recent[b->next_recent] = s;
+    b->next_recent = (b->next_recent + 1) % SERVE_RECENT_JOBS;
+    if (b->n_recent < SERVE_RECENT_JOBS) b->n_recent++;
     pthread_mutex_unlock(&b->mu);
+}
+
+static int by_seconds(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 double serve_budget_expected_s(serve_budget *b, int ahead, int workers)
 {
+    double t[SERVE_RECENT_JOBS];
     pthread_mutex_lock(&b->mu);
-    double s = b->service_s > b->service_hi ? b->service_s : b->service_hi;
+    double mean = b->service_s, s = mean > b->service_hi ? mean : b->service_hi;
+    int n = b->n_recent;
+    memcpy(t, b->recent, sizeof t[0] * (size_t)n);
     pthread_mutex_unlock(&b->mu);
+    if (n >= 8) { /* enough jobs for their slow end to mean something */
+        qsort(t, (size_t)n, sizeof t[0], by_seconds);
+        double p95 = t[(n * 95 + 99) / 100 - 1];
+        s = p95 > mean ? p95 : mean;
+    }
     if (workers < 1) workers = 1;
-    /* the jobs ahead shared by the workers, then its own */
-    return s * ((double)ahead / workers + 1);
+    /* a free worker takes it at once; otherwise it waits for the jobs
+     * beyond the busy workers' to go, shared by the workers, then its own */
+    int waiting = ahead >= workers ? ahead - workers + 1 : 0;
+    return s * ((double)waiting / workers + 1);
 }

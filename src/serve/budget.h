@@ -35,15 +35,22 @@ size_t serve_memory_limit(size_t configured, const char **source);
 /* Resident memory of this process now (/proc/self/statm); 0 if unknown. */
 size_t serve_resident_bytes(void);
 
+/* Jobs whose times admission looks at: a page's cost ranges over a factor
+ * of ten (a new page size compiles plans), so a new job is judged by the
+ * slow end of the last ones, not their mean. */
+#define SERVE_RECENT_JOBS 64
+
 typedef struct serve_budget {
     pthread_mutex_t mu;
-    size_t limit;      /* the limit */
-    size_t base;       /* resident at ready */
-    size_t plans;      /* the plan caches' share */
-    size_t requests;   /* the requests' share */
-    size_t reserved;   /* of requests, reserved now */
-    double service_s;  /* seconds per job, 0 until a job finished */
-    double service_hi; /* the slow jobs: the largest, decaying by 5% a job */
+    size_t limit;                     /* the limit */
+    size_t base;                      /* resident at ready */
+    size_t plans;                     /* the plan caches' share */
+    size_t requests;                  /* the requests' share */
+    size_t reserved;                  /* of requests, reserved now */
+    double service_s;                 /* seconds per job, 0 until a job finished */
+    double service_hi;                /* the slow jobs: the largest, decaying by 5% a job */
+    double recent[SERVE_RECENT_JOBS]; /* the last jobs' seconds, a ring */
+    int n_recent, next_recent;
 } serve_budget;
 
 void serve_budget_init(serve_budget *b, size_t limit);
@@ -61,8 +68,11 @@ void serve_budget_release(serve_budget *b, size_t n);
 
 /* A job's service time, for the rate. */
 void serve_budget_job_done(serve_budget *b, double seconds);
-/* Expected seconds until a new job is done with `ahead` jobs queued or
- * running and `workers` workers; 0 while nothing has been measured. */
+/* Seconds until a new job is done with `ahead` jobs queued or running and
+ * `workers` workers, on the slow side (the 95th percentile of the last
+ * SERVE_RECENT_JOBS jobs' times once 8 have finished): its own time, after
+ * the jobs that must finish before a worker is free for it; 0 while
+ * nothing has been measured. */
 double serve_budget_expected_s(serve_budget *b, int ahead, int workers);
 
 #endif
