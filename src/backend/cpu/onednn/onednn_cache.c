@@ -78,11 +78,21 @@ static uint64_t key_hash(const dn_key *k)
     return h;
 }
 
-static unsigned char *key_copy(const dn_key *k)
+/* Stores a copy of k and its hash in a new entry's key; -1 out of memory. */
+static int key_store(dn_stored_key *s, const dn_key *k)
 {
-    unsigned char *b = lector__malloc(k->len ? k->len : 1);
-    if (b) memcpy(b, k->buf, k->len);
-    return b;
+    s->bytes = lector__malloc(k->len ? k->len : 1);
+    if (!s->bytes) return -1;
+    memcpy(s->bytes, k->buf, k->len);
+    s->hash = key_hash(k);
+    s->len = k->len;
+    return 0;
+}
+
+/* Is the stored key s the key k (of hash h)? */
+static int key_is(const dn_stored_key *s, const dn_key *k, uint64_t h)
+{
+    return s->hash == h && s->len == k->len && !memcmp(s->bytes, k->buf, k->len);
 }
 
 /* ---- tables ------------------------------------------------------------------- */
@@ -107,7 +117,7 @@ static void kernel_free(dn_kernel *e)
 {
     if (e->prim) dnnl_primitive_destroy(e->prim);
     if (e->pd) dnnl_primitive_desc_destroy(e->pd);
-    lector__free(e->key);
+    lector__free(e->key.bytes);
     lector__free(e);
 }
 
@@ -125,7 +135,7 @@ void dn_caches_destroy(dn_caches *c)
             n = e->next;
             lector__free(e->data[0]);
             lector__free(e->data[1]);
-            lector__free(e->key);
+            lector__free(e->key.bytes);
             lector__free(e);
         }
     lector__free(c->kbuckets);
@@ -137,7 +147,7 @@ void dn_caches_destroy(dn_caches *c)
 static dn_kernel *kernel_lookup(dn_caches *c, const dn_key *k, uint64_t h)
 {
     for (dn_kernel *e = c->kbuckets[h % (uint64_t)c->n_kbuckets]; e; e = e->next)
-        if (e->hash == h && e->key_len == k->len && !memcmp(e->key, k->buf, k->len)) return e;
+        if (key_is(&e->key, k, h)) return e;
     return NULL;
 }
 
@@ -177,21 +187,17 @@ static dn_kernel *evict_one(dn_caches *c)
 dn_kernel *dn_kernel_insert(dn_caches *c, const dn_key *k, dnnl_primitive_desc_t pd)
 {
     dn_kernel *e = k->fail ? NULL : lector__calloc(1, sizeof *e);
-    unsigned char *key = e ? key_copy(k) : NULL;
-    if (!key) {
+    if (!e || key_store(&e->key, k)) {
         lector__free(e);
         dnnl_primitive_desc_destroy(pd);
         return NULL;
     }
-    e->hash = key_hash(k);
-    e->key = key;
-    e->key_len = k->len;
     e->pd = pd;
     e->refs = 2; /* the LRU's and the caller's */
     e->in_lru = 1;
     dn_kernel *dead = NULL;
     pthread_mutex_lock(&c->lock);
-    dn_kernel *old = kernel_lookup(c, k, e->hash);
+    dn_kernel *old = kernel_lookup(c, k, e->key.hash);
     if (old) {
         old->refs++;
         old->tick = ++c->tick;
@@ -201,7 +207,7 @@ dn_kernel *dn_kernel_insert(dn_caches *c, const dn_key *k, dnnl_primitive_desc_t
     }
     if (c->n_kernels >= DN_KERNEL_CACHE) dead = evict_one(c);
     e->tick = ++c->tick;
-    dn_kernel **b = &c->kbuckets[e->hash % (uint64_t)c->n_kbuckets];
+    dn_kernel **b = &c->kbuckets[e->key.hash % (uint64_t)c->n_kbuckets];
     e->next = *b;
     *b = e;
     c->n_kernels++;
@@ -266,7 +272,7 @@ uint64_t dn_kernels_compiled(dn_caches *c)
 static dn_const *const_lookup(dn_caches *c, const dn_key *k, uint64_t h)
 {
     for (dn_const *e = c->cbuckets[h % (uint64_t)c->n_cbuckets]; e; e = e->next)
-        if (e->hash == h && e->key_len == k->len && !memcmp(e->key, k->buf, k->len)) return e;
+        if (key_is(&e->key, k, h)) return e;
     return NULL;
 }
 
@@ -283,22 +289,18 @@ const dn_const *dn_const_find(dn_caches *c, const dn_key *k)
 const dn_const *dn_const_insert(dn_caches *c, const dn_key *k, void *d0, void *d1)
 {
     dn_const *e = k->fail ? NULL : lector__calloc(1, sizeof *e);
-    unsigned char *key = e ? key_copy(k) : NULL;
-    if (!key) {
+    if (!e || key_store(&e->key, k)) {
         lector__free(e);
         lector__free(d0);
         lector__free(d1);
         return NULL;
     }
-    e->hash = key_hash(k);
-    e->key = key;
-    e->key_len = k->len;
     e->data[0] = d0;
     e->data[1] = d1;
     pthread_mutex_lock(&c->lock);
-    dn_const *old = const_lookup(c, k, e->hash);
+    dn_const *old = const_lookup(c, k, e->key.hash);
     if (!old) {
-        dn_const **b = &c->cbuckets[e->hash % (uint64_t)c->n_cbuckets];
+        dn_const **b = &c->cbuckets[e->key.hash % (uint64_t)c->n_cbuckets];
         e->next = *b;
         *b = e;
         c->n_consts++;
@@ -307,7 +309,7 @@ const dn_const *dn_const_insert(dn_caches *c, const dn_key *k, void *d0, void *d
     if (old) {
         lector__free(d0);
         lector__free(d1);
-        lector__free(e->key);
+        lector__free(e->key.bytes);
         lector__free(e);
         return old;
     }

@@ -46,10 +46,16 @@ void dn_key_add(dn_key *k, const void *bytes, size_t n);
 void dn_key_attr(dn_key *k, const_dnnl_primitive_attr_t attr);
 void dn_key_free(dn_key *k);
 
-typedef struct dn_kernel {
+/* An entry's own copy of its key, with the key's hash: kernels and
+ * constants are stored and looked up by the same code. */
+typedef struct dn_stored_key {
     uint64_t hash;
-    unsigned char *key;
-    size_t key_len;
+    unsigned char *bytes;
+    size_t len;
+} dn_stored_key;
+
+typedef struct dn_kernel {
+    dn_stored_key key;
     dnnl_primitive_desc_t pd; /* owned */
     dnnl_primitive_t prim;    /* owned; made on first use */
     int refs;                 /* the LRU's + plans' */
@@ -59,9 +65,7 @@ typedef struct dn_kernel {
 } dn_kernel;
 
 typedef struct dn_const {
-    uint64_t hash;
-    unsigned char *key;
-    size_t key_len;
+    dn_stored_key key;
     void *data[2]; /* owned (lector__aligned_alloc): e.g. weights, bias */
     struct dn_const *next;
 } dn_const;

@@ -29,20 +29,10 @@ void dn_weights_key(dn_cc *c, dn_key *k, const char *tag, int w, int b, const dn
     dn_key_add(k, wq, sizeof *wq);
 }
 
-/* Weights (in the primitive's layout) and bias already converted under key k. */
-int dn_weights_find(dn_cc *c, const dn_key *k, void **wr, float **bf)
-{
-    const dn_const *cv = dn_const_find(c->caches, k);
-    if (!cv) return 0;
-    *wr = cv->data[0];
-    *bf = cv->data[1];
-    return 1;
-}
-
 /* Stores freshly converted weights and bias under key k (the model keeps
  * them), or in the plan when the key cannot name them; -1 out of memory
  * (both freed). *wr and *bf become the stored buffers. */
-int dn_weights_store(dn_cc *c, const dn_key *k, void **wr, float **bf)
+static int weights_store(dn_cc *c, const dn_key *k, void **wr, float **bf)
 {
     if (k->fail) {
         if (dn_owned_keep(c, *wr)) {
@@ -63,6 +53,63 @@ int dn_weights_store(dn_cc *c, const dn_key *k, void **wr, float **bf)
     return 0;
 }
 
+/* The weights (in the primitive's layout wq) and bias converted under key
+ * k: 1 when the model has them (*wr, *bf). 0 when they are new: *wf (wn
+ * floats: the weights in their plain layout), *bf (bn floats) and *wr are
+ * allocated for the caller to fill *wf and *bf and pass to
+ * dn_weights_convert. -1 out of memory (c->fail set, nothing allocated). */
+int dn_weights_get(dn_cc *c, const dn_key *k, size_t wn, size_t bn, const dnnl_memory_desc_t *wq, float **wf, void **wr,
+                   float **bf)
+{
+    const dn_const *cv = dn_const_find(c->caches, k);
+    if (cv) {
+        *wr = cv->data[0];
+        *bf = cv->data[1];
+        return 1;
+    }
+    *wf = lector__aligned_alloc(wn * sizeof(float));
+    *bf = lector__aligned_alloc(bn * sizeof(float));
+    *wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
+    if (*wf && *bf && *wr) return 0;
+    lector__free(*wf);
+    lector__free(*bf);
+    lector__free(*wr);
+    c->fail = 1;
+    return -1;
+}
+
+/* Reorders the filled plain weights wf (layout wmd; freed here) into *wr
+ * and stores *wr and *bf under key k, as dn_weights_get gave them: 0, or -1
+ * (both freed) when the reorder fails or memory runs out. One place for the
+ * conversion of Conv, ConvTranspose, the depth-to-space deconvolution and
+ * MatMul, so that their error paths cannot drift apart. */
+int dn_weights_convert(dn_cc *c, const dn_key *k, const dnnl_memory_desc_t *wmd, float *wf,
+                       const dnnl_memory_desc_t *wq, void **wr, float **bf)
+{
+    int bad = dn_reorder_now(c, wmd, wf, wq, *wr);
+    lector__free(wf);
+    if (bad) {
+        lector__free(*wr);
+        lector__free(*bf);
+        return -1;
+    }
+    return weights_store(c, k, wr, bf);
+}
+
+/* The constant slots *ws and *bs of weights wr (layout wq, converted from
+ * value w) and bias bf (layout bmd) as dn_weights_get or dn_weights_convert
+ * gave them; -1 when out of memory. */
+int dn_weights_slots(dn_cc *c, int w, const dnnl_memory_desc_t *wq, void *wr, const dnnl_memory_desc_t *bmd, float *bf,
+                     int *ws, int *bs)
+{
+    *ws = dn_slot_new(c, DN_SLOT_CONST, w, wq, 0);
+    *bs = dn_slot_new(c, DN_SLOT_CONST, -1, bmd, 0);
+    if (*ws < 0 || *bs < 0) return -1;
+    c->dp->slots[*ws].ptr = wr;
+    c->dp->slots[*bs].ptr = bf;
+    return 0;
+}
+
 /* ---- builders ------------------------------------------------------------- */
 
 static int impl_is_ref(dnnl_primitive_desc_t pd)
@@ -72,16 +119,29 @@ static int impl_is_ref(dnnl_primitive_desc_t pd)
     return s && !strncmp(s, "ref", 3);
 }
 
+/* The input x, weights w and bias b (-1: none) of a Conv or ConvTranspose
+ * node, when oneDNN can take them: f32, 4-D, constant weights and bias;
+ * else -1. */
+static int conv_operands(const rt_graph *g, const rt_node *n, int *x, int *w, int *b)
+{
+    if (n->n_in < 2) return -1;
+    *x = n->in[0];
+    *w = n->in[1];
+    *b = n->n_in > 2 ? n->in[2] : -1;
+    const rt_value *xv = &g->values[*x], *wv = &g->values[*w];
+    if (!dn_is_f32(xv) || !dn_is_f32(wv) || !wv->data || xv->ndim != 4 || wv->ndim != 4) return -1;
+    if (*b >= 0 && (!g->values[*b].data || !dn_is_f32(&g->values[*b]))) return -1;
+    return 0;
+}
+
 /* Conv and ConvTranspose (2-D), with bias, folded affine ops and post-ops. */
 int dn_build_conv(dn_cc *c, int ni, int transposed)
 {
     rt_graph *g = c->g;
     const rt_node *n = &g->nodes[ni];
-    if (n->n_in < 2) return -1;
-    int x = n->in[0], w = n->in[1], b = n->n_in > 2 ? n->in[2] : -1;
+    int x, w, b;
+    if (conv_operands(g, n, &x, &w, &b)) return -1;
     const rt_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[n->out[0]];
-    if (!dn_is_f32(xv) || !dn_is_f32(wv) || !wv->data || xv->ndim != 4 || wv->ndim != 4) return -1;
-    if (b >= 0 && (!g->values[b].data || !dn_is_f32(&g->values[b]))) return -1;
     rt_conv_geom geo;
     if (rt_conv_geom_make(n, transposed ? RT_GEOM_CONVT : RT_GEOM_CONV, xv->ndim, xv->dims, wv->dims, &geo, NULL))
         return -1;
@@ -121,17 +181,7 @@ int dn_build_conv(dn_cc *c, int ni, int transposed)
     for (int attempt = 0; attempt < 3; attempt++) {
         dn_chain ch;
         if (dn_chain_init(&ch, (int)Cout, 1)) return -1;
-        if (attempt < 2)
-            dn_chain_walk(c, ni, &ch, attempt == 0);
-        else {
-            ch.end = n->out[0];
-            if (n->act != RT_ACT_NONE && dn_po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
-                ch.n_po = 0;
-                ch.tail_act = n->act;
-                ch.tail_a = n->act_alpha;
-                ch.tail_b = n->act_beta;
-            }
-        }
+        dn_chain_attempt(c, ni, &ch, attempt);
         const rt_value *ev = &g->values[ch.end];
         dn_md_any(&dmd, 4, ev->dims);
         for (int i = 0; i < ch.n_po; i++) /* dst in the residual's layout */
@@ -183,23 +233,8 @@ int dn_build_conv(dn_cc *c, int ni, int transposed)
         dn_key_add(&wk, &G, sizeof G);
         void *wr = NULL;
         float *bf = NULL, *wf = NULL;
-        int have = dn_weights_find(c, &wk, &wr, &bf);
-        if (!have) {
-            wf = lector__aligned_alloc(wn * sizeof(float));
-            bf = lector__aligned_alloc((size_t)Cout * sizeof(float));
-            wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
-        }
-        if (!have && (!wf || !bf || !wr)) {
-            lector__free(wf);
-            lector__free(bf);
-            lector__free(wr);
-            dn_key_free(&wk);
-            dn_pd_release(c, pd);
-            dn_chain_clear(&ch);
-            c->fail = 1;
-            return -1;
-        }
-        if (!have) {
+        int got = dn_weights_get(c, &wk, wn, (size_t)Cout, wq, &wf, &wr, &bf);
+        if (!got) {
             memcpy(wf, wv->data, wn * sizeof(float));
             const float *b0 = b >= 0 ? g->values[b].data : NULL;
             for (int64_t k = 0; k < Cout; k++) bf[k] = (b0 ? b0[k] : 0.f) * ch.scale[k] + ch.shift[k];
@@ -218,30 +253,22 @@ int dn_build_conv(dn_cc *c, int ni, int transposed)
                         }
                 }
             }
-            int bad = dn_reorder_now(c, &wmd_plain, wf, wq, wr);
-            lector__free(wf);
-            if (bad) {
-                lector__free(wr);
-                lector__free(bf);
-            }
-            if (bad || dn_weights_store(c, &wk, &wr, &bf)) {
-                dn_key_free(&wk);
-                dn_pd_release(c, pd);
-                dn_chain_clear(&ch);
-                return -1;
-            }
+            got = dn_weights_convert(c, &wk, &wmd_plain, wf, wq, &wr, &bf);
         }
         dn_key_free(&wk);
-        int ws = dn_slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = dn_slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
-        int ss = dn_need_md(c, x, sq);
-        int ys = dn_out_slot(c, ch.end, dq);
-        if (ws < 0 || bs < 0 || ss < 0 || ys < 0) {
+        if (got < 0) {
             dn_pd_release(c, pd);
             dn_chain_clear(&ch);
             return -1;
         }
-        c->dp->slots[ws].ptr = wr;
-        c->dp->slots[bs].ptr = bf;
+        int ws, bs, wb = dn_weights_slots(c, w, wq, wr, &bmd, bf, &ws, &bs);
+        int ss = dn_need_md(c, x, sq);
+        int ys = dn_out_slot(c, ch.end, dq);
+        if (wb || ss < 0 || ys < 0) {
+            dn_pd_release(c, pd);
+            dn_chain_clear(&ch);
+            return -1;
+        }
         int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         int sl[DN_MAX_ARGS] = {ss, ws, bs, ys};
         const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {0};
@@ -261,11 +288,9 @@ int dn_build_deconv_d2s(dn_cc *c, int ni)
 {
     rt_graph *g = c->g;
     const rt_node *n = &g->nodes[ni];
-    if (n->n_in < 2) return -1;
-    int x = n->in[0], w = n->in[1], b = n->n_in > 2 ? n->in[2] : -1;
+    int x, w, b;
+    if (conv_operands(g, n, &x, &w, &b)) return -1;
     const rt_value *xv = &g->values[x], *wv = &g->values[w], *yv = &g->values[n->out[0]];
-    if (!dn_is_f32(xv) || !dn_is_f32(wv) || !wv->data || xv->ndim != 4 || wv->ndim != 4) return -1;
-    if (b >= 0 && (!g->values[b].data || !dn_is_f32(&g->values[b]))) return -1;
     if (rt_attr_int(n, "group", 1) != 1) return -1;
     int64_t N = xv->dims[0], Cin = xv->dims[1], H = xv->dims[2], W = xv->dims[3];
     int64_t Cout = wv->dims[1], kh = wv->dims[2], kw = wv->dims[3];
@@ -323,34 +348,24 @@ int dn_build_deconv_d2s(dn_cc *c, int ni)
     dn_key wk;
     dn_weights_key(c, &wk, "d2s-w", w, b, &ch, wq);
     void *wr = NULL;
-    float *bf = NULL;
-    if (!dn_weights_find(c, &wk, &wr, &bf)) {
-        float *wf = lector__aligned_alloc((size_t)(C2 * Cin) * sizeof(float));
-        bf = lector__aligned_alloc((size_t)C2 * sizeof(float));
-        wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
-        int bad = !wf || !bf || !wr;
-        if (bad) c->fail = 1;
+    float *bf = NULL, *wf = NULL;
+    int got = dn_weights_get(c, &wk, (size_t)(C2 * Cin), (size_t)C2, wq, &wf, &wr, &bf);
+    if (!got) {
         const float *w0 = wv->data, *b0 = b >= 0 ? g->values[b].data : NULL;
-        for (int64_t co = 0; co < Cout && !bad; co++)
+        for (int64_t co = 0; co < Cout; co++)
             for (int64_t t = 0; t < kk; t++) {
                 int64_t o = co * kk + t;
                 bf[o] = (b0 ? b0[co] : 0.f) * ch.scale[co] + ch.shift[co];
                 for (int64_t ci = 0; ci < Cin; ci++) wf[o * Cin + ci] = w0[(ci * Cout + co) * kk + t] * ch.scale[co];
             }
-        if (!bad) bad = dn_reorder_now(c, &wmd_plain, wf, wq, wr);
-        lector__free(wf);
-        if (bad) {
-            lector__free(wr);
-            lector__free(bf);
-        }
-        if (bad || dn_weights_store(c, &wk, &wr, &bf)) {
-            dn_key_free(&wk);
-            dn_pd_release(c, pd);
-            dn_chain_clear(&ch);
-            return -1;
-        }
+        got = dn_weights_convert(c, &wk, &wmd_plain, wf, wq, &wr, &bf);
     }
     dn_key_free(&wk);
+    if (got < 0) {
+        dn_pd_release(c, pd);
+        dn_chain_clear(&ch);
+        return -1;
+    }
     /* depth-to-space as a reorder between two 6-D views [N, Cout, H, kh, W, kw] */
     dnnl_memory_desc_t v_src, v_dst, ymd;
     int64_t HO = H * kh, WO = W * kw;
@@ -373,14 +388,12 @@ int dn_build_deconv_d2s(dn_cc *c, int ni)
         dn_chain_clear(&ch);
         return -1;
     }
-    int ws = dn_slot_new(c, DN_SLOT_CONST, w, wq, 0), bs = dn_slot_new(c, DN_SLOT_CONST, -1, &bmd, 0);
+    int ws, bs, wb = dn_weights_slots(c, w, wq, wr, &bmd, bf, &ws, &bs);
     int ss = dn_need_md(c, x, sq);
     int ts = dn_slot_new(c, DN_SLOT_ARENA, -1, &dmd, 0);
     int ys = dn_out_slot(c, ch.end, &ymd);
     int r = -1;
-    if (ws >= 0 && bs >= 0 && ss >= 0 && ts >= 0 && ys >= 0) {
-        c->dp->slots[ws].ptr = wr;
-        c->dp->slots[bs].ptr = bf;
+    if (!wb && ss >= 0 && ts >= 0 && ys >= 0) {
         int args[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         int sl[5] = {ss, ws, bs, ts};
         r = dn_add_prim(c, pd, 4, args, sl, NULL);

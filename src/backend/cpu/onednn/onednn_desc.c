@@ -439,6 +439,24 @@ int dn_out_slot(dn_cc *c, int v, const dnnl_memory_desc_t *md)
     return s;
 }
 
+/* Adds pd as a step from slot xs (< 0: the caller could not get it; -1) to
+ * a new slot of value y in layout ymd (NULL: the destination pd chose),
+ * read and written as mds says (dn_add_prim), and gives pd back: the tail
+ * of every builder of a one-input primitive without post-ops (pooling,
+ * Resize, Softmax, Transpose). */
+int dn_add_unary_prim(dn_cc *c, dnnl_primitive_desc_t pd, int xs, int y, const dnnl_memory_desc_t *ymd,
+                      const dnnl_memory_desc_t *const *mds)
+{
+    /* a reorder's FROM and TO are the SRC and DST of the other primitives */
+    _Static_assert(DNNL_ARG_FROM == DNNL_ARG_SRC && DNNL_ARG_TO == DNNL_ARG_DST, "oneDNN argument numbering");
+    if (!ymd) ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    int ys = xs < 0 ? -1 : dn_out_slot(c, y, ymd);
+    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+    int r = ys < 0 ? -1 : dn_add_prim(c, pd, 2, args, sl, mds);
+    dn_pd_release(c, pd);
+    return r;
+}
+
 /* ---- operation descriptors ---------------------------------------------- */
 
 typedef struct op_args {

@@ -118,7 +118,32 @@ static void fold_affine(dn_chain *ch, const float *m, const float *a, int pc)
     ch->folded = 1;
 }
 
-/* Walks the followers of node `ni` (already started: ch->end = its output).
+/* Starts a chain at node n's output with n's own fused activation: a
+ * post-op, else a tail step (1: then nothing may follow). dn_chain_walk
+ * begins with it; a builder's last attempt (dn_chain_attempt) is it alone. */
+static int chain_start(dn_chain *ch, const rt_node *n)
+{
+    ch->end = n->out[0];
+    if (n->act == RT_ACT_NONE || !dn_po_act(ch, n->act, n->act_alpha, n->act_beta)) return 0;
+    ch->tail_act = n->act;
+    ch->tail_a = n->act_alpha;
+    ch->tail_b = n->act_beta;
+    return 1;
+}
+
+/* The chain of a builder's attempt `attempt` at node ni (ch fresh from
+ * dn_chain_init): 0 the followers with residual Adds as binary post-ops, 1
+ * the followers without, 2 the node's own activation only. A builder tries
+ * them in turn until oneDNN takes the primitive. */
+void dn_chain_attempt(dn_cc *c, int ni, dn_chain *ch, int attempt)
+{
+    if (attempt < 2)
+        dn_chain_walk(c, ni, ch, attempt == 0);
+    else
+        chain_start(ch, &c->g->nodes[ni]);
+}
+
+/* Walks the followers of node `ni` into a chain fresh from dn_chain_init.
  * allow_bin: residual Adds may become binary post-ops. Each link is tried on
  * a copy of the post-op list and committed only when it and its own fused
  * activation are both expressible. */
@@ -126,15 +151,8 @@ void dn_chain_walk(dn_cc *c, int ni, dn_chain *ch, int allow_bin)
 {
     rt_graph *g = c->g;
     int nofuse = lector__tc_str(LECTOR__TC_ONEDNN_NOFUSE) != NULL;
-    const rt_node *p = &g->nodes[ni];
-    int cur = p->out[0];
-    ch->end = cur;
-    if (p->act != RT_ACT_NONE && dn_po_act(ch, p->act, p->act_alpha, p->act_beta)) {
-        ch->tail_act = p->act;
-        ch->tail_a = p->act_alpha;
-        ch->tail_b = p->act_beta;
-        return;
-    }
+    int cur = g->nodes[ni].out[0];
+    if (chain_start(ch, &g->nodes[ni])) return;
     if (nofuse) return;
     int r = g->values[cur].ndim;
     for (int guard = 0; guard < 16; guard++) {

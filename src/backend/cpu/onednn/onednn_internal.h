@@ -87,6 +87,8 @@ int dn_reorder_now(dn_cc *c, const dnnl_memory_desc_t *smd, void *src, const dnn
 dnnl_primitive_attr_t dn_attr_new(void);
 int dn_add_prim(dn_cc *c, dnnl_primitive_desc_t pd, int n, const int *args, const int *slots,
                 const dnnl_memory_desc_t *const *mds);
+int dn_add_unary_prim(dn_cc *c, dnnl_primitive_desc_t pd, int xs, int y, const dnnl_memory_desc_t *ymd,
+                      const dnnl_memory_desc_t *const *mds);
 
 /* The slots of a value: its primary one, one in layout `want` (a reorder
  * added where needed), a plain one, a new primary one in the arena; -1 on
@@ -129,6 +131,7 @@ int dn_po_elt(dn_chain *ch, dnnl_alg_kind_t alg, float a, float b);
 int dn_po_act(dn_chain *ch, rt_act act, float a, float b);
 int dn_const_scalar(const rt_graph *g, int v, float *s);
 void dn_chain_walk(dn_cc *c, int ni, dn_chain *ch, int allow_bin);
+void dn_chain_attempt(dn_cc *c, int ni, dn_chain *ch, int attempt);
 int dn_chain_init(dn_chain *ch, int C, int axis);
 void dn_chain_clear(dn_chain *ch);
 dnnl_primitive_attr_t dn_chain_attr(dn_cc *c, const dn_chain *ch, dnnl_memory_desc_t *bin_md,
@@ -138,11 +141,17 @@ int dn_add_chained_prim(dn_cc *c, const dn_chain *ch, dnnl_primitive_desc_t pd, 
                         int *args, int *sl, const dnnl_memory_desc_t **mds, int n, int plain_view, int ys);
 
 /* onednn_conv.c: weights converted for a primitive (with the chain's folded
- * affine ops), kept by the model's caches. */
+ * affine ops), kept by the model's caches. A builder makes the key, takes
+ * the converted weights and bias with dn_weights_get or, when they are new,
+ * fills the plain ones it is given and hands them to dn_weights_convert. */
 void dn_weights_key(dn_cc *c, dn_key *k, const char *tag, int w, int b, const dn_chain *ch,
                     const dnnl_memory_desc_t *wq);
-int dn_weights_find(dn_cc *c, const dn_key *k, void **wr, float **bf);
-int dn_weights_store(dn_cc *c, const dn_key *k, void **wr, float **bf);
+int dn_weights_get(dn_cc *c, const dn_key *k, size_t wn, size_t bn, const dnnl_memory_desc_t *wq, float **wf, void **wr,
+                   float **bf);
+int dn_weights_convert(dn_cc *c, const dn_key *k, const dnnl_memory_desc_t *wmd, float *wf,
+                       const dnnl_memory_desc_t *wq, void **wr, float **bf);
+int dn_weights_slots(dn_cc *c, int w, const dnnl_memory_desc_t *wq, void *wr, const dnnl_memory_desc_t *bmd, float *bf,
+                     int *ws, int *bs);
 
 /* ---- builders: each returns 0 (steps added) or -1 (use the reference) ---- */
 

@@ -28,17 +28,7 @@ int dn_build_matmul(dn_cc *c, int ni)
         for (int attempt = 0; attempt < 3; attempt++) {
             dn_chain ch;
             if (dn_chain_init(&ch, (int)N, yv->ndim - 1)) return -1;
-            if (attempt < 2)
-                dn_chain_walk(c, ni, &ch, attempt == 0);
-            else {
-                ch.end = y;
-                if (n->act != RT_ACT_NONE && dn_po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
-                    ch.n_po = 0;
-                    ch.tail_act = n->act;
-                    ch.tail_a = n->act_alpha;
-                    ch.tail_b = n->act_beta;
-                }
-            }
+            dn_chain_attempt(c, ni, &ch, attempt);
             dnnl_memory_desc_t bin_md[24];
             dnnl_matmul_desc_t d;
             int made = dn_ok(dnnl_matmul_desc_init(&d, &amd, &bmd_any, &biasmd, &ymd));
@@ -52,43 +42,31 @@ int dn_build_matmul(dn_cc *c, int ni)
             dn_key wk;
             dn_weights_key(c, &wk, "matmul-w", b, -1, &ch, wq);
             void *wr = NULL;
-            float *bf = NULL;
-            if (!dn_weights_find(c, &wk, &wr, &bf)) {
-                float *wf = lector__aligned_alloc((size_t)(K * N) * sizeof(float));
-                bf = lector__aligned_alloc((size_t)N * sizeof(float));
-                wr = lector__aligned_alloc(dnnl_memory_desc_get_size(wq));
-                int bad = !wf || !bf || !wr;
-                if (bad) c->fail = 1;
+            float *bf = NULL, *wf = NULL;
+            int got = dn_weights_get(c, &wk, (size_t)(K * N), (size_t)N, wq, &wf, &wr, &bf);
+            if (!got) {
                 const float *b0 = bv->data;
-                for (int64_t k = 0; k < K && !bad; k++)
+                for (int64_t k = 0; k < K; k++)
                     for (int64_t j = 0; j < N; j++) wf[k * N + j] = b0[k * N + j] * ch.scale[j];
-                for (int64_t j = 0; j < N && !bad; j++) bf[j] = ch.shift[j];
-                if (!bad) bad = dn_reorder_now(c, &bmd_plain, wf, wq, wr);
-                lector__free(wf);
-                if (bad) {
-                    lector__free(wr);
-                    lector__free(bf);
-                }
-                if (bad || dn_weights_store(c, &wk, &wr, &bf)) {
-                    dn_key_free(&wk);
-                    dn_pd_release(c, pd);
-                    dn_chain_clear(&ch);
-                    return -1;
-                }
+                for (int64_t j = 0; j < N; j++) bf[j] = ch.shift[j];
+                got = dn_weights_convert(c, &wk, &bmd_plain, wf, wq, &wr, &bf);
             }
             dn_key_free(&wk);
-            int as = dn_need_plain(c, a);
-            int ws = dn_slot_new(c, DN_SLOT_CONST, b, wq, 0), bs = dn_slot_new(c, DN_SLOT_CONST, -1, &biasmd, 0);
-            dnnl_memory_desc_t yfull;
-            dn_md_plain(&yfull, g->values[ch.end].ndim, g->values[ch.end].dims);
-            int ys = dn_out_slot(c, ch.end, &yfull);
-            if (as < 0 || ws < 0 || bs < 0 || ys < 0) {
+            if (got < 0) {
                 dn_pd_release(c, pd);
                 dn_chain_clear(&ch);
                 return -1;
             }
-            c->dp->slots[ws].ptr = wr;
-            c->dp->slots[bs].ptr = bf;
+            int as = dn_need_plain(c, a);
+            int ws, bs, wb = dn_weights_slots(c, b, wq, wr, &biasmd, bf, &ws, &bs);
+            dnnl_memory_desc_t yfull;
+            dn_md_plain(&yfull, g->values[ch.end].ndim, g->values[ch.end].dims);
+            int ys = dn_out_slot(c, ch.end, &yfull);
+            if (as < 0 || wb || ys < 0) {
+                dn_pd_release(c, pd);
+                dn_chain_clear(&ch);
+                return -1;
+            }
             int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
             int sl[DN_MAX_ARGS] = {as, ws, bs, ys};
             const dnnl_memory_desc_t *mds[DN_MAX_ARGS] = {&amd, NULL, NULL, &ymd};
@@ -109,20 +87,10 @@ int dn_build_matmul(dn_cc *c, int ni)
     dn_md_plain(&amd, r, ad);
     dn_md_plain(&bmd, r, bd);
     dn_md_plain(&ymd, r, yv->dims);
-    for (int attempt = 0; attempt < 2; attempt++) {
+    for (int attempt = 1; attempt < 3; attempt++) { /* no binary post-op on a batched MatMul */
         dn_chain ch;
         dn_chain_init(&ch, 0, 0);
-        if (attempt == 0)
-            dn_chain_walk(c, ni, &ch, 0);
-        else {
-            ch.end = y;
-            if (n->act != RT_ACT_NONE && dn_po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
-                ch.n_po = 0;
-                ch.tail_act = n->act;
-                ch.tail_a = n->act_alpha;
-                ch.tail_b = n->act_beta;
-            }
-        }
+        dn_chain_attempt(c, ni, &ch, attempt);
         dnnl_matmul_desc_t d;
         int made = dn_ok(dnnl_matmul_desc_init(&d, &amd, &bmd, NULL, &ymd));
         dnnl_primitive_desc_t pd = dn_pd_create_consuming(c, made, &d, sizeof d, dn_chain_attr(c, &ch, NULL, NULL));

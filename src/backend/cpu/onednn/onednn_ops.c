@@ -140,17 +140,7 @@ int dn_build_binary(dn_cc *c, int ni)
     for (int attempt = 0; attempt < 3; attempt++) {
         dn_chain ch;
         dn_chain_init(&ch, 0, 0);
-        if (attempt < 2)
-            dn_chain_walk(c, ni, &ch, attempt == 0);
-        else {
-            ch.end = y;
-            if (n->act != RT_ACT_NONE && dn_po_act(&ch, n->act, n->act_alpha, n->act_beta)) {
-                ch.n_po = 0;
-                ch.tail_act = n->act;
-                ch.tail_a = n->act_alpha;
-                ch.tail_b = n->act_beta;
-            }
-        }
+        dn_chain_attempt(c, ni, &ch, attempt);
         dnnl_memory_desc_t bin_md[24];
         dnnl_binary_desc_t d;
         int made = dn_ok(dnnl_binary_desc_init(&d, alg, &amd, &bmd, &amd));
@@ -241,22 +231,16 @@ int dn_build_pool(dn_cc *c, int ni)
     dnnl_memory_desc_t smd = c->dp->slots[xs].md, dmd;
     dn_md_any(&dmd, 4, yv->dims);
     dnnl_pooling_v2_desc_t d;
-    dnnl_primitive_attr_t at = dn_attr_new();
-    dnnl_primitive_desc_t pd = NULL;
-    if (dn_ok(dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, &dmd, st, ke, di, pl, pr)))
-        pd = dn_pd_create(c, &d, sizeof d, at);
-    dnnl_primitive_attr_destroy(at);
+    int made =
+        dn_ok(dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &smd, &dmd, st, ke, di, pl, pr));
+    dnnl_primitive_desc_t pd = dn_pd_create_consuming(c, made, &d, sizeof d, dn_attr_new());
     if (!pd) return -1;
     const dnnl_memory_desc_t *wsq = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
     if (wsq && dnnl_memory_desc_get_size(wsq)) {
         dn_pd_release(c, pd);
         return -1;
     }
-    int ys = dn_out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
-    int r = ys < 0 ? -1 : dn_add_prim(c, pd, 2, args, sl, NULL);
-    dn_pd_release(c, pd);
-    return r;
+    return dn_add_unary_prim(c, pd, xs, y, NULL, NULL);
 }
 
 int dn_build_concat(dn_cc *c, int ni)
@@ -368,17 +352,10 @@ int dn_build_resize(dn_cc *c, int ni)
     dnnl_memory_desc_t smd = c->dp->slots[xs].md, dmd;
     dn_md_any(&dmd, 4, yv->dims);
     dnnl_resampling_desc_t d;
-    dnnl_primitive_attr_t at = dn_attr_new();
-    dnnl_primitive_desc_t pd = NULL;
-    if (dn_ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, factors, &smd, &dmd)))
-        pd = dn_pd_create(c, &d, sizeof d, at);
-    dnnl_primitive_attr_destroy(at);
+    int made = dn_ok(dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, alg, factors, &smd, &dmd));
+    dnnl_primitive_desc_t pd = dn_pd_create_consuming(c, made, &d, sizeof d, dn_attr_new());
     if (!pd) return -1;
-    int ys = dn_out_slot(c, y, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
-    int r = ys < 0 ? -1 : dn_add_prim(c, pd, 2, args, sl, NULL);
-    dn_pd_release(c, pd);
-    return r;
+    return dn_add_unary_prim(c, pd, xs, y, NULL, NULL);
 }
 
 int dn_build_softmax(dn_cc *c, int ni)
@@ -404,20 +381,13 @@ int dn_build_softmax(dn_cc *c, int ni)
     dnnl_memory_desc_t md;
     dn_md_plain(&md, 3, d3);
     dnnl_softmax_desc_t d;
-    dnnl_primitive_attr_t at = dn_attr_new();
-    dnnl_primitive_desc_t pd = NULL;
-    if (dn_ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1)))
-        pd = dn_pd_create(c, &d, sizeof d, at);
-    dnnl_primitive_attr_destroy(at);
+    int made = dn_ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1));
+    dnnl_primitive_desc_t pd = dn_pd_create_consuming(c, made, &d, sizeof d, dn_attr_new());
     if (!pd) return -1;
-    int xs = dn_need_plain(c, x);
-    int ys = xs < 0 ? -1 : dn_out_slot(c, y, NULL);
-    if (ys >= 0) dn_md_plain(&c->dp->slots[ys].md, g->values[y].ndim, g->values[y].dims);
-    int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, sl[2] = {xs, ys};
+    dnnl_memory_desc_t ymd; /* the primitive reads and writes both as [outer, len, inner] */
+    dn_md_plain(&ymd, g->values[y].ndim, g->values[y].dims);
     const dnnl_memory_desc_t *mds[2] = {&md, &md};
-    int rr = ys < 0 ? -1 : dn_add_prim(c, pd, 2, args, sl, mds);
-    dn_pd_release(c, pd);
-    return rr;
+    return dn_add_unary_prim(c, pd, dn_need_plain(c, x), y, &ymd, mds);
 }
 
 int dn_build_layernorm(dn_cc *c, int ni)
@@ -441,13 +411,9 @@ int dn_build_layernorm(dn_cc *c, int ni)
     dn_md_plain(&md, r, xv->dims);
     dn_md_plain(&cmd, 1, &C);
     dnnl_layer_normalization_desc_t d;
-    dnnl_primitive_attr_t at = dn_attr_new();
-    dnnl_primitive_desc_t pd = NULL;
-    if (dn_ok(dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
-                                                         rt_attr_float(n, "epsilon", 1e-5f),
-                                                         dnnl_use_scale | dnnl_use_shift)))
-        pd = dn_pd_create(c, &d, sizeof d, at);
-    dnnl_primitive_attr_destroy(at);
+    int made = dn_ok(dnnl_layer_normalization_forward_desc_init(
+        &d, dnnl_forward_inference, &md, NULL, rt_attr_float(n, "epsilon", 1e-5f), dnnl_use_scale | dnnl_use_shift));
+    dnnl_primitive_desc_t pd = dn_pd_create_consuming(c, made, &d, sizeof d, dn_attr_new());
     if (!pd) return -1;
     int xs = dn_need_plain(c, x);
     int ss = dn_slot_new(c, DN_SLOT_CONST, n->in[1], &cmd, 0), bs = dn_slot_new(c, DN_SLOT_CONST, n->in[2], &cmd, 0);
@@ -497,13 +463,8 @@ int dn_build_transpose(dn_cc *c, int ni)
     if (!dn_ok(dn_reorder_pd(c, &pd, &smd, &dmd, at))) pd = NULL;
     dnnl_primitive_attr_destroy(at);
     if (!pd) return -1;
-    int xs = dn_need_plain(c, x);
-    int ys = xs < 0 ? -1 : dn_out_slot(c, y, &dmd);
-    int args[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, sl[2] = {xs, ys};
     const dnnl_memory_desc_t *mds[2] = {&smd, &dmd};
-    int rr = ys < 0 ? -1 : dn_add_prim(c, pd, 2, args, sl, mds);
-    dn_pd_release(c, pd);
-    return rr;
+    return dn_add_unary_prim(c, pd, dn_need_plain(c, x), y, &dmd, mds);
 }
 
 /* Any node with the reference kernel, on plain inputs. */
