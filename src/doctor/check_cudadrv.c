@@ -226,9 +226,9 @@ static void probe(lector_doctor_report *r, const char *path, const gpuenv_drvfil
     }
     gpuenv_cuda_probe_run(path, p);
     r->facts.cuda_probed = 1;
-    const char *lib = p->loaded_path[0] ? p->loaded_path : path;
+    const char *lib = p->lib.loaded_path[0] ? p->lib.loaded_path : path;
     doctor_check *c;
-    if (!p->loaded) {
+    if (!p->lib.loaded) {
         /* the file's own verdict says why, if it has one */
         char *fix = doctor_own(r, doctor_fix_driver_userspace(r));
         int own = sw->st == DOCTOR_FAIL && sw->fix;
@@ -236,7 +236,7 @@ static void probe(lector_doctor_report *r, const char *path, const gpuenv_drvfil
             r, DOCTOR_L3, "l3.libcuda", "libcuda", DOCTOR_FAIL, DOCTOR_HITS_GPU, own ? sw->code : "libcuda_missing",
             own ? sw->cause
                 : "libcuda.so.1 (the CUDA driver library, installed with the NVIDIA driver) cannot be loaded",
-            own ? sw->fix : fix, "dlopen(%s) failed: %s", path, p->error);
+            own ? sw->fix : fix, "dlopen(%s) failed: %s", path, p->lib.error);
         if (df->find.error) doctor_evidence(r, c, "the loader's search for libcuda.so.1: %s", df->find.error);
         lector__free(fix);
         lector__free(p);

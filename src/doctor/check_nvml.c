@@ -137,9 +137,9 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
     r->facts.nvml_probed = 1;
     const char *kver = r->facts.kernel_driver;
     doctor_check *c;
-    if (!p->loaded && df->find.outcome == GPUENV_NOT_FOUND && (c = not_found(r, df))) {
-        doctor_evidence(r, c, "dlopen(%s) failed: %s", path, p->error);
-    } else if (!p->loaded) {
+    if (!p->lib.loaded && df->find.outcome == GPUENV_NOT_FOUND && (c = not_found(r, df))) {
+        doctor_evidence(r, c, "dlopen(%s) failed: %s", path, p->lib.error);
+    } else if (!p->lib.loaded) {
         int no_kmod = !kver[0] && !r->facts.wsl;
         char *fix = doctor_own(r, doctor_fix_driver_userspace(r));
         c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_FAIL, no_kmod ? DOCTOR_HITS_GPU : 0, "nvml_missing",
@@ -148,7 +148,7 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
                                : "The kernel driver is loaded but its user-space library libnvidia-ml.so.1 is not "
                                  "installed or not mounted into this container",
                        no_kmod && !r->facts.in_container ? "sudo apt install nvidia-driver-580 && sudo reboot" : fix,
-                       "dlopen(%s) failed: %s", path, p->error);
+                       "dlopen(%s) failed: %s", path, p->lib.error);
         lector__free(fix);
     } else if (p->init_rc) {
         const char *code = "nvml_init_failed", *cause = "NVML could not initialise", *fix = "nvidia-smi";
@@ -168,7 +168,7 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
         }
         c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_FAIL, DOCTOR_HITS_GPU, code, cause, fix,
                        "nvmlInit_v2() = %d (%s) [%s]", p->init_rc, gpuenv_nvml_error_name(p->init_rc),
-                       p->loaded_path[0] ? p->loaded_path : path);
+                       p->lib.loaded_path[0] ? p->lib.loaded_path : path);
     } else {
         r->facts.nvml_ok = 1;
         snprintf(r->facts.nvml_driver, sizeof r->facts.nvml_driver, "%s", p->driver);
@@ -180,7 +180,7 @@ static void probe_verdict(lector_doctor_report *r, const char *path, const gpuen
             c = doctor_add(r, DOCTOR_L2, "l2.nvml", "NVML", DOCTOR_OK, 0, "", "", "",
                            "driver %s, supports CUDA up to %d.%d", p->driver[0] ? p->driver : "?",
                            p->cuda_version / 1000, (p->cuda_version % 1000) / 10);
-        doctor_evidence(r, c, "library: %s", p->loaded_path[0] ? p->loaded_path : path);
+        doctor_evidence(r, c, "library: %s", p->lib.loaded_path[0] ? p->lib.loaded_path : path);
         r->facts.nvml_count = p->count_rc ? -1 : (int)p->count;
         if (p->count_rc || p->count == 0) {
             doctor_add(r, DOCTOR_L2, "l2.gpus", "GPUs", DOCTOR_FAIL, DOCTOR_HITS_GPU, "no_gpu",

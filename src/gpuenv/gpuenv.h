@@ -528,10 +528,15 @@ typedef struct gpuenv_nvml_gpu {
     unsigned long long reasons;
 } gpuenv_nvml_gpu;
 
+/** The driver library a probe opened (NVML, libcuda). */
+typedef struct gpuenv_probe_lib {
+    int loaded;             /* dlopen worked */
+    char error[512];        /* dlerror when not */
+    char loaded_path[4096]; /* the file dlopen really mapped (dlinfo) */
+} gpuenv_probe_lib;
+
 typedef struct gpuenv_nvml_probe {
-    int loaded;      /* dlopen worked */
-    char error[512]; /* dlerror when not */
-    char loaded_path[4096];
+    gpuenv_probe_lib lib;
     int init_rc;      /* nvmlInit_v2 (-1: missing symbol) */
     char driver[80];  /* nvmlSystemGetDriverVersion */
     int cuda_version; /* nvmlSystemGetCudaDriverVersion_v2, 0 unknown */
@@ -540,10 +545,10 @@ typedef struct gpuenv_nvml_probe {
     gpuenv_nvml_gpu gpu[GPUENV_MAX_GPUS];
 } gpuenv_nvml_probe;
 
-/** dlopen(path, RTLD_NOW | RTLD_LOCAL) for a probe: the handle, or NULL
- *  with the loader's message in `error`; `loaded` gets the file really
- *  mapped (dlinfo) when it can be read. */
-void *gpuenv_probe_dlopen(const char *path, char *error, size_t error_size, char *loaded, size_t loaded_size);
+/** dlopen(path, RTLD_NOW | RTLD_LOCAL) for a probe: the handle (lib->loaded
+ *  set, lib->loaded_path the file really mapped when dlinfo can tell), or
+ *  NULL with the loader's message in lib->error. */
+void *gpuenv_probe_dlopen(const char *path, gpuenv_probe_lib *lib);
 
 /** $LECTOR_DOCTOR_NVML, else "libnvidia-ml.so.1". */
 const char *gpuenv_nvml_default_path(void);
@@ -565,11 +570,9 @@ typedef struct gpuenv_cuda_device {
 } gpuenv_cuda_device;
 
 typedef struct gpuenv_cuda_probe {
-    int loaded;
-    char error[512];
-    char loaded_path[4096]; /* the file dlopen really mapped (dlinfo) */
-    int driver_version;     /* cuDriverGetVersion */
-    int init_rc;            /* cuInit(0); -1: no cuInit symbol */
+    gpuenv_probe_lib lib;
+    int driver_version; /* cuDriverGetVersion */
+    int init_rc;        /* cuInit(0); -1: no cuInit symbol */
     int count_rc;
     int count;
     int api_missing; /* context or memory entry points absent */

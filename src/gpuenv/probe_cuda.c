@@ -56,9 +56,8 @@ int gpuenv_cuda_probe_run(const char *path, gpuenv_cuda_probe *out)
     memset(out, 0, sizeof *out);
     out->init_rc = -1;
     out->count_rc = -1;
-    void *h = gpuenv_probe_dlopen(path, out->error, sizeof out->error, out->loaded_path, sizeof out->loaded_path);
+    void *h = gpuenv_probe_dlopen(path, &out->lib);
     if (!h) return -1;
-    out->loaded = 1;
     fn_ip drvver = (fn_ip)dlsym(h, "cuDriverGetVersion");
     if (drvver && drvver(&out->driver_version)) out->driver_version = 0;
     fn_u init = (fn_u)dlsym(h, "cuInit");

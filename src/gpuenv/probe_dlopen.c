@@ -7,15 +7,17 @@
 
 #include "gpuenv/gpuenv.h"
 
-void *gpuenv_probe_dlopen(const char *path, char *error, size_t error_size, char *loaded, size_t loaded_size)
+void *gpuenv_probe_dlopen(const char *path, gpuenv_probe_lib *lib)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        snprintf(error, error_size, "%s", e ? e : "dlopen failed");
+        snprintf(lib->error, sizeof lib->error, "%s", e ? e : "dlopen failed");
         return NULL;
     }
     struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) snprintf(loaded, loaded_size, "%s", lm->l_name);
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+        snprintf(lib->loaded_path, sizeof lib->loaded_path, "%s", lm->l_name);
+    lib->loaded = 1;
     return h;
 }

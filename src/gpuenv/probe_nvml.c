@@ -86,9 +86,8 @@ int gpuenv_nvml_probe_run(const char *path, gpuenv_nvml_probe *out)
     memset(out, 0, sizeof *out);
     out->init_rc = -1;
     out->count_rc = -1;
-    void *h = gpuenv_probe_dlopen(path, out->error, sizeof out->error, out->loaded_path, sizeof out->loaded_path);
+    void *h = gpuenv_probe_dlopen(path, &out->lib);
     if (!h) return -1;
-    out->loaded = 1;
     fn_void init = SYM(h, fn_void, "nvmlInit_v2");
     if (!init) init = SYM(h, fn_void, "nvmlInit");
     fn_void shut = SYM(h, fn_void, "nvmlShutdown");
