@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ocr/engine.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 typedef struct drv_page drv_page;
@@ -101,6 +102,7 @@ struct lector_stream {
     void *cb_user;
     lector_read_options ropt;
     int workers, max_inputs, max_pages, gpu_batching;
+    int batch_wait; /* on a GPU, a partial batch waits for the running tasks that may add to it */
     pthread_t *threads;
     int n_threads;
     pthread_mutex_t lock;
@@ -421,7 +423,7 @@ static int pick(lector_stream *s, drv_task *t)
         return 1;
     }
     /* nothing full: a partial batch, unless (on a GPU) a running task may still fill it */
-    if (s->gpu_batching && s->producing > 0) return 0;
+    if (s->gpu_batching && s->batch_wait && s->producing > 0) return 0;
     if ((q = rec_pick(s, 1)) && take_lines(s, q, ocr_rec_batch_size(s->e, q->tw), 1, t, T_REC)) return 1;
     if (take_lines(s, &s->cls, ocr_cls_batch_size(s->e), 1, t, T_CLS)) return 1;
     return take_det(s, 1, t);
@@ -698,6 +700,7 @@ lector_status lector_stream_create(lector_engine *e, const lector_stream_options
     s->max_inputs = opt && opt->max_inputs > 0 ? opt->max_inputs : 4 * w + 4;
     s->max_pages = 2 * w + 2;
     s->gpu_batching = e->on_gpu;
+    s->batch_wait = lector__tc_flag(LECTOR__TC_GPU_BATCH_WAIT, 1);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->room, NULL);

@@ -176,6 +176,7 @@ typedef struct pipe_ctx {
     double *lat;         /* per input: push to delivery */
     lector_timings *tim; /* per input */
     int pages, errors;
+    long lines;
 } pipe_ctx;
 
 static void pipe_result(const lector_stream_item *it, void *user)
@@ -192,6 +193,7 @@ static void pipe_result(const lector_stream_item *it, void *user)
         c->tim[it->index] = it->result->timings;
     }
     c->pages += (int)it->result->n_pages;
+    for (size_t i = 0; i < it->result->n_pages; i++) c->lines += (long)it->result->pages[i].n_lines;
     lector_result_free(it->result);
 }
 
@@ -293,8 +295,12 @@ static int bench_pipeline(int argc, char **argv)
     t_warm = lector__now_ms() - t_warm;
     lector_engine_stats s_warm, s_end;
     lector_engine_get_stats(e, &s_warm);
-    pipe_ctx c = {calloc((size_t)total, sizeof(pipe_item)), calloc((size_t)total, sizeof(double)),
-                  calloc((size_t)total, sizeof(lector_timings)), 0, 0};
+    pipe_ctx c = {calloc((size_t)total, sizeof(pipe_item)),
+                  calloc((size_t)total, sizeof(double)),
+                  calloc((size_t)total, sizeof(lector_timings)),
+                  0,
+                  0,
+                  0};
     if (!c.items || !c.lat || !c.tim) return 1;
     double t0 = lector__now_ms();
     if (!st) st = pipe_run(e, 0, images, n, rounds, &c, &err);
@@ -331,7 +337,10 @@ static int bench_pipeline(int argc, char **argv)
         compiled_json("compiled_warmup", NULL, &s_warm);
         printf(", ");
         compiled_json("compiled_run", &s_warm, &s_end);
-        printf("}\n");
+        printf(", \"lines\": %ld, \"runs\": {\"det\": %llu, \"cls\": %llu, \"rec\": %llu}}\n", c.lines,
+               (unsigned long long)(s_end.det.runs - s_warm.det.runs),
+               (unsigned long long)(s_end.cls.runs - s_warm.cls.runs),
+               (unsigned long long)(s_end.rec.runs - s_warm.rec.runs));
     } else {
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; compiled in warm-up %llu plans, "
@@ -341,6 +350,11 @@ static int bench_pipeline(int argc, char **argv)
                arenas_of(&s_warm), (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
                (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled),
                arenas_of(&s_end) - arenas_of(&s_warm), c.errors);
+        printf("%ld lines; model runs: det %llu, cls %llu, rec %llu (%.1f lines a rec run)\n", c.lines,
+               (unsigned long long)(s_end.det.runs - s_warm.det.runs),
+               (unsigned long long)(s_end.cls.runs - s_warm.cls.runs),
+               (unsigned long long)(s_end.rec.runs - s_warm.rec.runs),
+               s_end.rec.runs > s_warm.rec.runs ? (double)c.lines / (double)(s_end.rec.runs - s_warm.rec.runs) : 0.0);
     }
     free(v);
     free(c.items);
