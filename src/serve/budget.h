@@ -19,7 +19,9 @@
  * whose expected completion, the jobs ahead of it shared by the workers
  * plus its own, is past its deadline
  * gets 503 + Retry-After at once instead of a 504 later (an idle server
- * takes every request: that keeps the measurement going).
+ * takes every request: that keeps the measurement going). A job whose wait
+ * in the queue took longer than expected gets the same 503 when a worker
+ * takes it, if what remains of its deadline is less than its own time.
  * All functions are thread-safe.
  */
 #ifndef LECTOR_SERVE_BUDGET_H
@@ -74,5 +76,15 @@ void serve_budget_job_done(serve_budget *b, double seconds);
  * the jobs that must finish before a worker is free for it; 0 while
  * nothing has been measured. */
 double serve_budget_expected_s(serve_budget *b, int ahead, int workers);
+
+/* Whether a queued job, `remaining_s` before its deadline (of `timeout_s`
+ * in all), is better answered 503 + Retry-After than run: its own time on
+ * the slow side (the slowest of the last SERVE_RECENT_JOBS jobs once 8
+ * have finished, else as serve_budget_expected_s with a free worker) is
+ * past what remains, so it could run into a 504. A job
+ * whose own time exceeds even a whole deadline runs anyway: the measurement
+ * is then too slow to trust, and only jobs that run correct it (the idle
+ * server's rule). 0 while nothing has been measured. */
+int serve_budget_shed(serve_budget *b, double remaining_s, double timeout_s);
 
 #endif

@@ -55,8 +55,11 @@ typedef struct job {
     size_t n_imgs;
     size_t reserved; /* bytes of the budget's requests' share, released with the job */
     lector_read_options opt;
-    char *out;       /* response body (JSON) */
-    unsigned status; /* HTTP status */
+    char *out;        /* response body (JSON) */
+    unsigned status;  /* HTTP status */
+    double deadline;  /* lector__now_ms() at which its request is answered 504 */
+    double timeout_s; /* its whole deadline */
+    int shed;         /* taken by a worker too late to finish in time: answered 503, not run */
     pthread_cond_t done;
     struct job *next;
 } job;
@@ -81,6 +84,7 @@ typedef struct server {
     int inflight;
     uint64_t accepted, answered, aborted;
     uint64_t abandoned_queued, abandoned_running, rejected_wait, rejected_memory, clamped;
+    uint64_t shed_queued; /* jobs answered 503 when a worker took them (serve_budget_shed) */
     unsigned long long fault_counter;
     pthread_t *workers;
     int n_workers;
@@ -429,19 +433,35 @@ static void *worker_main(void *arg)
             if (ts.tv_nsec < 0) ts.tv_nsec = 0;
             pthread_cond_timedwait(&srv.q_cond, &srv.mu, &ts);
         }
+        /* a job whose wait in the queue ran long and which would now run
+         * into its deadline is answered 503 + Retry-After instead of a 504
+         * later (run_jobs skips it as abandoned) */
+        double now = lector__now_ms();
+        int shed = 0;
+        for (int b = 0; b < nb; b++) {
+            job *j = batch[b];
+            if (!atomic_load(&j->abandoned) &&
+                serve_budget_shed(&srv.budget, (j->deadline - now) / 1e3, j->timeout_s)) {
+                j->shed = 1;
+                atomic_store(&j->abandoned, 1);
+                srv.shed_queued++;
+                shed++;
+            }
+        }
         pthread_mutex_unlock(&srv.mu);
         double t0 = lector__now_ms();
-        run_jobs(batch, nb);
+        if (shed < nb) run_jobs(batch, nb);
         /* the service rate: a batch whose clients all left (or timed out)
          * stopped early, its time only a lower bound: counted when it says
          * the jobs take longer than measured so far */
         int cancelled = 1;
         for (int b = 0; b < nb; b++) cancelled &= atomic_load(&batch[b]->abandoned);
+        if (shed == nb) cancelled = 2; /* nothing ran: nothing measured */
         double per_job = (lector__now_ms() - t0) / 1e3 / nb;
         pthread_mutex_lock(&srv.budget.mu);
         double known = srv.budget.service_s;
         pthread_mutex_unlock(&srv.budget.mu);
-        if (!cancelled || per_job > known) serve_budget_job_done(&srv.budget, per_job);
+        if (!cancelled || (cancelled == 1 && per_job > known)) serve_budget_job_done(&srv.budget, per_job);
         pthread_mutex_lock(&srv.mu);
         for (int b = 0; b < nb; b++) {
             srv.running--;
@@ -772,6 +792,18 @@ static int collect_images(struct MHD_Connection *c, request *rq, int *array, enu
 #undef FAIL
 }
 
+/* 503 + Retry-After for a job shed from the queue (serve_budget_shed). */
+static enum MHD_Result send_shed(struct MHD_Connection *c, request *rq, int timeout_ms)
+{
+    double own = serve_budget_expected_s(&srv.budget, 0, 1);
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "busy: this request waited in the queue until less of its deadline of %.1f s was left than its "
+             "reading takes (about %.1f s)",
+             timeout_ms / 1e3, own);
+    return send_error_ra(c, rq, 503, msg, own >= 1 ? (int)ceil(own) : 1, 0);
+}
+
 /* Admits the request (memory, expected wait), queues its job and waits
  * for it with the deadline, watching that the client is still there. */
 static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
@@ -847,6 +879,9 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
                  expect, timeout_ms / 1e3);
         return send_error_ra(c, rq, 503, msg, (int)ceil(expect - timeout_ms / 1e3), 0);
     }
+    double deadline = lector__now_ms() + timeout_ms;
+    j->deadline = deadline;
+    j->timeout_s = timeout_ms / 1e3;
     if (srv.tail)
         srv.tail->next = j;
     else
@@ -857,12 +892,17 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
 
     /* wait in slices of 100 ms at most: the end of a drain's grace period
      * (srv.abort_waits) and a client that leaves are seen within that */
-    double deadline = lector__now_ms() + timeout_ms;
-    int timed_out = 0, gone = 0;
+    int timed_out = 0, gone = 0, shed = 0;
     while (j->state != JOB_DONE && !srv.abort_waits) {
         double t = lector__now_ms();
         if (t >= deadline) {
             timed_out = 1;
+            break;
+        }
+        /* still queued with less of the deadline left than its reading
+         * takes: a 503 now rather than a 504 at the deadline */
+        if (j->state == JOB_QUEUED && serve_budget_shed(&srv.budget, (deadline - t) / 1e3, timeout_ms / 1e3)) {
+            shed = 1;
             break;
         }
         double wake = t + 100 < deadline ? t + 100 : deadline;
@@ -893,6 +933,10 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
             srv.q_len--;
             j->refs--;
             if (gone) srv.abandoned_queued++;
+            if (shed) {
+                srv.shed_queued++;
+                j->shed = 1;
+            }
         } else if (gone)
             srv.abandoned_running++;
         atomic_store(&j->abandoned, 1); /* a running read stops at its next stage */
@@ -902,11 +946,17 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
             rq->status = 499; /* nginx's "client closed request", for the access log */
             return MHD_NO;    /* no one to answer: close */
         }
+        if (shed) return send_shed(c, rq, timeout_ms);
         if (timed_out) {
             serve_metrics_add(&srv.metrics, &srv.metrics.timeouts, 1);
             return send_error(c, rq, 504, "deadline exceeded (--timeout-ms)");
         }
         return send_error(c, rq, 503, "shutting down");
+    }
+    if (j->shed) {
+        job_release(j);
+        pthread_mutex_unlock(&srv.mu);
+        return send_shed(c, rq, timeout_ms);
     }
     char *out = j->out;
     unsigned status = j->status;
@@ -966,7 +1016,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
     memcpy(dev[0], srv.primary_dev, sizeof dev[0]);
     memcpy(dev[1], srv.cpu_dev, sizeof dev[1]);
     uint64_t aq = srv.abandoned_queued, ar = srv.abandoned_running, rw = srv.rejected_wait, rm = srv.rejected_memory,
-             cl = srv.clamped;
+             cl = srv.clamped, sq = srv.shed_queued;
     pthread_mutex_unlock(&srv.mu);
     uint64_t opens = 0, closes = 0;
     serve_breaker_state bs = serve_breaker_get(&srv.breaker, &opens, &closes);
@@ -1000,11 +1050,13 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, request *rq)
             "%llu\n",
             (unsigned long long)aq, (unsigned long long)ar);
     fprintf(f,
-            "# HELP lector_serve_rejected_total Requests answered 503 at once: the expected wait past the "
-            "deadline, or no room in the memory budget (a full queue: lector_serve_rejected_queue_full_total).\n"
+            "# HELP lector_serve_rejected_total Requests answered 503: at once, the expected wait past the "
+            "deadline or no room in the memory budget; when a worker took the job, too little of its deadline "
+            "left (a full queue: lector_serve_rejected_queue_full_total).\n"
             "# TYPE lector_serve_rejected_total counter\nlector_serve_rejected_total{reason=\"expected_wait\"} "
-            "%llu\nlector_serve_rejected_total{reason=\"memory\"} %llu\n",
-            (unsigned long long)rw, (unsigned long long)rm);
+            "%llu\nlector_serve_rejected_total{reason=\"memory\"} %llu\n"
+            "lector_serve_rejected_total{reason=\"deadline_in_queue\"} %llu\n",
+            (unsigned long long)rw, (unsigned long long)rm, (unsigned long long)sq);
     fprintf(f,
             "# HELP lector_serve_clamped_total Requests whose parameters were lowered to the server's maxima.\n"
             "# TYPE lector_serve_clamped_total counter\nlector_serve_clamped_total %llu\n",

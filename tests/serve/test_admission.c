@@ -42,5 +42,24 @@ int main(void)
     CHECK(serve_budget_expected_s(&b, 0, 2) < 1.01, "the slow jobs left the window: %g",
           serve_budget_expected_s(&b, 0, 2));
     serve_budget_destroy(&b);
+
+    /* shedding when a worker takes a job: the soak's 504s were jobs admitted
+     * with time to spare that waited in the queue longer than expected */
+    serve_budget_init(&b, (size_t)1 << 30);
+    CHECK(!serve_budget_shed(&b, 0.5, 30), "nothing measured: a job runs");
+    for (int i = 0; i < 64; i++) serve_budget_job_done(&b, i < 60 ? 2.0 : 12.0);
+    CHECK(serve_budget_shed(&b, 5.0, 30), "5 s left, 12 s at the slow end: answered 503, not run into a 504");
+    CHECK(!serve_budget_shed(&b, 20.0, 30), "20 s left for a 12 s job: it runs");
+    CHECK(!serve_budget_shed(&b, 5.0, 10), "a job slower than a whole deadline runs (the measurement is suspect)");
+    serve_budget_destroy(&b);
+    /* 2 slow jobs in 64: under the 95th percentile (2 s), but a job that
+     * starts with 5 s left could be the next 12 s one */
+    serve_budget_init(&b, (size_t)1 << 30);
+    for (int i = 0; i < 64; i++) serve_budget_job_done(&b, i % 32 == 31 ? 12.0 : 2.0);
+    CHECK(serve_budget_expected_s(&b, 0, 1) < 5.0, "admission's own time (95th percentile or mean): %g",
+          serve_budget_expected_s(&b, 0, 1));
+    CHECK(serve_budget_shed(&b, 5.0, 30), "5 s left, the slowest of the last jobs 12 s: shed");
+    CHECK(!serve_budget_shed(&b, 13.0, 30), "13 s left: it runs");
+    serve_budget_destroy(&b);
     return soft_check_exit("serve.admission: by the slow end of the last jobs");
 }
