@@ -25,6 +25,20 @@
 #           (batches formed in one order) the same bytes; with 16 (lines of several pages meet in batches
 #           in the order they arrive, and a batch's row count can move a score in its 6th digit, graphs
 #           or not) the same texts and boxes, scores within 1e-4
+#   prof    where the time of 16 workers goes (document pages, fp32): GPU busy (nvidia-smi samples every
+#           50 ms), the process's CPU time against wall time (LECTOR_CUDA_SYNC=block, so waiting for the
+#           GPU costs none), model runs per page and lines per rec run, at 1 and 16 workers; with nsys
+#           installed, the kernel trace of 16 workers: kernels a second, GPU busy, kernels in flight
+#   wait    the driver's GPU batching rule (LECTOR_GPU_BATCH_WAIT): a partial batch waiting for the tasks
+#           that may add to it, or running when a worker is free; document pages at 4 and 16 workers, fp32
+#           and --fp16
+#   soak    bench/serve/soak.sh on this machine's 16 cores, two servers at once for SOAK_TIME (default
+#           9m30s: a call may take 10 minutes): --device cpu (SOAK_WORKERS=6, --memory-limit 2G) and
+#           --device cuda (4 workers, --gpu-mem-limit 8G --memory-limit 16G), each with its own wrk
+#           (64 connections, 2 threads); wrk from .device/wrk (stage.sh --wrk)
+#   pad     what lines per rec run are worth: document pages at 16 workers, fp32, with every line's
+#           tensor padded to a multiple of LECTOR_REC_PAD pixels (1: none; this changes text, so it is a
+#           measurement of the batching's potential, not a mode)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -290,6 +304,95 @@ print(f"graphs {sys.argv[4]}, {workers} workers: {len(a)} pages, {lines} lines; 
 PY
         done
       done
+      ;;
+    wait)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for f in "" --fp16; do
+        for w in 4 16; do
+          for bw in 1 0 1 0; do
+            echo "${f:-fp32} workers $w LECTOR_GPU_BATCH_WAIT=$bw: $(LECTOR_GPU_BATCH_WAIT=$bw $L bench pipeline \
+                --models "$B/models" --device cuda --workers $w $f --rounds ${ROUNDS:-5} $(cat /tmp/docs.txt) 2>&1 |
+                tail -2 | tr '\n' ' ' | sed 's/compiled in warm-up.*errors//')"
+          done
+        done
+      done
+      ;;
+    soak)
+      # wrk with its own libraries only: the shell commands its script runs (ls) get the system's
+      mkdir -p /tmp/wrkbin
+      printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$PWD/$dev/wrk" "$PWD/$dev/wrk/wrk" >/tmp/wrkbin/wrk
+      chmod +x /tmp/wrkbin/wrk
+      for d in cpu cuda; do
+        if [ $d = cpu ]; then set -- --memory-limit 2G; n=6; else set -- --device cuda --gpu-mem-limit 8G --memory-limit 16G; n=4; fi
+        env -u LD_LIBRARY_PATH PATH=/tmp/wrkbin:$PATH MODELS=$B/models SOAK_WORKERS=$n \
+            bench/serve/soak.sh "$B/bin" "${SOAK_TIME:-9m30s}" "$@" >"$out/soak-$d.log" 2>&1 &
+      done
+      wait
+      for d in cpu cuda; do echo "--- $d"; cat "$out/soak-$d.log"; done
+      ;;
+    pad)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for p in 1 32 128 512 1 32 128 512; do
+        echo "LECTOR_REC_PAD=$p: $(LECTOR_REC_PAD=$p $L bench pipeline --models "$B/models" --device cuda --workers 16 \
+            --rounds ${ROUNDS:-5} $(cat /tmp/docs.txt) 2>&1 | tail -2 | tr '\n' ' ' | sed 's/compiled in warm-up.*errors//')"
+      done
+      ;;
+    prof)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for w in 1 16; do
+        nvidia-smi --query-gpu=utilization.gpu,clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 \
+            >"$out/smi-w$w.csv" 2>/dev/null &
+        smi=$!
+        LECTOR_CUDA_SYNC=block python3 - "$w" "$L" "$B/models" $(cat /tmp/docs.txt) <<'PY'
+import os, resource, subprocess, sys, time
+w, lector, models, pages = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+t0 = time.time()
+r = subprocess.run([lector, "bench", "pipeline", "--models", models, "--device", "cuda", "--workers", w,
+                    "--rounds", "5"] + pages, capture_output=True, text=True)
+wall = time.time() - t0
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.stdout.strip()); print(r.stderr.strip()[-400:])
+print(f"workers {w}: process wall {wall:.2f} s, CPU user {u.ru_utime:.2f} s + sys {u.ru_stime:.2f} s = "
+      f"{(u.ru_utime + u.ru_stime) / wall:.2f} cores busy on average (warm-up included)")
+PY
+        kill $smi 2>/dev/null; wait $smi 2>/dev/null
+        python3 - "$out/smi-w$w.csv" <<'PY'
+import sys, statistics
+rows = [list(map(float, l.split(","))) for l in open(sys.argv[1]) if l.count(",") == 2 and "N/A" not in l]
+busy = [r[0] for r in rows if r[0] > 0]
+if rows:
+    print(f"nvidia-smi: {len(rows)} samples, utilization.gpu median {statistics.median(r[0] for r in rows):.0f}% "
+          f"(of samples with work: median {statistics.median(busy) if busy else 0:.0f}%, max {max(busy) if busy else 0:.0f}%), "
+          f"SM clock median {statistics.median(r[1] for r in rows):.0f} MHz, power median {statistics.median(r[2] for r in rows):.0f} W")
+PY
+      done
+      nsys=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+      echo "nsys: ${nsys:-not installed}"; ls -d /usr/local/cuda*/extras/CUPTI/lib64 2>/dev/null
+      if [ -n "$nsys" ]; then
+        "$nsys" profile -t cuda -o /tmp/prof -f true $L bench pipeline --models "$B/models" --device cuda \
+            --workers 16 --rounds 3 $(cat /tmp/docs.txt) >"$out/nsys.log" 2>&1
+        "$nsys" stats -q -r cuda_gpu_kern_sum,cuda_api_sum -f csv -o /tmp/prof /tmp/prof.nsys-rep >/dev/null 2>&1
+        "$nsys" stats -q -r cuda_gpu_trace -f csv -o /tmp/prof /tmp/prof.nsys-rep >/dev/null 2>&1
+        ls /tmp/prof_* 2>/dev/null; head -25 /tmp/prof_cuda_gpu_kern_sum.csv 2>/dev/null | cut -c1-220
+        head -20 /tmp/prof_cuda_api_sum.csv 2>/dev/null | cut -c1-200
+        python3 - /tmp/prof_cuda_gpu_trace.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+k = [r for r in rows if r.get("Name") and "[CUDA mem" not in r["Name"]]
+ev = sorted((int(r["Start (ns)"]), int(r["Start (ns)"]) + int(r["Duration (ns)"])) for r in k)
+if ev:
+    span = ev[-1][1] - ev[0][0]; busy = 0; end = ev[0][0]
+    for s, e in ev:
+        if e > end: busy += e - max(s, end); end = e
+    tot = sum(e - s for s, e in ev)
+    d = sorted(e - s for s, e in ev)
+    print(f"trace: {len(ev)} kernels in {span/1e9:.2f} s = {len(ev)/(span/1e9):.0f} a second; GPU busy {100*busy/span:.0f}%; "
+          f"kernels in flight on average while busy {tot/busy:.2f}; kernel duration median {d[len(d)//2]/1e3:.1f} us, "
+          f"p90 {d[int(len(d)*.9)]/1e3:.1f} us")
+    m = [r for r in rows if "[CUDA mem" in r.get("Name", "")]
+    print(f"memcpy/memset: {len(m)}, {sum(int(r['Duration (ns)']) for r in m)/1e9:.3f} s")
+PY
+      fi
       ;;
     *) echo "unknown step $step" ;;
   esac

@@ -5,7 +5,8 @@
 # module, the libraries, the models), the GPU test programs, the ONNX node
 # test cases, a subset of ../shared/data and the PyTorch peer. The device
 # tool carries at most 64 MiB per call: --icdar N / --sroie N size the data.
-# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--asan DIR]   (then see bench/gpu/device.sh)
+# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--asan DIR] [--wrk]   (then see bench/gpu/device.sh)
+# --wrk: also stage wrk (Debian's, with its LuaJIT and OpenSSL) for device.sh's soak step
 # --asan DIR: also stage DIR's lector and liblector-cuda.so, built with AddressSanitizer
 # (LECTOR_SANITIZE leaves CUDA out, so: cmake -B DIR -DLECTOR_CUDA=ON
 #  "-DCMAKE_C_FLAGS=-fsanitize=address -fno-omit-frame-pointer" and -fsanitize=address in
@@ -13,12 +14,13 @@
 # with libasan, for device.sh's asan step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-icdar=120 sroie=40 asan=
+icdar=120 sroie=40 asan= wrk=
 while [ $# -gt 0 ]; do
   case "$1" in
     --icdar) icdar=$2; shift ;;
     --sroie) sroie=$2; shift ;;
     --asan) asan=$2; shift ;;
+    --wrk) wrk=1 ;;
     *) echo "stage: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -50,5 +52,10 @@ if [ -n "$asan" ]; then
   cp "$asan/lector" "$asan/liblector-cuda.so" "$(gcc -print-file-name=libasan.so.8)" "$t/asan/"
   strip --strip-debug "$t/asan/lector" "$t/asan/liblector-cuda.so"
   tar -C "$t" -cJf "$dev/asan.tar.xz" asan; rm -rf "$t"
+fi
+if [ -n "$wrk" ]; then
+  w=$(command -v wrk) || { echo "stage: wrk not found (apt-get install wrk)" >&2; exit 1; }
+  mkdir -p "$dev/wrk"; cp "$w" "$dev/wrk/"
+  ldd "$w" | awk '/libluajit|libssl|libcrypto/ {print $3}' | xargs -I{} cp -L {} "$dev/wrk/"
 fi
 du -sh "$dev"

@@ -8,6 +8,7 @@
 #   bench/serve/soak.sh [BUILD_DIR] [DURATION] [EXTRA SERVE ARGS...]
 #   e.g. bench/serve/soak.sh build 10m --memory-limit 2G
 #   GPU: bench/serve/soak.sh build 10m --device cuda --gpu-mem-limit 8G
+# SOAK_WORKERS (default 2): the server's workers; MODELS (default models/): the models.
 # needs wrk (Debian package wrk).
 set -eu
 build=${1:-build} duration=${2:-10m}
@@ -17,20 +18,23 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 python3 bench/serve/soak_images.py "$tmp/img"
-"$build/lector" serve --listen 127.0.0.1:0 --models models --workers 2 --threads 1 -v "$@" >"$tmp/log" 2>&1 &
+"$build/lector" serve --listen 127.0.0.1:0 --models "${MODELS:-models}" --workers "${SOAK_WORKERS:-2}" --threads 1 -v "$@" >"$tmp/log" 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do grep -q 'ready in' "$tmp/log" && break; sleep 0.1; done
 port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/log" | grep -o '[0-9]*$')
 grep 'memory limit' "$tmp/log"
-# the engine's GPU memory (with --device cuda) sampled every 5 s
+# the engine's GPU memory (with --device cuda) sampled every 5 s, from
+# another loopback address: wrk's 64 connections fill 127.0.0.1's share
+# (--max-connections-per-ip 64)
 ( while kill -0 $pid 2>/dev/null; do
-      curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "lector_serve_engine_gpu_memory_bytes" {print $2}'
+      curl -s --interface 127.0.0.2 "http://127.0.0.1:$port/metrics" | awk '$1 == "lector_serve_engine_gpu_memory_bytes" {print $2}'
       sleep 5
   done >"$tmp/gpu" ) &
-SOAK_DIR=$tmp/img wrk -t 2 -c 64 -d "$duration" --timeout 120s -s bench/serve/soak.lua "http://127.0.0.1:$port" >"$tmp/wrk"
+SOAK_DIR=$tmp/img wrk -t 2 -c 64 -d "$duration" --timeout 120s -s bench/serve/soak.lua "http://127.0.0.1:$port" \
+    >"$tmp/wrk" 2>&1 || { echo "soak: wrk failed (status $?):" >&2; cat "$tmp/wrk" >&2; exit 1; }
 curl -s "http://127.0.0.1:$port/metrics" >"$tmp/metrics"
 gpu_peak=$(sort -g "$tmp/gpu" | tail -1)
-[ -n "$gpu_peak" ] && echo "GPU memory through the engine: peak $(awk -v b="$gpu_peak" 'BEGIN {printf "%.0f", b / 1048576}') MiB (lector_serve_engine_gpu_memory_bytes, every 5 s; cap $(awk '$1 == "lector_serve_engine_gpu_memory_limit_bytes" {printf "%.0f", $2 / 1048576}' "$tmp/metrics") MiB)"
+[ -n "$gpu_peak" ] && echo "GPU memory through the engine: peak $(awk -v b="$gpu_peak" 'BEGIN {printf "%.0f", b / 1048576}') MiB over $(grep -c . "$tmp/gpu") samples (lector_serve_engine_gpu_memory_bytes, every 5 s; cap $(awk '$1 == "lector_serve_engine_gpu_memory_limit_bytes" {printf "%.0f", $2 / 1048576}' "$tmp/metrics") MiB)"
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
 kill -TERM $pid; wait $pid || true
 python3 - "$tmp/log" "$tmp/metrics" "$hwm" <<'PY'
