@@ -36,9 +36,6 @@
 #           9m30s: a call may take 10 minutes): --device cpu (SOAK_WORKERS=6, --memory-limit 2G) and
 #           --device cuda (4 workers, --gpu-mem-limit 8G --memory-limit 16G), each with its own wrk
 #           (64 connections, 2 threads); wrk from .device/wrk (stage.sh --wrk)
-#   pad     what lines per rec run are worth: document pages at 16 workers, fp32, with every line's
-#           tensor padded to a multiple of LECTOR_REC_PAD pixels (1: none; this changes text, so it is a
-#           measurement of the batching's potential, not a mode)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -329,13 +326,6 @@ PY
       done
       wait
       for d in cpu cuda; do echo "--- $d"; cat "$out/soak-$d.log"; done
-      ;;
-    pad)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
-      for p in 1 32 128 512 1 32 128 512; do
-        echo "LECTOR_REC_PAD=$p: $(LECTOR_REC_PAD=$p $L bench pipeline --models "$B/models" --device cuda --workers 16 \
-            --rounds ${ROUNDS:-5} $(cat /tmp/docs.txt) 2>&1 | tail -2 | tr '\n' ' ' | sed 's/compiled in warm-up.*errors//')"
-      done
       ;;
     prof)
       { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
