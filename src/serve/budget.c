@@ -161,15 +161,22 @@ double serve_budget_expected_s(serve_budget *b, int ahead, int workers)
     return s * ((double)waiting / workers + 1);
 }
 
+double serve_budget_slowest_s(serve_budget *b)
+{
+    pthread_mutex_lock(&b->mu);
+    double s = b->service_s;
+    if (b->n_recent >= 8) { /* a job that starts now must finish, or its reading is wasted on a 504 */
+        for (int i = 0; i < b->n_recent; i++)
+            if (b->recent[i] > s) s = b->recent[i];
+    } else if (b->service_hi > s) {
+        s = b->service_hi;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return s;
+}
+
 int serve_budget_shed(serve_budget *b, double remaining_s, double timeout_s)
 {
-    double own = serve_budget_expected_s(b, 0, 1);
-    /* with enough jobs measured, the slowest of the last ones: a job that
-     * starts now must finish, or its reading was wasted on a 504 */
-    pthread_mutex_lock(&b->mu);
-    if (b->n_recent >= 8)
-        for (int i = 0; i < b->n_recent; i++)
-            if (b->recent[i] > own) own = b->recent[i];
-    pthread_mutex_unlock(&b->mu);
+    double own = serve_budget_slowest_s(b);
     return own > 0 && own <= timeout_s && own > remaining_s;
 }

@@ -77,11 +77,13 @@ void serve_budget_job_done(serve_budget *b, double seconds);
  * nothing has been measured. */
 double serve_budget_expected_s(serve_budget *b, int ahead, int workers);
 
+/* A job's own time at the slowest: the slowest of the last
+ * SERVE_RECENT_JOBS jobs once 8 have finished (else the slowest one,
+ * decaying), at least the average; 0 while nothing has been measured. */
+double serve_budget_slowest_s(serve_budget *b);
 /* Whether a queued job, `remaining_s` before its deadline (of `timeout_s`
- * in all), is better answered 503 + Retry-After than run: its own time on
- * the slow side (the slowest of the last SERVE_RECENT_JOBS jobs once 8
- * have finished, else as serve_budget_expected_s with a free worker) is
- * past what remains, so it could run into a 504. A job
+ * in all), is better answered 503 + Retry-After than run: its own time at
+ * the slowest is past what remains, so it could run into a 504. A job
  * whose own time exceeds even a whole deadline runs anyway: the measurement
  * is then too slow to trust, and only jobs that run correct it (the idle
  * server's rule). 0 while nothing has been measured. */

@@ -375,6 +375,15 @@ static int batchable(const job *a, const job *b)
     return a->n_imgs == 1 && b->n_imgs == 1 && same_options(&a->opt, &b->opt);
 }
 
+/* srv.mu held: job j, queued or just taken, will not run: its request is
+ * answered 503 (send_shed), a running read would skip it */
+static void shed_job(job *j)
+{
+    j->shed = 1;
+    atomic_store(&j->abandoned, 1);
+    srv.shed_queued++;
+}
+
 /* srv.mu held: unlinks job j (after prev, NULL = head) and marks it running */
 static void take_job(job *prev, job *j)
 {
@@ -442,26 +451,26 @@ static void *worker_main(void *arg)
             job *j = batch[b];
             if (!atomic_load(&j->abandoned) &&
                 serve_budget_shed(&srv.budget, (j->deadline - now) / 1e3, j->timeout_s)) {
-                j->shed = 1;
-                atomic_store(&j->abandoned, 1);
-                srv.shed_queued++;
+                shed_job(j);
                 shed++;
             }
         }
         pthread_mutex_unlock(&srv.mu);
-        double t0 = lector__now_ms();
-        if (shed < nb) run_jobs(batch, nb);
-        /* the service rate: a batch whose clients all left (or timed out)
-         * stopped early, its time only a lower bound: counted when it says
-         * the jobs take longer than measured so far */
-        int cancelled = 1;
-        for (int b = 0; b < nb; b++) cancelled &= atomic_load(&batch[b]->abandoned);
-        if (shed == nb) cancelled = 2; /* nothing ran: nothing measured */
-        double per_job = (lector__now_ms() - t0) / 1e3 / nb;
-        pthread_mutex_lock(&srv.budget.mu);
-        double known = srv.budget.service_s;
-        pthread_mutex_unlock(&srv.budget.mu);
-        if (!cancelled || (cancelled == 1 && per_job > known)) serve_budget_job_done(&srv.budget, per_job);
+        if (shed < nb) {
+            double t0 = lector__now_ms();
+            run_jobs(batch, nb);
+            /* the service rate, over the jobs that ran: a batch whose
+             * clients all left (or timed out) stopped early, its time only
+             * a lower bound: counted when it says the jobs take longer than
+             * measured so far */
+            int cancelled = 1;
+            for (int b = 0; b < nb; b++) cancelled &= atomic_load(&batch[b]->abandoned); /* shed ones too */
+            double per_job = (lector__now_ms() - t0) / 1e3 / (nb - shed);
+            pthread_mutex_lock(&srv.budget.mu);
+            double known = srv.budget.service_s;
+            pthread_mutex_unlock(&srv.budget.mu);
+            if (!cancelled || per_job > known) serve_budget_job_done(&srv.budget, per_job);
+        }
         pthread_mutex_lock(&srv.mu);
         for (int b = 0; b < nb; b++) {
             srv.running--;
@@ -795,11 +804,11 @@ static int collect_images(struct MHD_Connection *c, request *rq, int *array, enu
 /* 503 + Retry-After for a job shed from the queue (serve_budget_shed). */
 static enum MHD_Result send_shed(struct MHD_Connection *c, request *rq, int timeout_ms)
 {
-    double own = serve_budget_expected_s(&srv.budget, 0, 1);
+    double own = serve_budget_slowest_s(&srv.budget);
     char msg[200];
     snprintf(msg, sizeof msg,
-             "busy: this request waited in the queue until less of its deadline of %.1f s was left than its "
-             "reading takes (about %.1f s)",
+             "busy: this request waited in the queue until less of its deadline of %.1f s was left than a "
+             "reading may take (up to %.1f s)",
              timeout_ms / 1e3, own);
     return send_error_ra(c, rq, 503, msg, own >= 1 ? (int)ceil(own) : 1, 0);
 }
@@ -933,10 +942,7 @@ static enum MHD_Result run_ocr(struct MHD_Connection *c, request *rq)
             srv.q_len--;
             j->refs--;
             if (gone) srv.abandoned_queued++;
-            if (shed) {
-                srv.shed_queued++;
-                j->shed = 1;
-            }
+            if (shed) shed_job(j);
         } else if (gone)
             srv.abandoned_running++;
         atomic_store(&j->abandoned, 1); /* a running read stops at its next stage */

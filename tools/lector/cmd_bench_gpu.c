@@ -295,12 +295,9 @@ static int bench_pipeline(int argc, char **argv)
     t_warm = lector__now_ms() - t_warm;
     lector_engine_stats s_warm, s_end;
     lector_engine_get_stats(e, &s_warm);
-    pipe_ctx c = {calloc((size_t)total, sizeof(pipe_item)),
-                  calloc((size_t)total, sizeof(double)),
-                  calloc((size_t)total, sizeof(lector_timings)),
-                  0,
-                  0,
-                  0};
+    pipe_ctx c = {.items = calloc((size_t)total, sizeof(pipe_item)),
+                  .lat = calloc((size_t)total, sizeof(double)),
+                  .tim = calloc((size_t)total, sizeof(lector_timings))};
     if (!c.items || !c.lat || !c.tim) return 1;
     double t0 = lector__now_ms();
     if (!st) st = pipe_run(e, 0, images, n, rounds, &c, &err);
@@ -325,6 +322,9 @@ static int bench_pipeline(int argc, char **argv)
         stm[k5] = pct(v, total, 0.5);
     }
     double p50 = pct(c.lat, total, 0.5), p99 = pct(c.lat, total, 0.99);
+    /* each model's runs in the timed rounds: lines a rec run say how full its batches were */
+    unsigned long long det_runs = s_end.det.runs - s_warm.det.runs, cls_runs = s_end.cls.runs - s_warm.cls.runs,
+                       rec_runs = s_end.rec.runs - s_warm.rec.runs;
     double pps = c.pages * 1000.0 / wall;
     int workers = p.workers ? p.workers : lector_engine_workers(e);
     if (json) {
@@ -337,10 +337,8 @@ static int bench_pipeline(int argc, char **argv)
         compiled_json("compiled_warmup", NULL, &s_warm);
         printf(", ");
         compiled_json("compiled_run", &s_warm, &s_end);
-        printf(", \"lines\": %ld, \"runs\": {\"det\": %llu, \"cls\": %llu, \"rec\": %llu}}\n", c.lines,
-               (unsigned long long)(s_end.det.runs - s_warm.det.runs),
-               (unsigned long long)(s_end.cls.runs - s_warm.cls.runs),
-               (unsigned long long)(s_end.rec.runs - s_warm.rec.runs));
+        printf(", \"lines\": %ld, \"runs\": {\"det\": %llu, \"cls\": %llu, \"rec\": %llu}}\n", c.lines, det_runs,
+               cls_runs, rec_runs);
     } else {
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; compiled in warm-up %llu plans, "
@@ -350,11 +348,8 @@ static int bench_pipeline(int argc, char **argv)
                arenas_of(&s_warm), (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
                (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled),
                arenas_of(&s_end) - arenas_of(&s_warm), c.errors);
-        printf("%ld lines; model runs: det %llu, cls %llu, rec %llu (%.1f lines a rec run)\n", c.lines,
-               (unsigned long long)(s_end.det.runs - s_warm.det.runs),
-               (unsigned long long)(s_end.cls.runs - s_warm.cls.runs),
-               (unsigned long long)(s_end.rec.runs - s_warm.rec.runs),
-               s_end.rec.runs > s_warm.rec.runs ? (double)c.lines / (double)(s_end.rec.runs - s_warm.rec.runs) : 0.0);
+        printf("%ld lines; model runs: det %llu, cls %llu, rec %llu (%.1f lines a rec run)\n", c.lines, det_runs,
+               cls_runs, rec_runs, rec_runs ? (double)c.lines / (double)rec_runs : 0.0);
     }
     free(v);
     free(c.items);
