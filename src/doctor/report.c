@@ -20,15 +20,9 @@ doctor_check *doctor_add(lector_doctor_report *r, int layer, const char *id, con
                          int hits, const char *code, const char *cause, const char *fix, const char *fmt, ...)
 {
     doctor_layer *L = &r->layers[layer];
-    if (L->n == L->cap) {
-        size_t cap = L->cap ? L->cap * 2 : 8;
-        doctor_check *c = lector__realloc(L->checks, cap * sizeof *c);
-        if (!c) {
-            r->oom = 1;
-            return NULL;
-        }
-        L->checks = c;
-        L->cap = cap;
+    if (lector__reserve(&L->checks, &L->cap, L->n + 1, sizeof *L->checks)) {
+        r->oom = 1;
+        return NULL;
     }
     doctor_check *c = &L->checks[L->n];
     memset(c, 0, sizeof *c);

@@ -79,15 +79,9 @@ static int add_cand(const gpuenv_ldso *L, gpuenv_cands *cv, const char *path, co
             lector__free(canon);
             return 0;
         }
-    if (cv->n == cv->cap) {
-        size_t cap = cv->cap ? cv->cap * 2 : 16;
-        gpuenv_cand *v = lector__realloc(cv->v, cap * sizeof *v);
-        if (!v) {
-            lector__free(canon);
-            return -2;
-        }
-        cv->v = v;
-        cv->cap = cap;
+    if (lector__reserve(&cv->v, &cv->cap, cv->n + 1, sizeof *cv->v)) {
+        lector__free(canon);
+        return -2;
     }
     gpuenv_cand *c = &cv->v[cv->n];
     memset(c, 0, sizeof *c);

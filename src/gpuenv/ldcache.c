@@ -39,13 +39,7 @@ static const char *str_at(const uint8_t *base, size_t avail, uint32_t off)
 static int add(gpuenv_ldcache *c, size_t *cap, const char *k, const char *v, int32_t flags, uint64_t hwcap,
                const char *hwcaps)
 {
-    if (c->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        gpuenv_ldcache_entry *e = lector__realloc(c->e, nc * sizeof *e);
-        if (!e) return -2;
-        c->e = e;
-        *cap = nc;
-    }
+    if (lector__reserve(&c->e, cap, c->n + 1, sizeof *c->e)) return -2;
     gpuenv_ldcache_entry *e = &c->e[c->n];
     e->key = lector__strdup(k);
     e->value = lector__strdup(v);

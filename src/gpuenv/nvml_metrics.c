@@ -12,41 +12,17 @@
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
-
-typedef void *nvml_dev;
-typedef struct {
-    unsigned long long total, free, used;
-} nvml_memory;
-/* _v2 tells the driver's reserve apart: its `used` is what allocations hold,
- * as nvidia-smi shows it (v1's `used` includes the reserve, ~600 MiB on an H200) */
-typedef struct {
-    unsigned version;
-    unsigned long long total, reserved, free, used;
-} nvml_memory_v2;
-#define NVML_MEMORY_V2 ((unsigned)sizeof(nvml_memory_v2) | 2u << 24) /* nvmlMemory_v2 */
-typedef struct {
-    unsigned gpu, memory;
-} nvml_utilization;
-
-typedef int (*fn_void)(void);
-typedef int (*fn_uintp)(unsigned *);
-typedef int (*fn_handle)(unsigned, nvml_dev *);
-typedef int (*fn_dev_str)(nvml_dev, char *, unsigned);
-typedef int (*fn_dev_mem)(nvml_dev, nvml_memory *);
-typedef int (*fn_dev_mem2)(nvml_dev, nvml_memory_v2 *);
-typedef int (*fn_dev_temp)(nvml_dev, int, unsigned *);
-typedef int (*fn_dev_util)(nvml_dev, nvml_utilization *);
-typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
+#include "gpuenv/nvml_abi.h"
 
 typedef struct nvml_api {
-    fn_uintp count;
-    fn_handle handle;
-    fn_dev_str name;
-    fn_dev_mem memory;
-    fn_dev_mem2 memory_v2;
-    fn_dev_temp temperature;
-    fn_dev_util utilization;
-    fn_dev_ull reasons;
+    nvml_fn_uintp count;
+    nvml_fn_handle handle;
+    nvml_fn_dev_str name;
+    nvml_fn_dev_mem memory;
+    nvml_fn_dev_mem2 memory_v2;
+    nvml_fn_dev_temp temperature;
+    nvml_fn_dev_util utilization;
+    nvml_fn_dev_ull reasons;
 } nvml_api;
 
 static nvml_api nv; /* valid when nv_ok */
@@ -80,17 +56,17 @@ static void nv_load(void)
     /* the doctor's path rule, so LECTOR_DOCTOR_NVML works here too */
     void *h = dlopen(gpuenv_nvml_default_path(), RTLD_NOW | RTLD_LOCAL);
     if (!h) return;
-    fn_void init = SYM(h, fn_void, "nvmlInit_v2", "nvmlInit");
+    nvml_fn_void init = SYM(h, nvml_fn_void, "nvmlInit_v2", "nvmlInit");
     nvml_api a = {
-        .count = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
-        .handle = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
-        .name = SYM(h, fn_dev_str, "nvmlDeviceGetName", NULL),
-        .memory = SYM(h, fn_dev_mem, "nvmlDeviceGetMemoryInfo", NULL),
-        .memory_v2 = SYM(h, fn_dev_mem2, "nvmlDeviceGetMemoryInfo_v2", NULL),
-        .temperature = SYM(h, fn_dev_temp, "nvmlDeviceGetTemperature", NULL),
-        .utilization = SYM(h, fn_dev_util, "nvmlDeviceGetUtilizationRates", NULL),
-        .reasons =
-            SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
+        .count = SYM(h, nvml_fn_uintp, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+        .handle = SYM(h, nvml_fn_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+        .name = SYM(h, nvml_fn_dev_str, "nvmlDeviceGetName", NULL),
+        .memory = SYM(h, nvml_fn_dev_mem, "nvmlDeviceGetMemoryInfo", NULL),
+        .memory_v2 = SYM(h, nvml_fn_dev_mem2, "nvmlDeviceGetMemoryInfo_v2", NULL),
+        .temperature = SYM(h, nvml_fn_dev_temp, "nvmlDeviceGetTemperature", NULL),
+        .utilization = SYM(h, nvml_fn_dev_util, "nvmlDeviceGetUtilizationRates", NULL),
+        .reasons = SYM(h, nvml_fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons",
+                       "nvmlDeviceGetCurrentClocksThrottleReasons"),
     };
     if (!init || !a.count || !a.handle || init() != 0) {
         dlclose(h);

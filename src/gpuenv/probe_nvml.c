@@ -8,24 +8,7 @@
 #include <string.h>
 
 #include "gpuenv/gpuenv.h"
-
-typedef void *nvml_dev;
-typedef struct {
-    unsigned long long total, free, used;
-} nvml_memory;
-
-typedef int (*fn_void)(void);
-typedef int (*fn_str)(char *, unsigned);
-typedef int (*fn_intp)(int *);
-typedef int (*fn_uintp)(unsigned *);
-typedef int (*fn_handle)(unsigned, nvml_dev *);
-typedef int (*fn_dev_str)(nvml_dev, char *, unsigned);
-typedef int (*fn_dev_cc)(nvml_dev, int *, int *);
-typedef int (*fn_dev_mem)(nvml_dev, nvml_memory *);
-typedef int (*fn_dev_temp)(nvml_dev, int, unsigned *);
-typedef int (*fn_dev_int)(nvml_dev, int *);
-typedef int (*fn_dev_ecc)(nvml_dev, int, int, unsigned long long *);
-typedef int (*fn_dev_ull)(nvml_dev, unsigned long long *);
+#include "gpuenv/nvml_abi.h"
 
 #define SYM(h, T, name) ((T)dlsym(h, name))
 
@@ -52,32 +35,32 @@ const char *gpuenv_nvml_error_name(int rc)
 
 static void per_gpu(void *h, unsigned i, gpuenv_nvml_gpu *g)
 {
-    fn_handle get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex_v2");
-    if (!get) get = SYM(h, fn_handle, "nvmlDeviceGetHandleByIndex");
+    nvml_fn_handle get = SYM(h, nvml_fn_handle, "nvmlDeviceGetHandleByIndex_v2");
+    if (!get) get = SYM(h, nvml_fn_handle, "nvmlDeviceGetHandleByIndex");
     nvml_dev d = NULL;
     g->handle_rc = get ? get(i, &d) : -1;
     g->persistence = -1;
     snprintf(g->name, sizeof g->name, "?");
     if (g->handle_rc) return;
-    fn_dev_str gname = SYM(h, fn_dev_str, "nvmlDeviceGetName");
+    nvml_fn_dev_str gname = SYM(h, nvml_fn_dev_str, "nvmlDeviceGetName");
     if (gname) gname(d, g->name, sizeof g->name);
-    fn_dev_cc gcc = SYM(h, fn_dev_cc, "nvmlDeviceGetCudaComputeCapability");
+    nvml_fn_dev_cc gcc = SYM(h, nvml_fn_dev_cc, "nvmlDeviceGetCudaComputeCapability");
     if (gcc) gcc(d, &g->cc_major, &g->cc_minor);
     nvml_memory mem = {0};
-    fn_dev_mem gmem = SYM(h, fn_dev_mem, "nvmlDeviceGetMemoryInfo");
+    nvml_fn_dev_mem gmem = SYM(h, nvml_fn_dev_mem, "nvmlDeviceGetMemoryInfo");
     if ((g->mem_ok = gmem && gmem(d, &mem) == 0)) {
         g->mem_total = mem.total;
         g->mem_used = mem.used;
     }
-    fn_dev_temp gtemp = SYM(h, fn_dev_temp, "nvmlDeviceGetTemperature");
+    nvml_fn_dev_temp gtemp = SYM(h, nvml_fn_dev_temp, "nvmlDeviceGetTemperature");
     g->temp_ok = gtemp && gtemp(d, 0 /* NVML_TEMPERATURE_GPU */, &g->temp) == 0;
-    fn_dev_int gpers = SYM(h, fn_dev_int, "nvmlDeviceGetPersistenceMode");
+    nvml_fn_dev_int gpers = SYM(h, nvml_fn_dev_int, "nvmlDeviceGetPersistenceMode");
     if (gpers && gpers(d, &g->persistence)) g->persistence = -1;
-    fn_dev_ecc gecc = SYM(h, fn_dev_ecc, "nvmlDeviceGetTotalEccErrors");
+    nvml_fn_dev_ecc gecc = SYM(h, nvml_fn_dev_ecc, "nvmlDeviceGetTotalEccErrors");
     /* uncorrected (1), volatile counter (0): errors since the last reboot */
     g->ecc_ok = gecc && gecc(d, 1, 0, &g->ecc) == 0;
-    fn_dev_ull grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons");
-    if (!grs) grs = SYM(h, fn_dev_ull, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    nvml_fn_dev_ull grs = SYM(h, nvml_fn_dev_ull, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!grs) grs = SYM(h, nvml_fn_dev_ull, "nvmlDeviceGetCurrentClocksThrottleReasons");
     g->reasons_ok = grs && grs(d, &g->reasons) == 0;
 }
 
@@ -88,21 +71,21 @@ int gpuenv_nvml_probe_run(const char *path, gpuenv_nvml_probe *out)
     out->count_rc = -1;
     void *h = gpuenv_probe_dlopen(path, &out->lib);
     if (!h) return -1;
-    fn_void init = SYM(h, fn_void, "nvmlInit_v2");
-    if (!init) init = SYM(h, fn_void, "nvmlInit");
-    fn_void shut = SYM(h, fn_void, "nvmlShutdown");
+    nvml_fn_void init = SYM(h, nvml_fn_void, "nvmlInit_v2");
+    if (!init) init = SYM(h, nvml_fn_void, "nvmlInit");
+    nvml_fn_void shut = SYM(h, nvml_fn_void, "nvmlShutdown");
     out->init_rc = init ? init() : -1;
     if (out->init_rc) {
         dlclose(h);
         return 0;
     }
-    fn_str gdrv = SYM(h, fn_str, "nvmlSystemGetDriverVersion");
+    nvml_fn_str gdrv = SYM(h, nvml_fn_str, "nvmlSystemGetDriverVersion");
     if (gdrv && gdrv(out->driver, sizeof out->driver)) out->driver[0] = 0;
-    fn_intp gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion_v2");
-    if (!gcv) gcv = SYM(h, fn_intp, "nvmlSystemGetCudaDriverVersion");
+    nvml_fn_intp gcv = SYM(h, nvml_fn_intp, "nvmlSystemGetCudaDriverVersion_v2");
+    if (!gcv) gcv = SYM(h, nvml_fn_intp, "nvmlSystemGetCudaDriverVersion");
     if (gcv && gcv(&out->cuda_version)) out->cuda_version = 0;
-    fn_uintp gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount_v2");
-    if (!gcount) gcount = SYM(h, fn_uintp, "nvmlDeviceGetCount");
+    nvml_fn_uintp gcount = SYM(h, nvml_fn_uintp, "nvmlDeviceGetCount_v2");
+    if (!gcount) gcount = SYM(h, nvml_fn_uintp, "nvmlDeviceGetCount");
     out->count_rc = gcount ? gcount(&out->count) : -1;
     if (!out->count_rc)
         for (unsigned i = 0; i < out->count && i < GPUENV_MAX_GPUS; i++) per_gpu(h, i, &out->gpu[i]);

@@ -109,15 +109,9 @@ char *gpuenv_asprintf(const char *fmt, ...)
 int gpuenv_strv_push_owned(gpuenv_strv *sv, char *s)
 {
     if (!s) return -1;
-    if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 8;
-        char **v = lector__realloc(sv->v, cap * sizeof *v);
-        if (!v) {
-            lector__free(s);
-            return -1;
-        }
-        sv->v = v;
-        sv->cap = cap;
+    if (lector__reserve(&sv->v, &sv->cap, sv->n + 1, sizeof *sv->v)) {
+        lector__free(s);
+        return -1;
     }
     sv->v[sv->n++] = s;
     return 0;

@@ -15,11 +15,7 @@ void rt_arena_pool_init(rt_arena_pool *pool, rt_backend *be)
 
 static void arena_free(rt_arena_pool *pool, rt_arena a)
 {
-    if (!a.ptr) return;
-    if (pool->be && pool->be->iface->buffer_free)
-        pool->be->iface->buffer_free(pool->be, a.ptr);
-    else
-        lector__free(a.ptr);
+    if (a.ptr) rt_buffer_free(pool->be, a.ptr);
 }
 
 void rt_arena_pool_trim(rt_arena_pool *pool)
@@ -72,10 +68,10 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
     pthread_mutex_unlock(&pool->lock);
     arena_free(pool, drop);
     rt_backend *be = pool->be;
-    void *ptr = be && be->iface->buffer_alloc ? be->iface->buffer_alloc(be, want) : lector__aligned_alloc(want);
+    void *ptr = rt_buffer_alloc(be, want);
     if (!ptr && want > size) { /* the largest size may not fit where this run's does */
         want = size;
-        ptr = be && be->iface->buffer_alloc ? be->iface->buffer_alloc(be, want) : lector__aligned_alloc(want);
+        ptr = rt_buffer_alloc(be, want);
     }
     if (!ptr) {
         pthread_mutex_lock(&pool->lock);

@@ -70,7 +70,8 @@ typedef struct rt_backend_iface {
     /* Optional: create/destroy per-backend state for `threads` threads. */
     lector_status (*init)(rt_backend *be, lector_error *err);
     void (*shutdown)(rt_backend *be);
-    /* Memory of the backend (device memory for device backends). */
+    /* Memory of the backend (device memory for device backends); NULL for
+     * both: host memory (rt_buffer_alloc / rt_buffer_free). */
     void *(*buffer_alloc)(rt_backend *be, size_t size);
     void (*buffer_free)(rt_backend *be, void *buf);
     /* Copies n bytes; to_device = 1 host->backend, 0 backend->host. */
@@ -178,10 +179,10 @@ size_t rt_run_arena_size(void);
 
 /* Executor shared by CPU backends: runs plan->kernels[] node by node over
  * host memory. */
-/* buffer_alloc / buffer_free of the backends whose memory is the host's
- * (64-byte aligned, the fault-injectable allocator). */
-void *rt_host_buffer_alloc(rt_backend *be, size_t size);
-void rt_host_buffer_free(rt_backend *be, void *p);
+/* Memory from the backend's buffer_alloc / buffer_free, or, where it has
+ * none, host memory (64-byte aligned, the fault-injectable allocator). */
+void *rt_buffer_alloc(rt_backend *be, size_t size);
+void rt_buffer_free(rt_backend *be, void *p);
 
 lector_status rt_execute_host(rt_backend *be, const rt_plan *plan, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err);

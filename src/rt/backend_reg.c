@@ -162,14 +162,16 @@ void rt_backend_free(rt_backend *be)
     lector__free(be);
 }
 
-void *rt_host_buffer_alloc(rt_backend *be, size_t size)
+void *rt_buffer_alloc(rt_backend *be, size_t size)
 {
-    (void)be;
+    if (be && be->iface->buffer_alloc) return be->iface->buffer_alloc(be, size);
     return lector__aligned_alloc(size);
 }
 
-void rt_host_buffer_free(rt_backend *be, void *p)
+void rt_buffer_free(rt_backend *be, void *p)
 {
-    (void)be;
-    lector__free(p);
+    if (be && be->iface->buffer_free)
+        be->iface->buffer_free(be, p);
+    else
+        lector__free(p);
 }

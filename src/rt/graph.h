@@ -20,13 +20,15 @@
 
 #include "lector_rt.h"
 
+/* ONNX's AttributeProto.AttributeType values; the comment names the field
+ * of rt_attr that holds the value. */
 typedef enum rt_attr_type {
-    RT_ATTR_FLOAT = 1,
-    RT_ATTR_INT = 2,
-    RT_ATTR_STRING = 3,
-    RT_ATTR_TENSOR = 4,
-    RT_ATTR_FLOATS = 6,
-    RT_ATTR_INTS = 7,
+    RT_ATTR_FLOAT = 1,  /* f */
+    RT_ATTR_INT = 2,    /* i */
+    RT_ATTR_STRING = 3, /* s */
+    RT_ATTR_TENSOR = 4, /* t */
+    RT_ATTR_FLOATS = 6, /* floats, n_floats */
+    RT_ATTR_INTS = 7,   /* ints, n_ints */
 } rt_attr_type;
 
 typedef struct rt_attr {

@@ -306,7 +306,7 @@ static lector_status arena_take(rt_plan *p, rt_arena *out, lector_error *err)
     } else {
         rt_backend *be = p->backend;
         out->size = need ? need : RT_ARENA_ALIGN;
-        out->ptr = be->iface->buffer_alloc(be, out->size);
+        out->ptr = rt_buffer_alloc(be, out->size);
         if (!out->ptr)
             st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of activation memory",
                                p->g->name, need);
@@ -320,7 +320,7 @@ static void arena_give(rt_plan *p, rt_arena a)
     if (p->arenas)
         rt_arena_give(p->arenas, a);
     else
-        p->backend->iface->buffer_free(p->backend, a.ptr);
+        rt_buffer_free(p->backend, a.ptr);
 }
 
 lector_status rt_plan_run(rt_plan *p, const lector_tensor *inputs, lector_tensor *outputs, lector_error *err)

@@ -60,6 +60,21 @@ void *lector__realloc(void *p, size_t size)
     return counted(realloc(p, size ? size : 1));
 }
 
+int lector__reserve(void *items, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t want = *cap > 8 ? *cap * 2 : 16, bytes;
+    if (want < need || want < *cap) want = need;
+    void *old;
+    memcpy(&old, items, sizeof old); /* items is a T **: read the pointer without type-punning it */
+    if (lector__mul_size(want, elem, &bytes)) return -1;
+    void *grown = lector__realloc(old, bytes);
+    if (!grown) return -1;
+    memcpy(items, &grown, sizeof grown);
+    *cap = want;
+    return 0;
+}
+
 void *lector__aligned_alloc(size_t size)
 {
     if (alloc_should_fail()) return counted(NULL);

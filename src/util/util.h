@@ -29,6 +29,11 @@ void lector__fail_alloc_after(long n);
  * it before and after its work. */
 long lector__alloc_failures(void);
 char *lector__strdup(const char *s);
+/* Room for `need` elements of `elem` bytes in a growable array: `items` is
+ * the address of the array's pointer (T **), *cap its capacity in elements,
+ * grown by doubling (at least 16). 0, or -1 (allocation failed or size
+ * overflow) with the array and *cap untouched. */
+int lector__reserve(void *items, size_t *cap, size_t need, size_t elem);
 /* Overflow-checked size_t multiplication: 0 on success, -1 on overflow. */
 int lector__mul_size(size_t a, size_t b, size_t *out);
 

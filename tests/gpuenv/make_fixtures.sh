@@ -32,9 +32,9 @@ ver() {
 }
 
 mkdir -p "$OUT/shims" "$OUT/stubs"
-"$CC" -shared -fPIC -o "$OUT/shims/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" -Wl,-soname,libnvidia-ml.so.1
+"$CC" -shared -fPIC -I"$SRC/../../src" -o "$OUT/shims/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" -Wl,-soname,libnvidia-ml.so.1
 mkdir -p "$OUT/shims/legacy" # an NVML before R510: no _v2 memory info, "throttle reasons"
-"$CC" -shared -fPIC -DNVML_SHIM_LEGACY -o "$OUT/shims/legacy/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" \
+"$CC" -shared -fPIC -I"$SRC/../../src" -DNVML_SHIM_LEGACY -o "$OUT/shims/legacy/libnvidia-ml.so.1" "$SRC/shims/nvml_shim.c" \
     -Wl,-soname,libnvidia-ml.so.1
 "$CC" -shared -fPIC -o "$OUT/shims/libcuda.so.1" "$SRC/shims/cuda_shim.c" -Wl,-soname,libcuda.so.1
 cp "$OUT/shims/libcuda.so.1" "$OUT/stubs/libcuda.so.1"

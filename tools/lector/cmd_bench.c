@@ -146,31 +146,14 @@ int cmd_bench(int argc, char **argv)
     }
     int json = 0, threads = 0, runs = 10, no_ort = 0;
     const char *models = NULL, *backend = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--no-ort"))
-            no_ort = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--models") && i + 1 < argc)
-            models = argv[++i];
-        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
-            backend = argv[++i];
-        else {
-            fprintf(stderr, "lector bench: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
-    }
+    const cli_opt opts[] = {
+        {"--json", CLI_FLAG, &json}, {"--no-ort", CLI_FLAG, &no_ort}, {"--threads", CLI_INT, &threads},
+        {"--runs", CLI_INT, &runs},  {"--models", CLI_STR, &models},  {"--backend", CLI_STR, &backend},
+        {NULL, CLI_FLAG, NULL}};
+    if (cli_opts_parse("lector bench", opts, argc, argv, 2, NULL, NULL)) return 2;
     if (runs < 1) runs = 1;
     char models_dir[4096];
-    lector_error merr;
-    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
-        fprintf(stderr, "lector bench: %s\n", merr.message);
-        return 1;
-    }
+    if (cli_models_dir("lector bench", models, models_dir, sizeof models_dir)) return 1;
     models = models_dir;
     char script[PATH_MAX + 64];
     if (!no_ort && find_ort_script(script, sizeof script)) {

@@ -61,40 +61,23 @@ static int bench_gpu(int argc, char **argv)
 {
     const char *models = NULL, *device = "cuda", *only = NULL;
     int runs = 20, json = 0, fp16 = 0, batches[8] = {1, 8, 32}, nb = 3;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--fp16"))
-            fp16 = 1;
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--models") && i + 1 < argc)
-            models = argv[++i];
-        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
-            device = argv[++i];
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
-            nb = 0;
-            for (char *s = argv[++i]; *s && nb < 8;) {
-                batches[nb++] = (int)strtol(s, &s, 10);
-                if (*s == ',')
-                    s++;
-                else
-                    break;
-            }
-        } else {
-            fprintf(stderr, "lector bench gpu: unknown option '%s'\n", argv[i]);
-            return 2;
+    const char *batch_list = NULL;
+    const cli_opt opts[] = {{"--json", CLI_FLAG, &json},         {"--fp16", CLI_FLAG, &fp16},
+                            {"--runs", CLI_INT, &runs},          {"--models", CLI_STR, &models},
+                            {"--device", CLI_STR, &device},      {"--only", CLI_STR, &only},
+                            {"--batches", CLI_STR, &batch_list}, {NULL, CLI_FLAG, NULL}};
+    if (cli_opts_parse("lector bench gpu", opts, argc, argv, 2, NULL, NULL)) return 2;
+    if (batch_list) { /* "1,8,32" */
+        nb = 0;
+        for (char *s = (char *)batch_list; *s && nb < 8;) {
+            batches[nb++] = (int)strtol(s, &s, 10);
+            if (*s != ',') break;
+            s++;
         }
     }
     if (runs < 1) runs = 1;
     char models_dir[4096];
-    lector_error merr;
-    if (lector_find_models(models, models_dir, sizeof models_dir, &merr)) {
-        fprintf(stderr, "lector bench gpu: %s\n", merr.message);
-        return 1;
-    }
+    if (cli_models_dir("lector bench gpu", models, models_dir, sizeof models_dir)) return 1;
     models = models_dir;
     static const struct {
         const char *name, *file;
@@ -238,40 +221,27 @@ static int bench_pipeline(int argc, char **argv)
     char **images = calloc((size_t)argc, sizeof *images);
     int n = 0;
     if (!images) return 1;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json"))
-            json = 1;
-        else if (!strcmp(a, "--workers") && i + 1 < argc)
-            p.workers = atoi(argv[++i]);
-        else if (!strcmp(a, "--rounds") && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if ((!strcmp(a, "--batch") || !strcmp(a, "--det-batch")) && i + 1 < argc)
-            p.det_batch_num = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads") && i + 1 < argc)
-            p.threads = atoi(argv[++i]);
-        else if (!strcmp(a, "--models") && i + 1 < argc)
-            p.models_dir = argv[++i];
-        else if (!strcmp(a, "--fp16"))
-            p.gpu_fp16 = 1;
-        else if (!strcmp(a, "--fp16-det"))
-            p.gpu_fp16 = p.gpu_fp16_det = 1;
-        else if (!strcmp(a, "--fp16-recheck") && i + 1 < argc)
-            p.gpu_fp16_recheck = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--use-angle-cls"))
-            p.use_angle_cls = 1;
-        else if (!strcmp(a, "--device") && i + 1 < argc) {
-            if (cli_parse_device("lector bench pipeline", argv[++i], &p)) {
-                free(images);
-                return 2;
-            }
-        } else if (a[0] == '-') {
-            fprintf(stderr, "lector bench pipeline: unknown option '%s'\n", a);
-            free(images);
-            return 2;
-        } else
-            images[n++] = argv[i];
+    const char *device = NULL;
+    int fp16_det = 0;
+    const cli_opt opts[] = {{"--json", CLI_FLAG, &json},
+                            {"--workers", CLI_INT, &p.workers},
+                            {"--rounds", CLI_INT, &rounds},
+                            {"--batch", CLI_INT, &p.det_batch_num},
+                            {"--det-batch", CLI_INT, &p.det_batch_num},
+                            {"--threads", CLI_INT, &p.threads},
+                            {"--models", CLI_STR, &p.models_dir},
+                            {"--fp16", CLI_FLAG, &p.gpu_fp16},
+                            {"--fp16-det", CLI_FLAG, &fp16_det},
+                            {"--fp16-recheck", CLI_FLOAT, &p.gpu_fp16_recheck},
+                            {"--use-angle-cls", CLI_FLAG, &p.use_angle_cls},
+                            {"--device", CLI_STR, &device},
+                            {NULL, CLI_FLAG, NULL}};
+    if (cli_opts_parse("lector bench pipeline", opts, argc, argv, 2, images, &n) ||
+        (device && cli_parse_device("lector bench pipeline", device, &p))) {
+        free(images);
+        return 2;
     }
+    if (fp16_det) p.gpu_fp16 = p.gpu_fp16_det = 1;
     if (!n || p.workers < 0 || rounds < 1 || p.det_batch_num < 1 || p.det_batch_num > 64) {
         fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--threads T] [--det-batch B (1..64)] "
                         "[--rounds R] [--use-angle-cls] [--fp16] [--fp16-det] [--fp16-recheck F] [--json] IMAGE...\n");

@@ -127,11 +127,7 @@ int cmd_models(int argc, char **argv)
         }
     }
     char found[4096];
-    lector_error err;
-    if (lector_find_models(dir, found, sizeof found, &err)) {
-        fprintf(stderr, "lector: %s\n", err.message);
-        return 1;
-    }
+    if (cli_models_dir("lector", dir, found, sizeof found)) return 1;
     DIR *d = opendir(found);
     if (!d) {
         fprintf(stderr, "lector: %s: %s\n", found, strerror(errno));

@@ -23,16 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    unsigned long long total, free, used;
-} nvmlMemory_t;
-typedef struct {
-    unsigned version;
-    unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-typedef struct {
-    unsigned gpu, memory;
-} nvmlUtilization_t;
+#include "gpuenv/nvml_abi.h" /* the struct layouts */
 
 static const char *mode(void)
 {
@@ -50,12 +41,12 @@ int nvmlDeviceGetCount_v2(unsigned *n);
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d);
 int nvmlDeviceGetName(void *d, char *name, unsigned n);
 int nvmlDeviceGetCudaComputeCapability(void *d, int *ma, int *mi);
-int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m);
-int nvmlDeviceGetMemoryInfo_v2(void *d, nvmlMemory_v2_t *m);
+int nvmlDeviceGetMemoryInfo(void *d, nvml_memory *m);
+int nvmlDeviceGetMemoryInfo_v2(void *d, nvml_memory_v2 *m);
 int nvmlDeviceGetTemperature(void *d, int sensor, unsigned *t);
 int nvmlDeviceGetPersistenceMode(void *d, int *p);
 int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long long *n);
-int nvmlDeviceGetUtilizationRates(void *d, nvmlUtilization_t *u);
+int nvmlDeviceGetUtilizationRates(void *d, nvml_utilization *u);
 #ifdef NVML_SHIM_LEGACY
 #define nvmlDeviceGetCurrentClocksEventReasons nvmlDeviceGetCurrentClocksThrottleReasons
 #endif
@@ -106,7 +97,7 @@ int nvmlDeviceGetCudaComputeCapability(void *d, int *ma, int *mi)
     *mi = is("old") ? 5 : is("pascal") ? 1 : is("geforce535") ? 6 : 0;
     return 0;
 }
-int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m)
+int nvmlDeviceGetMemoryInfo(void *d, nvml_memory *m)
 {
     m->total = 143771ULL << 20;
     m->used = (512ULL << (20 + *(int *)d)) + (300ULL << 20);
@@ -114,7 +105,7 @@ int nvmlDeviceGetMemoryInfo(void *d, nvmlMemory_t *m)
     return 0;
 }
 #ifndef NVML_SHIM_LEGACY
-int nvmlDeviceGetMemoryInfo_v2(void *d, nvmlMemory_v2_t *m)
+int nvmlDeviceGetMemoryInfo_v2(void *d, nvml_memory_v2 *m)
 {
     if (m->version != ((unsigned)sizeof *m | 2u << 24)) return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
     m->total = 143771ULL << 20;
@@ -139,7 +130,7 @@ int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long lo
     *n = is("ecc") ? 3 : 0;
     return 0;
 }
-int nvmlDeviceGetUtilizationRates(void *d, nvmlUtilization_t *u)
+int nvmlDeviceGetUtilizationRates(void *d, nvml_utilization *u)
 {
     u->gpu = 42;
     u->memory = 17;

@@ -101,11 +101,14 @@ typedef struct dn_ctx {
 typedef struct dn_plan {
     dn_caches *caches; /* the backend's */
     dn_step *steps;
-    int n_steps, cap_steps;
+    int n_steps;
+    size_t cap_steps;
     dn_slot *slots;
-    int n_slots, cap_slots;
+    int n_slots;
+    size_t cap_slots;
     void **owned; /* reordered weights, folded biases */
-    int n_owned, cap_owned;
+    int n_owned;
+    size_t cap_owned;
     int *vslot;             /* per value: its primary slot (-1 none) */
     int *vplain;            /* per value: a plain-layout slot (-1 none yet) */
     int *valt;              /* per value: one extra converted slot (-1) */

@@ -34,6 +34,13 @@ static lector_status dn_init(rt_backend *be, lector_error *err)
     return LECTOR_OK;
 }
 
+/* kernels_compiled: primitives created for this backend's plans */
+static uint64_t dn_kernels(rt_backend *be)
+{
+    dn_backend *db = be->ctx;
+    return db ? dn_kernels_compiled(&db->caches) : 0;
+}
+
 static void dn_shutdown(rt_backend *be)
 {
     dn_backend *db = be->ctx;
@@ -44,20 +51,14 @@ static void dn_shutdown(rt_backend *be)
     be->ctx = NULL;
 }
 
-static uint64_t dn_kernels(rt_backend *be)
-{
-    dn_backend *db = be->ctx;
-    return db ? dn_kernels_compiled(&db->caches) : 0;
-}
-
 static const rt_backend_iface dn_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "onednn",
-    .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
+    /* state: the CPU engine and the caches the plans share; no buffer_alloc: host memory */
     .init = dn_init,
     .shutdown = dn_shutdown,
-    .buffer_alloc = rt_host_buffer_alloc,
-    .buffer_free = rt_host_buffer_free,
+    /* plans: one primitive per node or fused chain (activations fused as post-ops), built once per plan */
+    .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
     .plan_compile = dn_plan_compile,
     .plan_execute = dn_plan_execute,
     .plan_free = dn_plan_free,

@@ -257,17 +257,13 @@ int dn_build_conv(dn_cc *c, int ni, int transposed)
         }
         dn_key_free(&wk);
         if (got < 0) {
-            dn_pd_release(c, pd);
-            dn_chain_clear(&ch);
-            return -1;
+            return dn_chain_abandon(c, &ch, pd);
         }
         int ws, bs, wb = dn_weights_slots(c, w, wq, wr, &bmd, bf, &ws, &bs);
         int ss = dn_need_md(c, x, sq);
         int ys = dn_out_slot(c, ch.end, dq);
         if (wb || ss < 0 || ys < 0) {
-            dn_pd_release(c, pd);
-            dn_chain_clear(&ch);
-            return -1;
+            return dn_chain_abandon(c, &ch, pd);
         }
         int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         int sl[DN_MAX_ARGS] = {ss, ws, bs, ys};
@@ -362,9 +358,7 @@ int dn_build_deconv_d2s(dn_cc *c, int ni)
     }
     dn_key_free(&wk);
     if (got < 0) {
-        dn_pd_release(c, pd);
-        dn_chain_clear(&ch);
-        return -1;
+        return dn_chain_abandon(c, &ch, pd);
     }
     /* depth-to-space as a reorder between two 6-D views [N, Cout, H, kh, W, kw] */
     dnnl_memory_desc_t v_src, v_dst, ymd;
@@ -376,17 +370,13 @@ int dn_build_deconv_d2s(dn_cc *c, int ni)
     dnnl_primitive_desc_t rpd = NULL;
     if (!dn_ok(dnnl_memory_desc_init_by_strides(&v_src, 6, vd, dnnl_f32, vs)) ||
         !dn_ok(dnnl_memory_desc_init_by_strides(&v_dst, 6, vd, dnnl_f32, vt))) {
-        dn_pd_release(c, pd);
-        dn_chain_clear(&ch);
-        return -1;
+        return dn_chain_abandon(c, &ch, pd);
     }
     dnnl_primitive_attr_t rat = dn_attr_new();
     if (!dn_ok(dn_reorder_pd(c, &rpd, &v_src, &v_dst, rat))) rpd = NULL;
     dnnl_primitive_attr_destroy(rat);
     if (!rpd) {
-        dn_pd_release(c, pd);
-        dn_chain_clear(&ch);
-        return -1;
+        return dn_chain_abandon(c, &ch, pd);
     }
     int ws, bs, wb = dn_weights_slots(c, w, wq, wr, &bmd, bf, &ws, &bs);
     int ss = dn_need_md(c, x, sq);

@@ -47,15 +47,9 @@ int dn_md_is_plain(const dnnl_memory_desc_t *md)
 int dn_slot_new(dn_cc *c, int kind, int value, const dnnl_memory_desc_t *md, size_t size)
 {
     dn_plan *dp = c->dp;
-    if (dp->n_slots == dp->cap_slots) {
-        int cap = dp->cap_slots ? dp->cap_slots * 2 : 256;
-        dn_slot *ns = lector__realloc(dp->slots, sizeof *ns * (size_t)cap);
-        if (!ns) {
-            c->fail = 1;
-            return -1;
-        }
-        dp->slots = ns;
-        dp->cap_slots = cap;
+    if (lector__reserve(&dp->slots, &dp->cap_slots, (size_t)dp->n_slots + 1, sizeof *dp->slots)) {
+        c->fail = 1;
+        return -1;
     }
     dn_slot *s = &dp->slots[dp->n_slots];
     memset(s, 0, sizeof *s);
@@ -74,15 +68,9 @@ int dn_slot_new(dn_cc *c, int kind, int value, const dnnl_memory_desc_t *md, siz
 dn_step *dn_step_new(dn_cc *c, int kind)
 {
     dn_plan *dp = c->dp;
-    if (dp->n_steps == dp->cap_steps) {
-        int cap = dp->cap_steps ? dp->cap_steps * 2 : 256;
-        dn_step *ns = lector__realloc(dp->steps, sizeof *ns * (size_t)cap);
-        if (!ns) {
-            c->fail = 1;
-            return NULL;
-        }
-        dp->steps = ns;
-        dp->cap_steps = cap;
+    if (lector__reserve(&dp->steps, &dp->cap_steps, (size_t)dp->n_steps + 1, sizeof *dp->steps)) {
+        c->fail = 1;
+        return NULL;
     }
     dn_step *s = &dp->steps[dp->n_steps++];
     memset(s, 0, sizeof *s);
@@ -95,13 +83,7 @@ dn_step *dn_step_new(dn_cc *c, int kind)
 int dn_owned_keep(dn_cc *c, void *p)
 {
     dn_plan *dp = c->dp;
-    if (dp->n_owned == dp->cap_owned) {
-        int cap = dp->cap_owned ? dp->cap_owned * 2 : 64;
-        void **no = lector__realloc(dp->owned, sizeof *no * (size_t)cap);
-        if (!no) return -1;
-        dp->owned = no;
-        dp->cap_owned = cap;
-    }
+    if (lector__reserve(&dp->owned, &dp->cap_owned, (size_t)dp->n_owned + 1, sizeof *dp->owned)) return -1;
     dp->owned[dp->n_owned++] = p;
     return 0;
 }
@@ -113,16 +95,10 @@ static void key_threads(dn_cc *c, dn_key *k) { dn_key_add(k, &c->nthr, sizeof c-
 static dnnl_primitive_desc_t handed(dn_cc *c, dn_kernel *e)
 {
     if (!e) return NULL;
-    if (c->n_handed == c->cap_handed) {
-        int cap = c->cap_handed ? c->cap_handed * 2 : 16;
-        void *nh = lector__realloc(c->handed, sizeof *c->handed * (size_t)cap);
-        if (!nh) {
-            dn_kernel_release(c->caches, e);
-            c->fail = 1;
-            return NULL;
-        }
-        c->handed = nh;
-        c->cap_handed = cap;
+    if (lector__reserve(&c->handed, &c->cap_handed, (size_t)c->n_handed + 1, sizeof *c->handed)) {
+        dn_kernel_release(c->caches, e);
+        c->fail = 1;
+        return NULL;
     }
     c->handed[c->n_handed].pd = e->pd;
     c->handed[c->n_handed].kern = e;

@@ -348,6 +348,13 @@ void dn_chain_clear(dn_chain *ch)
     ch->scale = ch->shift = NULL;
 }
 
+int dn_chain_abandon(dn_cc *c, dn_chain *ch, dnnl_primitive_desc_t pd)
+{
+    dn_pd_release(c, pd);
+    dn_chain_clear(ch);
+    return -1;
+}
+
 /* Post-ops of the chain into a new attr; bin_md[i] = layout of each binary operand. */
 dnnl_primitive_attr_t dn_chain_attr(dn_cc *c, const dn_chain *ch, dnnl_memory_desc_t *bin_md,
                                     const dnnl_memory_desc_t *dst_view)

@@ -40,7 +40,8 @@ typedef struct dn_cc {
         dnnl_primitive_desc_t pd;
         dn_kernel *kern;
     } * handed;
-    int n_handed, cap_handed;
+    int n_handed;
+    size_t cap_handed;
 } dn_cc;
 
 static inline int dn_ok(dnnl_status_t s) { return s == dnnl_success; }
@@ -134,6 +135,8 @@ void dn_chain_walk(dn_cc *c, int ni, dn_chain *ch, int allow_bin);
 void dn_chain_attempt(dn_cc *c, int ni, dn_chain *ch, int attempt);
 int dn_chain_init(dn_chain *ch, int C, int axis);
 void dn_chain_clear(dn_chain *ch);
+/* A builder's failure exit: releases pd (may be NULL), clears ch, returns -1. */
+int dn_chain_abandon(dn_cc *c, dn_chain *ch, dnnl_primitive_desc_t pd);
 dnnl_primitive_attr_t dn_chain_attr(dn_cc *c, const dn_chain *ch, dnnl_memory_desc_t *bin_md,
                                     const dnnl_memory_desc_t *dst_view);
 int dn_chain_commit(dn_cc *c, const dn_chain *ch, int oslot);

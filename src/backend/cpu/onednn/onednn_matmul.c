@@ -53,9 +53,7 @@ int dn_build_matmul(dn_cc *c, int ni)
             }
             dn_key_free(&wk);
             if (got < 0) {
-                dn_pd_release(c, pd);
-                dn_chain_clear(&ch);
-                return -1;
+                return dn_chain_abandon(c, &ch, pd);
             }
             int as = dn_need_plain(c, a);
             int ws, bs, wb = dn_weights_slots(c, b, wq, wr, &biasmd, bf, &ws, &bs);
@@ -63,9 +61,7 @@ int dn_build_matmul(dn_cc *c, int ni)
             dn_md_plain(&yfull, g->values[ch.end].ndim, g->values[ch.end].dims);
             int ys = dn_out_slot(c, ch.end, &yfull);
             if (as < 0 || wb || ys < 0) {
-                dn_pd_release(c, pd);
-                dn_chain_clear(&ch);
-                return -1;
+                return dn_chain_abandon(c, &ch, pd);
             }
             int args[DN_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
             int sl[DN_MAX_ARGS] = {as, ws, bs, ys};

@@ -19,6 +19,15 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
  * split in tiles of at most CHUNK elements of a row, so that one long
  * contiguous row (same-shape operands) is parallel too. */
 #define CHUNK 16384
+/* One stretch of a row; XE / YE read an operand element (pa[i]) or its one
+ * broadcast value (xc), a loop-invariant the compiler vectorises around. */
+#define BIN_SPAN(T, EXPR, XE, YE)           \
+    do {                                    \
+        for (int64_t i = i0; i < i1; i++) { \
+            T x = (XE), y = (YE);           \
+            po[i] = (T)(EXPR);              \
+        }                                   \
+    } while (0)
 #define BIN_LOOP(T, EXPR)                                                                                             \
     do {                                                                                                              \
         const T *A_ = a->data, *B_ = b->data;                                                                         \
@@ -34,28 +43,15 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
             rt_bcast_row(&bc, row, off);                                                                              \
             const T *pa = A_ + off[0], *pb = B_ + off[1];                                                             \
             T *po = O_ + row * inner;                                                                                 \
-            if (s0 && s1) {                                                                                           \
-                for (int64_t i = i0; i < i1; i++) {                                                                   \
-                    T x = pa[i], y = pb[i];                                                                           \
-                    po[i] = (T)(EXPR);                                                                                \
-                }                                                                                                     \
-            } else if (s0) {                                                                                          \
-                T y = pb[0];                                                                                          \
-                for (int64_t i = i0; i < i1; i++) {                                                                   \
-                    T x = pa[i];                                                                                      \
-                    po[i] = (T)(EXPR);                                                                                \
-                }                                                                                                     \
-            } else if (s1) {                                                                                          \
-                T x = pa[0];                                                                                          \
-                for (int64_t i = i0; i < i1; i++) {                                                                   \
-                    T y = pb[i];                                                                                      \
-                    po[i] = (T)(EXPR);                                                                                \
-                }                                                                                                     \
-            } else {                                                                                                  \
-                T x = pa[0], y = pb[0];                                                                               \
-                T v = (T)(EXPR);                                                                                      \
-                for (int64_t i = i0; i < i1; i++) po[i] = v;                                                          \
-            }                                                                                                         \
+            const T xc = pa[0], yc = pb[0];                                                                           \
+            if (s0 && s1)                                                                                             \
+                BIN_SPAN(T, EXPR, pa[i], pb[i]);                                                                      \
+            else if (s0)                                                                                              \
+                BIN_SPAN(T, EXPR, pa[i], yc);                                                                         \
+            else if (s1)                                                                                              \
+                BIN_SPAN(T, EXPR, xc, pb[i]);                                                                         \
+            else                                                                                                      \
+                BIN_SPAN(T, EXPR, xc, yc);                                                                            \
         }                                                                                                             \
     } while (0)
 
@@ -74,17 +70,25 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
     case OP_MIN: BIN_LOOP(T, (x != x || x < y) ? x : y); break; \
     }
 
+/* The broadcast plan of out = f(a, b) in *bc; out's element count (0:
+ * nothing to do, bc untouched). */
+static int64_t bin_bcast(rt_bcast *bc, lector_tensor *out, const lector_tensor *a, const lector_tensor *b)
+{
+    int64_t total = lector_tensor_numel(out);
+    const lector_tensor *ins[2] = {a, b};
+    if (total) rt_bcast_init(bc, out, ins, 2);
+    return total;
+}
+
 /* out = op(a, b); `a` may be `out` itself (same shape). */
 static lector_status binary(const rt_node *nd, int op, const lector_tensor *a, const lector_tensor *b,
                             lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     if (a->dtype != b->dtype) return rt_ref_bad_dtype(nd, ctx, b->dtype);
-    int64_t total = lector_tensor_numel(out);
+    rt_bcast bc;
+    int64_t total = bin_bcast(&bc, out, a, b);
     if (total == 0) return LECTOR_OK;
     int threads = ctx->threads;
-    rt_bcast bc;
-    const lector_tensor *ins[2] = {a, b};
-    rt_bcast_init(&bc, out, ins, 2);
     switch (a->dtype) {
     case LECTOR_DTYPE_FLOAT32: BIN_OPS(float, 0); break;
     case LECTOR_DTYPE_FLOAT64: BIN_OPS(double, 0); break;
@@ -162,12 +166,10 @@ REF_KERNEL(Min, variadic, OP_MIN)
 lector_status rt_ref_Pow(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
     const lector_tensor *a = &in[0], *b = &in[1];
-    int64_t total = lector_tensor_numel(out);
+    rt_bcast bc;
+    int64_t total = bin_bcast(&bc, out, a, b);
     if (total == 0) return LECTOR_OK;
     int threads = ctx->threads;
-    rt_bcast bc;
-    const lector_tensor *ins[2] = {a, b};
-    rt_bcast_init(&bc, out, ins, 2);
     if (a->dtype == LECTOR_DTYPE_FLOAT32 && b->dtype == LECTOR_DTYPE_FLOAT32) {
         BIN_LOOP(float, y == 2.f ? x * x : powf(x, y));
         return LECTOR_OK;
@@ -215,10 +217,8 @@ lector_status rt_ref_Equal(const rt_node *nd, const lector_tensor *in, lector_te
 {
     const lector_tensor *a = &in[0], *b = &in[1];
     if (a->dtype != b->dtype) return rt_ref_bad_dtype(nd, ctx, b->dtype);
-    if (lector_tensor_numel(out) == 0) return LECTOR_OK;
     rt_bcast bc;
-    const lector_tensor *ins[2] = {a, b};
-    rt_bcast_init(&bc, out, ins, 2);
+    if (bin_bcast(&bc, out, a, b) == 0) return LECTOR_OK;
     uint8_t *O = out->data;
     switch (a->dtype) {
     case LECTOR_DTYPE_FLOAT32: EQ_LOOP(float); break;

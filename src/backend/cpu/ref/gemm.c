@@ -103,19 +103,13 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const 
         FOLD512(f4, d40, d41)
         FOLD512(f5, d50, d51)
     }
+    /* once per tile, after the k loop: the accumulators may go through memory here */
+    const __m512d lo[MR] = {d00, d10, d20, d30, d40, d50}, hi[MR] = {d01, d11, d21, d31, d41, d51};
     double acc[MR * NR];
-    _mm512_storeu_pd(acc + 0 * NR, d00);
-    _mm512_storeu_pd(acc + 0 * NR + 8, d01);
-    _mm512_storeu_pd(acc + 1 * NR, d10);
-    _mm512_storeu_pd(acc + 1 * NR + 8, d11);
-    _mm512_storeu_pd(acc + 2 * NR, d20);
-    _mm512_storeu_pd(acc + 2 * NR + 8, d21);
-    _mm512_storeu_pd(acc + 3 * NR, d30);
-    _mm512_storeu_pd(acc + 3 * NR + 8, d31);
-    _mm512_storeu_pd(acc + 4 * NR, d40);
-    _mm512_storeu_pd(acc + 4 * NR + 8, d41);
-    _mm512_storeu_pd(acc + 5 * NR, d50);
-    _mm512_storeu_pd(acc + 5 * NR + 8, d51);
+    for (int r = 0; r < MR; r++) {
+        _mm512_storeu_pd(acc + r * NR, lo[r]);
+        _mm512_storeu_pd(acc + r * NR + 8, hi[r]);
+    }
     store_tile(acc, c, ldc, alpha, rows, cols);
 }
 

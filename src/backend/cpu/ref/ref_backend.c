@@ -11,8 +11,6 @@ static const rt_backend_iface ref_iface = {
     .api_version = RT_BACKEND_API_VERSION,
     .name = "ref",
     .features = RT_FEATURE_HOST_MEMORY | RT_FEATURE_FUSED_ACT,
-    .buffer_alloc = rt_host_buffer_alloc,
-    .buffer_free = rt_host_buffer_free,
     .plan_execute = rt_execute_host,
 };
 
