@@ -2,6 +2,8 @@
 #ifndef LECTOR_CLI_H
 #define LECTOR_CLI_H
 
+#include <stddef.h>
+
 /* Median of n values (sorts in place). */
 double cli_median(double *v, int n);
 

@@ -1,11 +1,13 @@
 /* cli_opts.c - one loop for the subcommands whose options are plain
- * values: a table maps each option to the variable it sets. */
+ * values: a table maps each option to the variable it sets. Plain C over
+ * libc (tests/cli/test_cli_opts.c builds it alone). */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "lector.h"
 
 static const cli_opt *find(const cli_opt *opts, const char *name)
 {
@@ -42,23 +44,17 @@ int cli_opts_parse(const char *prog, const cli_opt *opts, int argc, char **argv,
             continue;
         }
         char *end;
-        double d = strtod(v, &end);
-        if (end == v || *end) {
-            fprintf(stderr, "%s: %s: '%s' is not a number\n", prog, a, v);
+        errno = 0;
+        long l = o->kind == CLI_INT ? strtol(v, &end, 10) : 0;
+        double d = o->kind == CLI_FLOAT ? strtod(v, &end) : 0;
+        if (end == v || *end || errno || l < INT_MIN || l > INT_MAX) {
+            fprintf(stderr, "%s: %s: '%s' is not %s\n", prog, a, v, o->kind == CLI_INT ? "an integer" : "a number");
             return -1;
         }
         if (o->kind == CLI_INT)
-            *(int *)o->dst = (int)d;
+            *(int *)o->dst = (int)l;
         else
             *(float *)o->dst = (float)d;
     }
     return 0;
-}
-
-int cli_models_dir(const char *prog, const char *dir, char *out, size_t out_len)
-{
-    lector_error err;
-    if (!lector_find_models(dir, out, out_len, &err)) return 0;
-    fprintf(stderr, "%s: %s\n", prog, err.message);
-    return -1;
 }

@@ -159,6 +159,14 @@ static void install_crash_report(void)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
 }
 
+int cli_models_dir(const char *prog, const char *dir, char *out, size_t out_len)
+{
+    lector_error err;
+    if (!lector_find_models(dir, out, out_len, &err)) return 0;
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    return -1;
+}
+
 /* --cuda-libs X / --cuda-libs=X, taken out of argv wherever it is: the
  * CUDA module is loaded once per process, so the choice is the process's
  * (LECTOR_CUDA_LIBS, read by the module loader and the doctor). 0, or -1
