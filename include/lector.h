@@ -163,6 +163,13 @@ typedef struct lector_params {
      * physical cores divided by `threads` (1 when unset), at least 1; on a
      * GPU, 2 per core, at most 16. */
     int workers;
+    /* Experimental. > 0: recognition batches lines whose tensor widths
+     * round up to the same multiple of this many pixels (fewer, fuller
+     * batches), each line read through width masks
+     * (lector_model_options.width_masks) so that its text is the one it has
+     * alone at its own width. 0 (default): a batch holds lines of one exact
+     * width. Measured on the CPU; docs/RUNTIME.md. */
+    int rec_width_bucket;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */

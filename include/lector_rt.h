@@ -201,6 +201,15 @@ typedef struct lector_model_options {
      * compile, slower per run). Which kernels a shape runs on depends on
      * the shape alone, never on what ran before. Ignored by the GPU backend. */
     int jit_size;
+    /* Experimental. 1: batches whose items have different widths (input
+     * 0's last axis), each item's outputs as if it ran alone at its own
+     * width (lector_model_run_masked). The graph is rewritten so that every
+     * operator reading across the width (convolution and pooling windows,
+     * global average pooling, a Softmax over the width) reads only an item's
+     * own columns; the load fails with LECTOR_ERR_UNSUPPORTED_OP naming the
+     * node when an operator reads across it in a way no rule covers.
+     * docs/RUNTIME.md has the rule. Runs tensors only (no image rows). */
+    int width_masks;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */
@@ -271,6 +280,16 @@ lector_status lector_model_arena_bytes(const lector_model *model, const lector_t
  * *n_outputs tensors in the order of the model's outputs. Thread-safe. */
 lector_status lector_model_run(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
                                lector_tensor **outputs, size_t *n_outputs, lector_error *err);
+
+/* Experimental: lector_model_run of a model loaded with width_masks, whose
+ * input 0 holds a batch of items padded with zeros to the batch's width W
+ * (its last axis): valid[b] (1..W) is item b's own width. Each item's
+ * outputs are, within its extent, those of the item run alone at its own
+ * width; out_valid[b] (may be NULL) receives that extent on output 0's
+ * width axis (what follows it is padding). Thread-safe. */
+lector_status lector_model_run_masked(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
+                                      const int64_t *valid, lector_tensor **outputs, size_t *n_outputs,
+                                      int64_t *out_valid, lector_error *err);
 
 /* Times the model the way a framework benchmark times one (`lector bench
  * gpu`): on a GPU the inputs are uploaded once, then the model runs `runs`

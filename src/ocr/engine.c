@@ -92,6 +92,8 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                 * each inference on one thread: unless asked, no thread waits for another */
                                .threads = p->threads > 0 || !on_cpu ? p->threads : 1,
                                .jit_size = jit_size,
+                               /* lines of several widths in one batch, each read as alone */
+                               .width_masks = argmax && p->rec_width_bucket > 0,
                                /* on a GPU every line width (and row count) of rec is a plan of its own:
                                 * documents bring hundreds of widths, and a plan compiled again for each
                                 * costs more than the read; the plans share the model's arenas and weights */
@@ -131,6 +133,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     /* a recogniser whose output declares no rank keeps its probabilities */
     const lector_value_info *o0 = lector_model_output(e->rec, 0), *o1 = lector_model_output(e->rec, 1);
     e->rec_argmax = o0 && o1 && o0->dtype == LECTOR_DTYPE_INT64 && o1->dtype == LECTOR_DTYPE_FLOAT32;
+    e->rec_masked = p->rec_width_bucket > 0;
     return LECTOR_OK;
 }
 
@@ -155,6 +158,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
     REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
             "det_letterbox_min_height must be in [0, 65536]");
+    REQUIRE(p->rec_width_bucket >= 0 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [0, 4096]");
     REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
             "det_letterbox_ratio must be in [0, 65536]");
 #undef REQUIRE
@@ -196,8 +200,9 @@ int ocr_rec_batch_size(const lector_engine *e, int tw)
      * pages): batching the few that share one would compile a plan per row
      * count (as many 2-row plans as 1-row ones on those pages) and keep
      * compiling as pages come. They run one row each; the lines read at
-     * rec_image_width, most of them, are batched. */
-    if (e->on_gpu && tw != e->p.rec_image_width) return 1;
+     * rec_image_width, most of them, are batched. With width masks
+     * (rec_width_bucket) the widths are the buckets': few, so batched. */
+    if (e->on_gpu && tw != e->p.rec_image_width && !e->rec_masked) return 1;
     if (e->gpu_rec_rows > bs) { /* a GPU: as many rows as its memory takes at this width */
         int64_t r = (int64_t)e->gpu_rec_rows * e->p.rec_image_width / (tw > 0 ? tw : 1);
         if (r > bs) bs = r > GPU_MAX_ROWS ? GPU_MAX_ROWS : (int)r;

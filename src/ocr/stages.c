@@ -43,6 +43,16 @@ static lector_status run_model1(lector_model *m, float *data, int64_t n, int64_t
     return lector_model_run(m, &in, 1, out, n_out ? n_out : &k, err);
 }
 
+/* run_model1 of a model with width masks: row k's own width valid[k]; its
+ * output steps in out_valid[k]. */
+static lector_status run_model1_masked(lector_model *m, float *data, int64_t n, int64_t c, int64_t h, int64_t w,
+                                       const int64_t *valid, lector_tensor **out, size_t *n_out, int64_t *out_valid,
+                                       lector_error *err)
+{
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {n, c, h, w}, data};
+    return lector_model_run_masked(m, &in, 1, valid, out, n_out, out_valid, err);
+}
+
 /* On a GPU the models' inputs are made there from the pages' bytes, with the
  * CPU path's own tables, so that they are the CPU's bit for bit: detection's
  * resize and normalisation (lector_model_run_image), and the crops' warp,
@@ -286,18 +296,28 @@ lector_status ocr_crops_make(lector_engine *e, const img_image *img, ocr_box *bo
  * zeros on to tw (rec: per_line = 1), made on the device from the pages'
  * bytes for crops there (lector_model_run_images), else here. */
 static lector_status run_lines(lector_model *m, ocr_crop *const *cr, int nb, int rows, int img_h, int tw, int per_line,
-                               lector_tensor **out, size_t *n_out, lector_error *err)
+                               int64_t *steps, lector_tensor **out, size_t *n_out, lector_error *err)
 {
     lector_status st = LECTOR_OK;
     if (!cr[0]->on_device) {
         float *batch = lector__calloc((size_t)rows * 3 * img_h * tw, sizeof(float));
-        if (!batch) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
+        int64_t *valid = steps ? lector__malloc(sizeof *valid * (size_t)rows) : NULL;
+        if (!batch || (steps && !valid)) {
+            lector__free(batch);
+            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
+        }
         for (int k = 0; k < nb && !st; k++)
             st = ocr_rec_preprocess_line(&cr[k]->img, img_h, per_line ? cr[k]->lw : tw, tw, batch, k, err);
-        if (!st) st = run_model1(m, batch, rows, 3, img_h, tw, out, n_out, err);
+        /* with width masks (steps != NULL) a line is read at its own width lw inside the batch's tw */
+        for (int k = 0; valid && k < rows; k++) valid[k] = k < nb ? cr[k]->lw : tw;
+        if (!st)
+            st = valid ? run_model1_masked(m, batch, rows, 3, img_h, tw, valid, out, n_out, steps, err)
+                       : run_model1(m, batch, rows, 3, img_h, tw, out, n_out, err);
+        lector__free(valid);
         lector__free(batch);
         return st;
     }
+    if (steps) return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "width masks need the lines' crops on the host");
     ocr_input_tables *t = lector__calloc((size_t)nb, sizeof *t);
     lector_image_input *in = lector__calloc((size_t)nb, sizeof *in);
     if (!t || !in) st = lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory (a batch of %d lines)", rows);
@@ -317,7 +337,7 @@ lector_status ocr_cls_run(lector_engine *e, ocr_crop **cr, int n, lector_error *
     lector_tensor *out = NULL;
     size_t n_out = 0;
     lector_status st =
-        run_lines(e->cls, cr, n, rows, e->p.cls_image_height, e->p.cls_image_width, 0, &out, &n_out, err);
+        run_lines(e->cls, cr, n, rows, e->p.cls_image_height, e->p.cls_image_width, 0, NULL, &out, &n_out, err);
     if (st) return st;
     int64_t nc = out[0].dims[out[0].ndim - 1];
     const float *pr = out[0].data;
@@ -353,7 +373,9 @@ int ocr_rec_width(int lw)
 void ocr_rec_widths(const lector_engine *e, ocr_crop *c)
 {
     c->lw = ocr_rec_batch_width(&c->w, &c->h, 1, e->p.rec_image_height, e->p.rec_image_width);
-    c->tw = ocr_rec_width(c->lw);
+    int q = e->p.rec_width_bucket;
+    /* with width masks a line keeps its text in a wider tensor: lines share a bucket's width */
+    c->tw = e->rec_masked && q > 0 ? (c->lw + q - 1) / q * q : ocr_rec_width(c->lw);
 }
 
 /* One rec batch: nb crops in a tensor of width tw and `rows` rows (the
@@ -363,7 +385,11 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
 {
     lector_tensor *out = NULL;
     size_t n_out = 0;
-    lector_status st = run_lines(m, cr, nb, rows, e->p.rec_image_height, tw, 1, &out, &n_out, err);
+    int64_t steps[GPU_MAX_ROWS > 64 ? GPU_MAX_ROWS : 64];
+    if (e->rec_masked && rows > (int)(sizeof steps / sizeof *steps))
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "width masks: a batch of %d lines", rows);
+    lector_status st =
+        run_lines(m, cr, nb, rows, e->p.rec_image_height, tw, 1, e->rec_masked ? steps : NULL, &out, &n_out, err);
     if (st) return st;
     /* lector_model_load_file_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
      * of the [N,T,C] probabilities; else the probabilities themselves */
@@ -381,12 +407,13 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
     for (int k = 0; k < nb && !st; k++) {
         lector__free(cr[k]->text);
         cr[k]->text = NULL;
+        int Tk = e->rec_masked && steps[k] > 0 && steps[k] < T ? (int)steps[k] : T; /* its own steps */
         if (e->rec_argmax) /* the number of classes is not known: every index is checked */
             st = ocr_ctc_decode_argmax((const int64_t *)out[0].data + (size_t)k * T,
-                                       (const float *)out[1].data + (size_t)k * T, T, C, &e->dict, &cr[k]->text,
+                                       (const float *)out[1].data + (size_t)k * T, Tk, C, &e->dict, &cr[k]->text,
                                        &cr[k]->score, err);
         else
-            st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, T, C, &e->dict, &cr[k]->text,
+            st = ocr_ctc_decode((const float *)out[0].data + (size_t)k * T * C, Tk, C, &e->dict, &cr[k]->text,
                                 &cr[k]->score, err);
     }
     lector_tensors_free(out, n_out);

@@ -43,6 +43,11 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
         m->outputs[i].ndim = v->ndim < 0 ? 0 : v->ndim;
         for (int d = 0; d < m->outputs[i].ndim; d++) m->outputs[i].dims[d] = -1;
     }
+    m->n_user_inputs = g->n_inputs;
+    if (opt && opt->width_masks) {
+        lector_status st = rt_width_masks_build(m->g, &m->wm, err);
+        if (st) return st;
+    }
     m->jit_size = opt && opt->jit_size > 0 ? opt->jit_size : 0;
     m->cap_cache = opt && opt->plan_cache_size > 0 ? opt->plan_cache_size : RT_PLAN_CACHE_DEFAULT;
     m->cap_bytes = opt ? opt->plan_cache_bytes : 0;
@@ -128,16 +133,17 @@ void lector_model_free(lector_model *m)
     lector__free(m->inputs);
     lector__free(m->outputs);
     rt_backend_free(m->be);
+    rt_width_masks_free(m->wm);
     rt_graph_free(m->g);
     lector__free(m);
 }
 
-size_t lector_model_num_inputs(const lector_model *m) { return m ? (size_t)m->g->n_inputs : 0; }
+size_t lector_model_num_inputs(const lector_model *m) { return m ? (size_t)m->n_user_inputs : 0; }
 size_t lector_model_num_outputs(const lector_model *m) { return m ? (size_t)m->g->n_outputs : 0; }
 
 const lector_value_info *lector_model_input(const lector_model *m, size_t i)
 {
-    return m && i < (size_t)m->g->n_inputs ? &m->inputs[i] : NULL;
+    return m && i < (size_t)m->n_user_inputs ? &m->inputs[i] : NULL;
 }
 
 const lector_value_info *lector_model_output(const lector_model *m, size_t i)
@@ -450,9 +456,9 @@ static lector_status acquire_plan(lector_model *m, const lector_tensor *inputs, 
 static lector_status check_inputs(const lector_model *m, const lector_tensor *inputs, size_t n_inputs, int need_data,
                                   lector_error *err)
 {
-    if (n_inputs != (size_t)m->g->n_inputs)
+    if (n_inputs != (size_t)m->n_user_inputs)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: the model takes %d inputs, got %zu", m->g->name,
-                             m->g->n_inputs, n_inputs);
+                             m->n_user_inputs, n_inputs);
     for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].ndim < 0 || inputs[i].ndim > LECTOR_MAX_DIMS) /* first: the size below reads the dims */
             return lector__error(err, LECTOR_ERR_SHAPE, "%s: input '%s' has invalid rank %d", m->g->name,
@@ -467,8 +473,9 @@ static lector_status check_inputs(const lector_model *m, const lector_tensor *in
     return LECTOR_OK;
 }
 
-lector_status rt_model_run(lector_model *m, const lector_tensor *inputs, const lector_image_input *rows, size_t n_rows,
-                           lector_tensor **outputs, size_t *n_outputs, lector_error *err)
+/* One run through the plan for these inputs, all of the graph's. */
+static lector_status run_full(lector_model *m, const lector_tensor *inputs, const lector_image_input *rows,
+                              size_t n_rows, lector_tensor **outputs, size_t *n_outputs, lector_error *err)
 {
     rt_plan *p;
     lector_status st = acquire_plan(m, inputs, &p, err);
@@ -490,6 +497,32 @@ lector_status rt_model_run(lector_model *m, const lector_tensor *inputs, const l
     return LECTOR_OK;
 }
 
+/* rt_model_run of a model with width masks: its inputs and the masks for
+ * the items' widths (valid NULL: each the whole width). */
+static lector_status run_masked(lector_model *m, const lector_tensor *inputs, const int64_t *valid,
+                                lector_tensor **outputs, size_t *n_outputs, int64_t *out_valid, lector_error *err)
+{
+    lector_tensor *full = lector__calloc((size_t)m->g->n_inputs, sizeof *full);
+    if (!full) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    lector_status st = rt_width_masks_inputs(m->wm, m->g, inputs, valid, full, out_valid, err);
+    if (!st) {
+        st = run_full(m, full, NULL, 0, outputs, n_outputs, err);
+        rt_width_masks_inputs_free(m->wm, full);
+    }
+    lector__free(full);
+    return st;
+}
+
+lector_status rt_model_run(lector_model *m, const lector_tensor *inputs, const lector_image_input *rows, size_t n_rows,
+                           lector_tensor **outputs, size_t *n_outputs, lector_error *err)
+{
+    if (!m->wm) return run_full(m, inputs, rows, n_rows, outputs, n_outputs, err);
+    if (rows)
+        return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: a model with width masks runs tensors only",
+                             m->g->name);
+    return run_masked(m, inputs, NULL, outputs, n_outputs, NULL, err);
+}
+
 lector_status lector_model_run(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
                                lector_tensor **outputs, size_t *n_outputs, lector_error *err)
 {
@@ -502,6 +535,20 @@ lector_status lector_model_run(const lector_model *cm, const lector_tensor *inpu
     return st ? st : rt_model_run(m, inputs, NULL, 0, outputs, n_outputs, err);
 }
 
+lector_status lector_model_run_masked(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
+                                      const int64_t *valid, lector_tensor **outputs, size_t *n_outputs,
+                                      int64_t *out_valid, lector_error *err)
+{
+    lector_model *m = (lector_model *)cm;
+    if (!m || !outputs || !n_outputs || !valid || (n_inputs && !inputs))
+        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_run_masked: NULL argument");
+    *outputs = NULL;
+    *n_outputs = 0;
+    if (!m->wm) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "%s: loaded without width_masks", m->g->name);
+    lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
+    return st ? st : run_masked(m, inputs, valid, outputs, n_outputs, out_valid, err);
+}
+
 lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs,
                                        size_t *bytes, lector_error *err)
 {
@@ -509,6 +556,7 @@ lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tens
     if (!m || !bytes || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_arena_bytes: NULL argument");
     *bytes = 0;
+    if (m->wm) return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: a model with width masks", m->g->name);
     lector_status st = check_inputs(m, inputs, n_inputs, 0, err);
     if (st) return st;
     rt_plan *p;
@@ -525,6 +573,7 @@ lector_status lector_model_time(const lector_model *cm, const lector_tensor *inp
     lector_model *m = (lector_model *)cm;
     if (!m || !ms || runs < 1 || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_time: NULL argument or runs < 1");
+    if (m->wm) return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: a model with width masks", m->g->name);
     lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
     if (st) return st;
     rt_plan *p;

@@ -13,6 +13,7 @@
 #include "rt/arena.h"
 #include "rt/backend.h"
 #include "rt/graph.h"
+#include "rt/mask_width.h"
 #include "rt/plan.h"
 
 #define RT_COMPILING_MAX 64
@@ -50,6 +51,8 @@ struct lector_model {
     const lector_tensor *compiling[RT_COMPILING_MAX];
     pthread_cond_t compiled; /* broadcast when a compile ends */
     _Atomic uint64_t runs;
+    int n_user_inputs;  /* the inputs callers give: the graph's, less the width masks */
+    rt_width_masks *wm; /* lector_model_options.width_masks; NULL: off */
 };
 
 /* lector_model_load_memory/_file; argmax = 1: with the outputs reduced as

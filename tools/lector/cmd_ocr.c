@@ -81,6 +81,8 @@ static void usage(FILE *f)
         "classification / recognition:\n"
         "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
         "  --rec-batch-num N (6, at most 64) --rec-image-height N (48) --rec-image-width N (320)\n"
+        "  --rec-width-bucket N             experimental: lines whose widths round up to one multiple\n"
+        "                                   of N px share a batch, each read as alone (width masks)\n"
         "  --drop-score F (0.5) --no-space-char\n"
         "limits:\n"
         "  --max-pixels N (100000000) --max-file-size BYTES (268435456) --max-pages N (1000)\n"
@@ -295,6 +297,7 @@ int cmd_ocr(int argc, char **argv)
         INT_OPT("--det-letterbox-min-height", det_letterbox_min_height)
         INT_OPT("--cls-batch-num", cls_batch_num)
         INT_OPT("--rec-batch-num", rec_batch_num)
+        INT_OPT("--rec-width-bucket", rec_width_bucket)
         INT_OPT("--rec-image-height", rec_image_height)
         INT_OPT("--rec-image-width", rec_image_width)
         INT_OPT("--max-pages", max_pages)
