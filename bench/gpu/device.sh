@@ -36,6 +36,10 @@
 #           9m30s: a call may take 10 minutes): --device cpu (SOAK_WORKERS=6, --memory-limit 2G) and
 #           --device cuda (4 workers, --gpu-mem-limit 8G --memory-limit 16G), each with its own wrk
 #           (64 connections, 2 threads); wrk from .device/wrk (stage.sh --wrk)
+#   masks   width masks on the GPU: test_width_masks on cuda (lines of several widths in one batch, each as
+#           alone), then the document pages through bench pipeline at 16 workers, fp32 and --fp16, with
+#           --rec-width-bucket 0 (each line at its own width), 32, 64 and 128 (rec runs per page, pages/s),
+#           and the CLI's texts with bucket 64 against bucket 0 (1 worker)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -239,6 +243,32 @@ PY
     shapes)
       "$dev/bin/test_shapes" "$B/models" cuda 1e-3 >"$out/shapes.log" 2>&1
       echo "shapes rc=$?"; tail -8 "$out/shapes.log"
+      ;;
+    masks)
+      "$dev/bin/test_width_masks" "$B/models" samples/sample.jpg cuda 2>&1 | tail -12
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for f in "" --fp16; do
+        for q in 0 32 64 128; do
+          echo "--- ${f:-fp32}, --rec-width-bucket $q"
+          $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q \
+              --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -2
+        done
+      done
+      for q in 0 64; do
+        $L --models "$B/models" --device cuda --workers 1 --rec-width-bucket $q --format json -q $(cat /tmp/docs.txt) \
+            | sed 's/"timings_ms":{[^}]*}//' >"$out/masks_cli_$q.jsonl"
+      done
+      python3 - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+def load(q):
+    return [(l["text"], l["score"]) for line in open(f"{d}/masks_cli_{q}.jsonl") if line.strip()
+            for p in json.loads(line)["pages"] for l in p["lines"]]
+a, b = load(0), load(64)
+print(f"CLI on cuda, bucket 64 against 0: {len(a)} and {len(b)} lines, "
+      f"{sum(x[0] != y[0] for x, y in zip(a, b))} texts and "
+      f"{sum(abs(x[1] - y[1]) > 1e-4 for x, y in zip(a, b))} scores (> 1e-4) differ")
+PY
       ;;
     docs)
       { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort

@@ -29,8 +29,9 @@ shared=$(cd "$top/../shared" && pwd)
 dev=$top/.device
 rm -rf "$dev"; mkdir -p "$dev/bin" "$dev/data"
 "$top/scripts/bundle" --out "$dev" >/dev/null
-cmake --build "$top/build" --target test_backend_ops test_parity test_cuda_engine test_shapes >/dev/null
-cp "$top/build/test_backend_ops" "$top/build/test_parity" "$top/build/test_cuda_engine" "$top/build/test_shapes" "$dev/bin/"
+cmake --build "$top/build" --target test_backend_ops test_parity test_cuda_engine test_shapes test_width_masks >/dev/null
+cp "$top/build/test_backend_ops" "$top/build/test_parity" "$top/build/test_cuda_engine" "$top/build/test_shapes" \
+   "$top/build/test_width_masks" "$dev/bin/"
 # ONNX node cases listed in tests/node/cases.txt (Debian's libonnx-testdata)
 node=/usr/include/onnx/backend/test/data/node
 awk '/^test_/{print $1}' "$top/tests/node/cases.txt" | tar -C "$node" -cJf "$dev/node.tar.xz" -T -

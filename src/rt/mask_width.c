@@ -29,8 +29,8 @@
 #include "rt/passes.h"
 #include "util/util.h"
 
-#define PROBE_W1 320
-#define PROBE_W2 640
+#define PROBE_W1     320
+#define PROBE_W2     640
 #define EXTENT_CACHE 1024 /* widths whose extents are kept (direct-mapped) */
 
 typedef struct extent_entry {
@@ -400,8 +400,9 @@ lector_status rt_width_masks_inputs(rt_width_masks *wm, const rt_graph *masked, 
     for (int64_t b = 0; b < N && !st; b++) {
         int64_t w = valid ? valid[b] : W;
         if (w < 1 || w > W)
-            st = lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "width masks: item %lld's width %lld is not in 1..%lld",
-                               (long long)b, (long long)w, (long long)W);
+            st =
+                lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "width masks: item %lld's width %lld is not in 1..%lld",
+                              (long long)b, (long long)w, (long long)W);
         else
             st = extents(wm, w, ext + (size_t)b * (nm + 1), err);
     }
