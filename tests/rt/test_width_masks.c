@@ -10,9 +10,14 @@
  * The oracle for each line is the plain model (no masks) run on that line
  * alone; the plain model itself is held to ONNX Runtime by parity.*.
  *
+ * Then four threads run the model at once, each its own order of new
+ * batch widths (the per-width cache is shared), and must get the bytes the
+ * first run got (ThreadSanitizer runs this too).
+ *
  * usage: test_width_masks MODELS_DIR SAMPLE_JPG BACKEND
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +61,55 @@ static lector_status run(const lector_model *m, float *x, int n, int w, const in
     size_t n_out;
     return valid ? lector_model_run_masked(m, &in, 1, valid, out, &n_out, out_valid, err)
                  : lector_model_run(m, &in, 1, out, &n_out, err);
+}
+
+/* the threads' part: the masked batch at a wider tensor each time (new widths for the extent
+ * cache), each line's steps compared with the first run's */
+typedef struct thread_arg {
+    const lector_model *m;
+    const float *batch; /* N_LINES rows at width W */
+    int W, seed;
+    const int64_t *valid;
+    const lector_tensor *want; /* the masked batch at width W */
+    int bad;
+} thread_arg;
+
+static void *thread_main(void *p)
+{
+    thread_arg *a = p;
+    for (int r = 0; r < 3; r++) {
+        int extra = 8 * ((a->seed * 3 + r) % 5 + 1), W2 = a->W + extra; /* 8..40 more columns */
+        float *b2 = calloc((size_t)N_LINES * 3 * H * (size_t)W2, sizeof *b2);
+        if (!b2) {
+            a->bad++;
+            return NULL;
+        }
+        for (int row = 0; row < N_LINES * 3 * H; row++)
+            memcpy(b2 + (size_t)row * (size_t)W2, a->batch + (size_t)row * (size_t)a->W, sizeof *b2 * (size_t)a->W);
+        lector_tensor *out = NULL;
+        int64_t ov[N_LINES];
+        lector_error err;
+        if (run(a->m, b2, N_LINES, W2, a->valid, &out, ov, &err)) {
+            fprintf(stderr, "thread %d: %s\n", a->seed, err.message);
+            a->bad++;
+        } else {
+            int64_t T = a->want->dims[1], T2 = out[0].dims[1], C = out[0].dims[2];
+            for (int i = 0; i < N_LINES; i++)
+                for (int64_t t = 0; t < ov[i] && t < T; t++)
+                    for (int64_t k = 0; k < C; k++) {
+                        float x = ((const float *)a->want->data)[((size_t)i * (size_t)T + (size_t)t) * (size_t)C + k];
+                        float y = ((const float *)out[0].data)[((size_t)i * (size_t)T2 + (size_t)t) * (size_t)C + k];
+                        if (fabsf(x - y) > 1e-4f) {
+                            a->bad++;
+                            t = T;
+                            break;
+                        }
+                    }
+            lector_tensors_free(out, 1);
+        }
+        free(b2);
+    }
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -161,6 +215,17 @@ int main(int argc, char **argv)
         worst_masked = fmaxf(worst_masked, dm);
         worst_padded = fmaxf(worst_padded, dp);
         same_text_padded += same_p;
+    }
+    /* four threads at once, each batch wider by its own amount: the same lines' results */
+    thread_arg args[4];
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++) {
+        args[k] = (thread_arg){masked, batch, W, k, valid, &mix[0], 0};
+        pthread_create(&th[k], NULL, thread_main, &args[k]);
+    }
+    for (int k = 0; k < 4; k++) {
+        pthread_join(th[k], NULL);
+        CHECK(args[k].bad == 0, "thread %d: %d runs or lines unlike the first run", k, args[k].bad);
     }
     /* the control: padding without the masks moves the lines that are not the widest */
     CHECK(worst_padded > 100 * fmaxf(worst_masked, 1e-6f), "padded batch %g against masked %g: the check cannot tell",
