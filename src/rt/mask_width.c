@@ -255,6 +255,12 @@ static lector_status rewrite(rt_graph *g, rt_width_masks *wm, const rt_graph *pa
             int64_t a = rt_attr_int(n, "axis", g->opset < 13 ? 1 : -1);
             axis = (int)(a < 0 ? a + rank : a);
             mixes = axis >= 0 && axis < rank && (width >> axis & 1u);
+            /* before opset 13 it normalises over every axis from `axis` on, queries with keys */
+            if (g->opset < 13 && axis >= 0 && axis < last && (width >> axis) != 0)
+                return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
+                                     "%s: width masks: node '%s' (Softmax before opset 13) normalises across the "
+                                     "width with other axes; no rule for it",
+                                     g->name, n->name);
         } else if (uncovered(g, pa, n, rank, width)) {
             return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
                                  "%s: width masks: node '%s' (%s) reads across the width; no rule for it", g->name,
@@ -296,6 +302,12 @@ lector_status rt_width_masks_build(rt_graph *g, rt_width_masks **out, lector_err
     if (in0->ndim < 2 || in0->dtype != LECTOR_DTYPE_FLOAT32)
         return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: width masks need a float input of rank >= 2",
                              g->name);
+    /* an item's extents are inferred from its width alone: every other size must be fixed */
+    for (int d = 1; d < in0->ndim - 1; d++)
+        if (in0->dims[d] < 1)
+            return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP,
+                                 "%s: width masks: input '%s' has a free dimension %d besides the batch and the width",
+                                 g->name, in0->name, d);
     rt_width_masks *wm = lector__calloc(1, sizeof *wm);
     if (!wm) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&wm->lock, NULL);

@@ -25,6 +25,7 @@
 #include "../soft_check.h"
 #include "image/image.h"
 #include "lector_rt.h"
+#include "model_builder.h"
 
 #define H 48
 static const int boxes[][4] = {
@@ -143,6 +144,26 @@ int main(int argc, char **argv)
         return 1;
     }
     CHECK(lector_model_num_inputs(masked) == 1, "the masks are not the caller's inputs");
+    { /* a mean over every axis, the width among them: refused, naming the node */
+        const int64_t dims[4] = {-1, 3, 4, -1};
+        size_t len;
+        uint8_t *bytes = build_unary_model("ReduceMean", "", 13, dims, &len);
+        lector_model *rm = NULL;
+        lector_status st = bytes ? lector_model_load_memory(bytes, len, "reducemean", &o, &rm, &err) : LECTOR_ERR_IO;
+        CHECK(st == LECTOR_ERR_UNSUPPORTED_OP && strstr(err.message, "(ReduceMean) reads across the width"),
+              "ReduceMean over all axes: %s (%s)", lector_status_str(st), st ? err.message : "loaded");
+        lector_model_free(rm);
+        free(bytes);
+    }
+    { /* the detector: a free height besides the width (and upsampling along the width): refused */
+        char det[4096];
+        snprintf(det, sizeof det, "%s/ch_PP-OCRv4_det_infer.onnx", argv[1]);
+        lector_model *dm = NULL;
+        lector_status st = lector_model_load_file(det, &o, &dm, &err);
+        CHECK(st == LECTOR_ERR_UNSUPPORTED_OP && strstr(err.message, "width masks: "), "det model: %s (%s)",
+              lector_status_str(st), st ? err.message : "loaded");
+        lector_model_free(dm);
+    }
 
     int W = 0;
     for (int i = 0; i < N_LINES; i++)
