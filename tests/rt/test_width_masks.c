@@ -131,6 +131,7 @@ int main(int argc, char **argv)
     lector_model *plain = NULL, *masked = NULL;
     lector_model_options o = {.backend = argv[3], .threads = 1};
     if (lector_model_load_file(path, &o, &plain, &err)) {
+        img_pages_free(&pages);
         if (err.code == LECTOR_ERR_UNAVAILABLE) {
             printf("skipped: backend %s is not available here: %s\n", argv[3], err.message);
             return 77;
