@@ -115,7 +115,9 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     lector_status st;
     int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
-    int rec_jit = p->rec_image_width;
+    /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
+     * compiled kernels, not only rec_image_width's */
+    int rec_jit = p->rec_width_bucket > 0 ? 0 : p->rec_image_width;
     if ((p->use_det &&
          (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, det_jit, &e->det, err))) ||
         (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err)) ||
