@@ -374,8 +374,8 @@ void ocr_rec_widths(const lector_engine *e, ocr_crop *c)
 {
     c->lw = ocr_rec_batch_width(&c->w, &c->h, 1, e->p.rec_image_height, e->p.rec_image_width);
     int q = e->p.rec_width_bucket;
-    /* with width masks a line keeps its text in a wider tensor: lines share a bucket's width */
-    c->tw = e->rec_masked && q > 0 ? (c->lw + q - 1) / q * q : ocr_rec_width(c->lw);
+    /* with width masks (q > 0) a line keeps its text in a wider tensor: lines share a bucket's width */
+    c->tw = e->rec_masked ? (c->lw + q - 1) / q * q : ocr_rec_width(c->lw);
 }
 
 /* One rec batch: nb crops in a tensor of width tw and `rows` rows (the
@@ -385,9 +385,7 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
 {
     lector_tensor *out = NULL;
     size_t n_out = 0;
-    int64_t steps[GPU_MAX_ROWS > 64 ? GPU_MAX_ROWS : 64];
-    if (e->rec_masked && rows > (int)(sizeof steps / sizeof *steps))
-        return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "width masks: a batch of %d lines", rows);
+    int64_t steps[GPU_MAX_ROWS]; /* rows <= GPU_MAX_ROWS: rec_batch_num and a GPU's rows are bounded by it */
     lector_status st =
         run_lines(m, cr, nb, rows, e->p.rec_image_height, tw, 1, e->rec_masked ? steps : NULL, &out, &n_out, err);
     if (st) return st;

@@ -167,17 +167,21 @@ static int apply(rt_graph *g, int op, int value_in, const rt_width_masks *wm, in
 }
 
 /* Does a Conv/pool node read across the width (last) axis? */
-static int window_mixes_width(const rt_node *n)
+static int window_mixes_width(const rt_node *n, const rt_graph *pa)
 {
     const int64_t *v;
     int k = rt_attr_ints(n, "kernel_shape", &v);
-    if (k > 0 && v[k - 1] > 1) return 1;
+    int64_t kw = k > 0 ? v[k - 1] : 1;
+    if (k == 0 && n->op == RT_OP_Conv && n->n_in > 1 && n->in[1] >= 0) { /* the kernel from the weights' shape */
+        const rt_value *w = &pa->values[n->in[1]];
+        kw = w->ndim > 2 ? w->dims[w->ndim - 1] : 2; /* unknown: assume a window */
+    }
+    if (kw > 1) return 1;
     k = rt_attr_ints(n, "strides", &v);
     if (k > 0 && v[k - 1] > 1) return 1;
-    k = rt_attr_ints(n, "pads", &v);
-    for (int i = 0; i < k; i++)
-        if (v[i] > 0) return 1;
-    return rt_attr_ints(n, "kernel_shape", &v) == 0 && n->op == RT_OP_Conv; /* kernel from the weights: assume so */
+    k = rt_attr_ints(n, "pads",
+                     &v); /* [x1_begin, x2_begin, ..., x1_end, x2_end, ...]: the width's are the last of each half */
+    return k >= 2 && (v[k / 2 - 1] > 0 || v[k - 1] > 0);
 }
 
 /* Does any of the axes in `axes` (n of them; negative from the end) hit a
@@ -248,7 +252,7 @@ static lector_status rewrite(rt_graph *g, rt_width_masks *wm, const rt_graph *pa
         if (!width) continue;
         int rank = pa->values[x].ndim, last = rank - 1, axis = last, op = n->op, mixes;
         if (op == RT_OP_Conv || op == RT_OP_AveragePool || op == RT_OP_MaxPool)
-            mixes = (width >> last & 1u) && window_mixes_width(n);
+            mixes = (width >> last & 1u) && window_mixes_width(n, pa);
         else if (op == RT_OP_GlobalAveragePool)
             mixes = (width >> last & 1u) != 0;
         else if (op == RT_OP_Softmax) {
