@@ -170,6 +170,11 @@ typedef struct lector_params {
      * alone at its own width. 0 (default): a batch holds lines of one exact
      * width. Measured on the CPU; docs/RUNTIME.md. */
     int rec_width_bucket;
+    /* GPU: the directory where the kernels compiled at run time are kept
+     * between processes (lector_model_options.kernel_cache_dir), so that
+     * a process after the first starts sooner. NULL (default):
+     * $XDG_CACHE_HOME/lector/kernels, or ~/.cache/lector/kernels; "": none. */
+    const char *gpu_kernel_cache;
 } lector_params;
 
 /* PaddleOCR's defaults (tools/infer/utility.py); models_dir NULL. */

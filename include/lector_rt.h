@@ -210,6 +210,12 @@ typedef struct lector_model_options {
      * node when an operator reads across it in a way no rule covers.
      * docs/RUNTIME.md has the rule. Runs tensors only (no image rows). */
     int width_masks;
+    /* GPU backend: a directory where the kernels it compiles at run time
+     * (NVRTC) are kept, so that the next process loads them instead of
+     * compiling them again (the start-up of a process: a few hundred
+     * milliseconds a plan). Created when missing; shared safely by processes.
+     * NULL or "" (default): nothing is kept. */
+    const char *kernel_cache_dir;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */

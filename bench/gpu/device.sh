@@ -40,6 +40,10 @@
 #           alone), then the document pages through bench pipeline at 16 workers, fp32 and --fp16, with
 #           --rec-width-bucket 0 (each line at its own width), 32, 64 and 128 (rec runs per page, pages/s),
 #           and the CLI's texts with bucket 64 against bucket 0 (1 worker)
+#   cold    the cold start: process start to the first byte of the first page's text (the CLI writes
+#           and flushes each result as it is done) and to the process's exit, one receipt, 3 runs each
+#           fp32, --fp16 and --device cpu; then one run of each with LECTOR_LOG=debug, timestamped,
+#           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -269,6 +273,43 @@ print(f"CLI on cuda, bucket 64 against 0: {len(a)} and {len(b)} lines, "
       f"{sum(x[0] != y[0] for x, y in zip(a, b))} texts and "
       f"{sum(abs(x[1] - y[1]) > 1e-4 for x, y in zip(a, b))} scores (> 1e-4) differ")
 PY
+      ;;
+    cold)
+      first=$(images sroie_subset | head -1)
+      kc=/tmp/kcache
+      for f in "--device cuda" "--device cuda --fp16" "--device cpu"; do
+        for cache in empty kept kept; do
+          [ $cache = empty ] && rm -rf "$kc"
+          t0=$(date +%s.%N)
+          $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
+          t1=$(date +%s.%N)
+          echo "cold $f, kernel cache $cache: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s, exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+        done
+        for cache in empty kept; do
+          [ $cache = empty ] && rm -rf "$kc"
+          LECTOR_LOG=debug $L $f --gpu-kernel-cache "$kc" "$first" 2>&1 >/dev/null | while IFS= read -r line; do
+            printf '%s %s\n' "$(date +%s.%N | cut -c7-14)" "$line"; done >"$out/cold_${f//[ -]/_}_$cache.log"
+          echo "--- $f, kernel cache $cache (debug log, first and last lines; NVRTC, cuDNN, model loading)"
+          head -3 "$out/cold_${f//[ -]/_}_$cache.log"
+          grep -i "nvrtc\|kernel cache\|algorithm\|loaded\|compiled\|plan" "$out/cold_${f//[ -]/_}_$cache.log" | head -30
+          tail -3 "$out/cold_${f//[ -]/_}_$cache.log"
+        done
+      done
+      # the same bytes whether a plan's kernels were compiled or loaded from the cache
+      rm -rf "$kc"
+      for f in "" --fp16; do
+        images sroie_subset | head -8 >/tmp/kc_list.txt
+        $L --device cuda --workers 1 $f --gpu-kernel-cache "$kc" --format json -q $(cat /tmp/kc_list.txt) >/tmp/kc_a.json 2>/dev/null
+        $L --device cuda --workers 1 $f --gpu-kernel-cache "$kc" --format json -q $(cat /tmp/kc_list.txt) >/tmp/kc_b.json 2>/dev/null
+        $L --device cuda --workers 1 $f --gpu-kernel-cache "" --format json -q $(cat /tmp/kc_list.txt) >/tmp/kc_c.json 2>/dev/null
+        strip() { sed 's/"timings_ms":{[^}]*}//g' "$1"; }
+        if cmp -s <(strip /tmp/kc_a.json) <(strip /tmp/kc_b.json) && cmp -s <(strip /tmp/kc_a.json) <(strip /tmp/kc_c.json); then
+          echo "kernel cache ${f:-fp32}: same results compiled, loaded and without the cache ($(wc -c </tmp/kc_a.json) bytes)"
+        else
+          echo "kernel cache ${f:-fp32}: RESULTS DIFFER"; diff <(strip /tmp/kc_a.json) <(strip /tmp/kc_b.json) | head -5
+        fi
+      done
+      ls -la "$kc" | head; du -sh "$kc"
       ;;
     docs)
       { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort

@@ -94,6 +94,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .jit_size = jit_size,
                                /* lines of several widths in one batch, each read as alone */
                                .width_masks = argmax && p->rec_width_bucket > 0,
+                               .kernel_cache_dir = on_cpu ? NULL : p->gpu_kernel_cache,
                                /* on a GPU every line width (and row count) of rec is a plan of its own:
                                 * documents bring hundreds of widths, and a plan compiled again for each
                                 * costs more than the read; the plans share the model's arenas and weights */
@@ -106,6 +107,24 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .fp16 = !on_cpu && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
     /* the recogniser's argmax and max per step, not its probabilities */
     return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
+}
+
+/* lector_params.gpu_kernel_cache into out: the directory as given, or for
+ * NULL the user's cache directory (XDG's base directory rule), or "" (none:
+ * no such directory, or a path too long). */
+static void kernel_cache_resolve(const char *given, char *out, size_t len)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (given)
+        n = snprintf(out, len, "%s", given);
+    else if (xdg && xdg[0] == '/') /* relative values are to be ignored */
+        n = snprintf(out, len, "%s/lector/kernels", xdg);
+    else if (home && home[0] == '/')
+        n = snprintf(out, len, "%s/.cache/lector/kernels", home);
+    else
+        n = snprintf(out, len, "%s", "");
+    if (n < 0 || (size_t)n >= len) out[0] = 0;
 }
 
 /* Loads the models on `backend`; on failure nothing stays loaded. */
@@ -261,6 +280,8 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&e->limits_lock, NULL);
     e->p = *params;
+    kernel_cache_resolve(params->gpu_kernel_cache, e->kernel_cache, sizeof e->kernel_cache);
+    e->p.gpu_kernel_cache = e->kernel_cache;
     /* the directory is searched for only when a file is taken from it */
     if ((params->use_det && !params->det_model) || !params->rec_model || !params->rec_dict ||
         (params->use_angle_cls && !params->cls_model)) {

@@ -35,8 +35,9 @@ struct lector_engine {
     ocr_dict dict;
     char rec_path[4096], dict_path[4096]; /* named when the two do not match */
     char device[128];
-    char fallback[560];    /* device auto on the CPU: why */
-    char models_dir[4096]; /* p.models_dir points here once found (lector_find_models) */
+    char fallback[560];      /* device auto on the CPU: why */
+    char models_dir[4096];   /* p.models_dir points here once found (lector_find_models) */
+    char kernel_cache[4096]; /* p.gpu_kernel_cache points here, resolved (kernel_cache_resolve) */
     int on_gpu;
     /* On a GPU, from its free memory at the first recognition
      * (ocr_batch_limits): rows of a cls batch, and rows of a rec batch at the

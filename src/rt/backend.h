@@ -21,7 +21,7 @@
 #include "lector_rt_image.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 4u
+#define RT_BACKEND_API_VERSION 5u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -100,9 +100,10 @@ struct rt_backend {
     int threads;
     void *ctx; /* the backend's own state */
     /* device backends */
-    int device;           /* device ordinal (N of "cuda:N") */
-    size_t gpu_mem_limit; /* bytes the process may take on that device; 0 = no cap */
-    int fp16;             /* run plans in half precision where the backend can */
+    int device;             /* device ordinal (N of "cuda:N") */
+    size_t gpu_mem_limit;   /* bytes the process may take on that device; 0 = no cap */
+    int fp16;               /* run plans in half precision where the backend can */
+    char *kernel_cache_dir; /* where run-time compiled kernels are kept between processes; NULL: nowhere */
 };
 
 /* ---- module backends ----------------------------------------------------------

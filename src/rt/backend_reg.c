@@ -159,6 +159,7 @@ void rt_backend_free(rt_backend *be)
 {
     if (!be) return;
     if (be->iface->shutdown) be->iface->shutdown(be);
+    lector__free(be->kernel_cache_dir);
     lector__free(be);
 }
 

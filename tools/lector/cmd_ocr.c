@@ -60,6 +60,8 @@ static void usage(FILE *f)
         "  --device cpu|auto|cuda[:N]       auto: the GPU when usable, else the CPU (says why);\n"
         "                                   cuda: the GPU or an error saying why not\n"
         "  --gpu-mem-limit SIZE             GPU memory cap: bytes (8G, 512M) or a share (0.5, 50%%)\n"
+        "  --gpu-kernel-cache DIR           where kernels compiled on the GPU are kept for the next\n"
+        "                                   process (default ~/.cache/lector/kernels; '': none)\n"
         "  --fp16                           recognition and classifier in half precision (GPU)\n"
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
         "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
@@ -250,6 +252,8 @@ int cmd_ocr(int argc, char **argv)
             p.backend = v;
         else if (!strcmp(a, "--gpu-mem-limit"))
             mem_arg = v;
+        else if (!strcmp(a, "--gpu-kernel-cache"))
+            p.gpu_kernel_cache = v;
         else if (!strcmp(a, "--device")) {
             if (cli_parse_device("lector", v, &p)) goto bad;
         } else if (!strcmp(a, "--det-limit-type")) {

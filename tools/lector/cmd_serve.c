@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  --device auto|cpu|cuda[:N]  primary engine's device (default cpu); GPU errors open the\n"
             "                          breaker and the CPU engine answers\n"
             "  --gpu-mem-limit SIZE    GPU memory cap: bytes (8G, 512M) or a share of the card (0.5, 50%%)\n"
+            "  --gpu-kernel-cache DIR  kernels compiled on the GPU, kept for the next process\n"
+            "                          (default ~/.cache/lector/kernels; '': none)\n"
             "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
             "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
             "  --models DIR            models directory (default: as `lector models` finds it)\n"
@@ -174,6 +176,8 @@ int cmd_serve(int argc, char **argv)
         int n = 0;
         if (!strcmp(a, "--gpu-mem-limit"))
             mem_arg = v;
+        else if (!strcmp(a, "--gpu-kernel-cache"))
+            c.params.gpu_kernel_cache = v;
         else if (!strcmp(a, "--fp16-recheck"))
             c.params.gpu_fp16_recheck = (float)atof(v);
         else if (!strcmp(a, "--listen"))

@@ -481,6 +481,11 @@ lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *er
  * the kernels NVRTC compiled for it (0: every one was in the process's
  * cache, which sizes do not key). */
 int cu_compile_chains(compile_ctx *cc);
+/* cuda_kcache.c: NVRTC's output for the compile whose whole input is
+ * key[0..key_len), kept in directory `dir` (NULL: none). load: a cu_malloc'd
+ * copy of the image, or NULL; store: best effort. */
+void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *image_len);
+void cu_kcache_store(const char *dir, const char *key, size_t key_len, const void *image, size_t image_len);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
 /* Launches a depthwise convolution (S_DWCONV) whose epilogue chain was compiled

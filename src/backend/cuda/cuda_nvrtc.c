@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/kcache_format.h"
 
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
@@ -579,9 +580,62 @@ static int arch_option(int sm, char *opt, size_t len, int *cubin)
     return 0;
 }
 
-/* Compiles the cache's kernels idx[0..n) (sources keys[0..n)) in one
- * program; got[i]: the kernel, or NULL (the interpreter runs it). */
-static void compile_batch(int sm, const int *idx, const char *const *keys, int n, const char *plan_name,
+/* A kernel's name in NVRTC's program: from what it computes, not from its
+ * place in this process's cache, so that the same kernels make the same
+ * program text in every process (the disk cache's key). */
+static void kernel_name(const char *key, char *name, size_t len)
+{
+    snprintf(name, len, "lector_chain_%016llx", (unsigned long long)kcache_hash(key, strlen(key)));
+}
+
+/* NVRTC's image of the program `src` for `arch`: from the disk cache
+ * (kcache_dir) or compiled, then kept there; NULL when NVRTC fails. */
+static char *program_image(const char *src, const char *arch, int cubin, const char *kcache_dir, const char *plan_name,
+                           size_t *size)
+{
+    const char *opts[] = {arch, "--fmad=false", "-w"};
+    sbuf key = {0}; /* everything the image depends on */
+    sb_printf(&key, "%s\n%s %s %s\n%s", nv_status, opts[0], opts[1], opts[2], src);
+    if (key.oom) {
+        cu_free(key.p);
+        return NULL;
+    }
+    char *image = cu_kcache_load(kcache_dir, key.p, key.n, size);
+    if (image) {
+        H->log(3, "cuda: %s: kernels loaded from the kernel cache", plan_name);
+        cu_free(key.p);
+        return image;
+    }
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = nv.create(&prog, src, "lector_chains.cu", 0, NULL, NULL);
+    if (!r) r = nv.compile(prog, 3, opts);
+    if (r) {
+        size_t ln = 0;
+        char *log = NULL;
+        if (prog && !nv.log_size(prog, &ln) && ln && (log = cu_malloc(ln + 1)) && !nv.log(prog, log)) log[ln] = 0;
+        H->log(2, "cuda: %s: NVRTC failed (%s): chains run in the interpreter; %.400s", plan_name, nv.errstr(r),
+               log ? log : "");
+        cu_free(log);
+        if (prog) nv.destroy(&prog);
+        cu_free(key.p);
+        return NULL;
+    }
+    size_t sz = 0;
+    if (!(cubin ? nv.cubin_size(prog, &sz) : nv.ptx_size(prog, &sz)) && sz && (image = cu_malloc(sz)) &&
+        (cubin ? nv.cubin(prog, image) : nv.ptx(prog, image))) {
+        cu_free(image);
+        image = NULL;
+    }
+    nv.destroy(&prog);
+    if (image) cu_kcache_store(kcache_dir, key.p, key.n, image, sz);
+    cu_free(key.p);
+    *size = sz;
+    return image;
+}
+
+/* Compiles the cache's kernels keys[0..n) in one program; got[i]: the
+ * kernel, or NULL (the interpreter runs it). */
+static void compile_batch(int sm, const char *const *keys, int n, const char *kcache_dir, const char *plan_name,
                           cudaKernel_t *got)
 {
     sbuf src = {0};
@@ -589,8 +643,8 @@ static void compile_batch(int sm, const int *idx, const char *const *keys, int n
               CK_CHAIN_OPS, CK_CHAIN_EXT, CK_CHAIN_OUT, sizeof(ck_chain), sizeof(ck_chain_op));
     sb_printf(&src, "%s", dw_prelude);
     for (int i = 0; i < n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
+        char name[40];
+        kernel_name(keys[i], name, sizeof name);
         const char *key = keys[i];
         const char *k = strstr(key, " K(");
         if (!k) continue;
@@ -607,29 +661,8 @@ static void compile_batch(int sm, const int *idx, const char *const *keys, int n
         cu_free(src.p);
         return;
     }
-    const char *opts[] = {arch, "--fmad=false", "-w"};
-    nvrtcProgram prog = NULL;
-    nvrtcResult r = nv.create(&prog, src.p, "lector_chains.cu", 0, NULL, NULL);
-    if (!r) r = nv.compile(prog, 3, opts);
-    if (r) {
-        size_t ln = 0;
-        char *log = NULL;
-        if (prog && !nv.log_size(prog, &ln) && ln && (log = cu_malloc(ln + 1)) && !nv.log(prog, log)) log[ln] = 0;
-        H->log(2, "cuda: %s: NVRTC failed (%s): chains run in the interpreter; %.400s", plan_name, nv.errstr(r),
-               log ? log : "");
-        cu_free(log);
-        if (prog) nv.destroy(&prog);
-        cu_free(src.p);
-        return;
-    }
     size_t sz = 0;
-    char *image = NULL;
-    if (!(cubin ? nv.cubin_size(prog, &sz) : nv.ptx_size(prog, &sz)) && sz && (image = cu_malloc(sz)) &&
-        (cubin ? nv.cubin(prog, image) : nv.ptx(prog, image))) {
-        cu_free(image);
-        image = NULL;
-    }
-    nv.destroy(&prog);
+    char *image = program_image(src.p, arch, cubin, kcache_dir, plan_name, &sz);
     cu_free(src.p);
     if (!image) return;
     cudaLibrary_t lib;
@@ -642,8 +675,8 @@ static void compile_batch(int sm, const int *idx, const char *const *keys, int n
     }
     /* the library stays loaded for the life of the process, like the module's own kernels */
     for (int i = 0; i < n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "lector_chain_%d", idx[i]);
+        char name[40];
+        kernel_name(keys[i], name, sizeof name);
         cudaKernel_t k = NULL;
         if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess)
             got[i] = k;
@@ -751,7 +784,7 @@ int cu_compile_chains(compile_ctx *cc)
     cudaKernel_t *got = cu_calloc((size_t)n_todo + 1, sizeof *got);
     for (int i = 0; i < n_todo && keys; i++) keys[i] = cache[todo[i]].key;
     pthread_mutex_unlock(&cache_lock);
-    if (n_todo && keys && got) compile_batch(cc->sm, todo, keys, n_todo, cc->g->name, got);
+    if (n_todo && keys && got) compile_batch(cc->sm, keys, n_todo, cc->be->kernel_cache_dir, cc->g->name, got);
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n_todo; i++) {
         cache[todo[i]].kernel = got ? got[i] : NULL;

@@ -705,17 +705,29 @@ template <> __device__ __forceinline__ void ldv<float, 8>(const float *p, float 
     ldv<float, 4>(p + 4, o + 4);
 }
 
-/* The depthwise kernels' work item i: channels c0.. of output pixels
- * (b, oh, ow0..ow0 + TW - 1). */
-template <int V, int TW>
-__device__ __forceinline__ void dw_position(long long i, int cg, int owt, int OH, int *c0, int *ow0, int *oh, int *b)
+/* The work items of an NHWC depthwise kernel: V channels of TW neighbouring
+ * output pixels of one row of one image each. */
+template <int V, int TW> __device__ __forceinline__ long long dw_items(int n, int c, int OH, int OW)
 {
-    *c0 = (int)(i % cg) * V;
+    return (long long)n * OH * ((OW + TW - 1) / TW) * (c / V);
+}
+
+struct dw_pos {
+    int c0, ow0, oh, b; /* first channel, first output column, output row, image */
+};
+
+/* Work item i: channels c0.. of output pixels (b, oh, ow0..ow0 + TW - 1). */
+template <int V, int TW> __device__ __forceinline__ dw_pos dw_position(long long i, int c, int OH, int OW)
+{
+    int cg = c / V, owt = (OW + TW - 1) / TW;
+    dw_pos p;
+    p.c0 = (int)(i % cg) * V;
     long long r = i / cg;
-    *ow0 = (int)(r % owt) * TW;
+    p.ow0 = (int)(r % owt) * TW;
     r /= owt;
-    *oh = (int)(r % OH);
-    *b = (int)(r / OH);
+    p.oh = (int)(r % OH);
+    p.b = (int)(r / OH);
+    return p;
 }
 
 /* Their sums written out, the pixels past the row's end skipped. */
@@ -742,21 +754,19 @@ template <typename T, int V, int TW>
 __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int kh,
                               int kw, int sh, int sw, int ph, int pw, int dh, int dw)
 {
-    int cg = c / V, owt = (OW + TW - 1) / TW;
-    long long tot = (long long)n * OH * owt * cg;
+    long long tot = dw_items<V, TW>(n, c, OH, OW);
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
          i += (long long)gridDim.x * blockDim.x) {
-        int c0, ow0, oh, b;
-        dw_position<V, TW>(i, cg, owt, OH, &c0, &ow0, &oh, &b);
+        const dw_pos p = dw_position<V, TW>(i, c, OH, OW);
         float acc[TW][V] = {};
         for (int a = 0; a < kh; a++) {
-            int h = oh * sh - ph + a * dh;
+            int h = p.oh * sh - ph + a * dh;
             if (h < 0 || h >= H) continue;
-            const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
-            const float *wrow = w + (long long)a * kw * c + c0;
+            const T *xrow = x + ((long long)(p.b * H + h) * W) * c + p.c0;
+            const float *wrow = w + (long long)a * kw * c + p.c0;
             if (TW > 1) { /* sw == dw == 1 */
                 for (int col = 0; col < kw + TW - 1; col++) {
-                    int ww = ow0 - pw + col;
+                    int ww = p.ow0 - pw + col;
                     if (ww < 0 || ww >= W) continue;
                     float xv[V];
                     ldv<T, V>(xrow + (long long)ww * c, xv);
@@ -772,7 +782,7 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
                 }
             } else {
                 for (int q = 0; q < kw; q++) {
-                    int ww = ow0 * sw - pw + q * dw;
+                    int ww = p.ow0 * sw - pw + q * dw;
                     if (ww < 0 || ww >= W) continue;
                     float xv[V], wv[V];
                     ldv<T, V>(xrow + (long long)ww * c, xv);
@@ -782,7 +792,7 @@ __global__ void k_dwconv_nhwc(const T *x, const float *w, T *y, int n, int c, in
                 }
             }
         }
-        dw_store<T, V, TW>(y, acc, c, OH, OW, b, oh, ow0, c0);
+        dw_store<T, V, TW>(y, acc, c, OH, OW, p.b, p.oh, p.ow0, p.c0);
     }
 }
 
@@ -795,24 +805,22 @@ template <typename T, int V, int TW, int K>
 __global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, int H, int W, int OH, int OW, int sh,
                                 int ph, int pw, int dh)
 {
-    int cg = c / V, owt = (OW + TW - 1) / TW;
-    long long tot = (long long)n * OH * owt * cg;
+    long long tot = dw_items<V, TW>(n, c, OH, OW);
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < tot;
          i += (long long)gridDim.x * blockDim.x) {
-        int c0, ow0, oh, b;
-        dw_position<V, TW>(i, cg, owt, OH, &c0, &ow0, &oh, &b);
+        const dw_pos p = dw_position<V, TW>(i, c, OH, OW);
         float acc[TW][V] = {};
 #pragma unroll
         for (int a = 0; a < K; a++) {
-            int h = oh * sh - ph + a * dh;
+            int h = p.oh * sh - ph + a * dh;
             if (h < 0 || h >= H) continue;
-            const T *xrow = x + ((long long)(b * H + h) * W) * c + c0;
-            const float *wrow = w + (long long)a * K * c + c0;
+            const T *xrow = x + ((long long)(p.b * H + h) * W) * c + p.c0;
+            const float *wrow = w + (long long)a * K * c + p.c0;
             float xv[K + TW - 1][V];
             bool in[K + TW - 1];
 #pragma unroll
             for (int col = 0; col < K + TW - 1; col++) {
-                int ww = ow0 - pw + col;
+                int ww = p.ow0 - pw + col;
                 in[col] = ww >= 0 && ww < W;
                 if (in[col]) ldv<T, V>(xrow + (long long)ww * c, xv[col]);
             }
@@ -827,7 +835,7 @@ __global__ void k_dwconv_nhwc_k(const T *x, const float *w, T *y, int n, int c, 
                         for (int j = 0; j < V; j++) acc[t][j] = __fmaf_rn(xv[q + t][j], wv[j], acc[t][j]);
             }
         }
-        dw_store<T, V, TW>(y, acc, c, OH, OW, b, oh, ow0, c0);
+        dw_store<T, V, TW>(y, acc, c, OH, OW, p.b, p.oh, p.ow0, p.c0);
     }
 }
 

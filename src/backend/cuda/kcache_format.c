@@ -1,0 +1,51 @@
+/* kcache_format.c - reading and writing the kernel cache's file format
+ * (kcache_format.h). */
+#include "backend/cuda/kcache_format.h"
+
+#include <string.h>
+
+uint64_t kcache_hash(const char *key, size_t key_len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < key_len; i++) {
+        h ^= (unsigned char)key[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void kcache_length(uint8_t *out, uint64_t n)
+{
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(n >> (8 * i));
+}
+
+static uint64_t read_length(const uint8_t *p)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++) n |= (uint64_t)p[i] << (8 * i);
+    return n;
+}
+
+void kcache_header(uint8_t *out, size_t key_len)
+{
+    memcpy(out, KCACHE_MAGIC, KCACHE_MAGIC_LEN);
+    kcache_length(out + KCACHE_MAGIC_LEN, key_len);
+}
+
+int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t key_len, const uint8_t **image,
+                 size_t *image_len)
+{
+    size_t at = KCACHE_MAGIC_LEN + 8;
+    if (file_len < at || memcmp(file, KCACHE_MAGIC, KCACHE_MAGIC_LEN)) return -1;
+    /* every length is checked against what is left before it is used */
+    if (read_length(file + KCACHE_MAGIC_LEN) != key_len || file_len - at < key_len) return -1;
+    if (memcmp(file + at, key, key_len)) return -1;
+    at += key_len;
+    if (file_len - at < 8) return -1;
+    uint64_t n = read_length(file + at);
+    at += 8;
+    if (n == 0 || n != file_len - at) return -1;
+    *image = file + at;
+    *image_len = (size_t)n;
+    return 0;
+}

@@ -1,0 +1,40 @@
+/* kcache_format.h - the file format of the kernel cache (cuda_kcache.c):
+ * NVRTC's compiled code for one program, kept on disk between processes.
+ * Plain C over bytes, no CUDA, so that its fuzz target builds anywhere.
+ *
+ *   "LECTORK1"            8 bytes, the format
+ *   key length            8 bytes, little-endian
+ *   key                   the compile's whole input: NVRTC's version, the
+ *                         options, the source text
+ *   image length          8 bytes, little-endian
+ *   image                 the cubin or PTX NVRTC gave
+ *
+ * A file is used only when its key equals the key of the compile that asks,
+ * byte for byte, so a file name (a hash of the key) that collides, a file
+ * cut short or one of another version is never loaded: it is compiled
+ * again and written over. */
+#ifndef LECTOR_CUDA_KCACHE_FORMAT_H
+#define LECTOR_CUDA_KCACHE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KCACHE_MAGIC     "LECTORK1"
+#define KCACHE_MAGIC_LEN 8
+
+/* 64-bit FNV-1a of the key: names its file (not trusted: see above). */
+uint64_t kcache_hash(const char *key, size_t key_len);
+
+/* The image inside a file's bytes when the file holds `key`: 0 with
+ * *image / *image_len pointing into `file`, or -1 (another key, or not a
+ * whole file of this format). */
+int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t key_len, const uint8_t **image,
+                 size_t *image_len);
+
+/* The header written before the key: the magic and the key's length
+ * (KCACHE_MAGIC_LEN + 8 bytes into out). */
+void kcache_header(uint8_t *out, size_t key_len);
+/* The 8 bytes of a length, as the format stores it. */
+void kcache_length(uint8_t *out, uint64_t n);
+
+#endif
