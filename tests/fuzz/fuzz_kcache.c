@@ -25,8 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const uint8_t *image = NULL;
     size_t image_len = 0;
-    if (!kcache_parse(rest, n, key, k, &image, &image_len) && (image < rest || image + image_len != rest + n))
-        abort();
+    if (!kcache_parse(rest, n, key, k, &image, &image_len) && (image < rest || image + image_len != rest + n)) abort();
 
     /* the round trip: what the store writes reads back as the same image */
     size_t file_len = KCACHE_MAGIC_LEN + 8 + k + 8 + n;
