@@ -500,19 +500,39 @@ static lector_status run_full(lector_model *m, const lector_tensor *inputs, cons
     return LECTOR_OK;
 }
 
+/* *full = the inputs of a model with width masks: the caller's, then the
+ * masks for the items' widths (valid NULL: each the whole width); free
+ * with with_masks_free. */
+static lector_status with_masks(lector_model *m, const lector_tensor *inputs, const int64_t *valid, int64_t *out_valid,
+                                lector_tensor **full, lector_error *err)
+{
+    *full = lector__calloc((size_t)m->g->n_inputs, sizeof **full);
+    if (!*full) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    lector_status st = rt_width_masks_inputs(m->wm, m->g, inputs, valid, *full, out_valid, err);
+    if (st) {
+        lector__free(*full);
+        *full = NULL;
+    }
+    return st;
+}
+
+static void with_masks_free(lector_model *m, lector_tensor *full)
+{
+    if (!full) return;
+    rt_width_masks_inputs_free(m->wm, full);
+    lector__free(full);
+}
+
 /* rt_model_run of a model with width masks: its inputs and the masks for
  * the items' widths (valid NULL: each the whole width). */
 static lector_status run_masked(lector_model *m, const lector_tensor *inputs, const int64_t *valid,
                                 lector_tensor **outputs, size_t *n_outputs, int64_t *out_valid, lector_error *err)
 {
-    lector_tensor *full = lector__calloc((size_t)m->g->n_inputs, sizeof *full);
-    if (!full) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
-    lector_status st = rt_width_masks_inputs(m->wm, m->g, inputs, valid, full, out_valid, err);
-    if (!st) {
-        st = run_full(m, full, NULL, 0, outputs, n_outputs, err);
-        rt_width_masks_inputs_free(m->wm, full);
-    }
-    lector__free(full);
+    lector_tensor *full;
+    lector_status st = with_masks(m, inputs, valid, out_valid, &full, err);
+    if (st) return st;
+    st = run_full(m, full, NULL, 0, outputs, n_outputs, err);
+    with_masks_free(m, full);
     return st;
 }
 
@@ -559,11 +579,12 @@ lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tens
     if (!m || !bytes || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_arena_bytes: NULL argument");
     *bytes = 0;
-    if (m->wm) return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: a model with width masks", m->g->name);
     lector_status st = check_inputs(m, inputs, n_inputs, 0, err);
-    if (st) return st;
+    lector_tensor *full = NULL; /* with width masks: the plan of every item at the whole width */
+    if (!st && m->wm) st = with_masks(m, inputs, NULL, NULL, &full, err);
     rt_plan *p;
-    st = acquire_plan(m, inputs, &p, err);
+    if (!st) st = acquire_plan(m, full ? full : inputs, &p, err);
+    with_masks_free(m, full);
     if (st) return st;
     *bytes = p->arena_size;
     cache_release(m, p);
@@ -576,13 +597,15 @@ lector_status lector_model_time(const lector_model *cm, const lector_tensor *inp
     lector_model *m = (lector_model *)cm;
     if (!m || !ms || runs < 1 || (n_inputs && !inputs))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_time: NULL argument or runs < 1");
-    if (m->wm) return lector__error(err, LECTOR_ERR_UNSUPPORTED_OP, "%s: a model with width masks", m->g->name);
     lector_status st = check_inputs(m, inputs, n_inputs, 1, err);
-    if (st) return st;
+    lector_tensor *full = NULL; /* with width masks: every item at the whole width */
+    if (!st && m->wm) st = with_masks(m, inputs, NULL, NULL, &full, err);
+    const lector_tensor *in = full ? full : inputs;
     rt_plan *p;
-    st = acquire_plan(m, inputs, &p, err);
-    if (st) return st;
-    st = rt_plan_time(p, inputs, runs, ms, mode, mode_len, err);
-    cache_release(m, p);
+    if (!st && !(st = acquire_plan(m, in, &p, err))) {
+        st = rt_plan_time(p, in, runs, ms, mode, mode_len, err);
+        cache_release(m, p);
+    }
+    with_masks_free(m, full);
     return st;
 }

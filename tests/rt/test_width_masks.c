@@ -238,6 +238,24 @@ int main(int argc, char **argv)
         worst_padded = fmaxf(worst_padded, dp);
         same_text_padded += same_p;
     }
+    { /* the arena of a masked batch (what a GPU engine sizes its batches by) and its timing:
+       * the plan the batch above ran, from the cache, nothing compiled */
+        lector_model_stats before, after;
+        lector_model_get_stats(masked, &before);
+        lector_tensor shape = {LECTOR_DTYPE_FLOAT32, 4, {N_LINES, 3, H, W}, NULL};
+        size_t bytes = 0;
+        lector_status st = lector_model_arena_bytes(masked, &shape, 1, &bytes, &err);
+        CHECK(st == LECTOR_OK && bytes > 0, "arena bytes of the masked batch: %s (%s)", lector_status_str(st),
+              st ? err.message : "0 bytes");
+        shape.data = batch;
+        double ms = 0;
+        st = lector_model_time(masked, &shape, 1, 1, &ms, NULL, 0, &err);
+        CHECK(st == LECTOR_OK && ms > 0, "timing the masked batch: %s (%s)", lector_status_str(st),
+              st ? err.message : "0 ms");
+        lector_model_get_stats(masked, &after);
+        CHECK(after.plans_compiled == before.plans_compiled, "%llu plans compiled for a shape already run",
+              (unsigned long long)(after.plans_compiled - before.plans_compiled));
+    }
     /* four threads at once, each batch wider by its own amount: the same lines' results */
     thread_arg args[4];
     pthread_t th[4];
