@@ -211,9 +211,10 @@ int ocr_batch_run(lector_engine *engine, batch_inputs *inputs, const ocr_batch_o
     batch_progress_init(&b.progress, stderr, batch_progress_is_tty(stderr), o->quiet || !show, o->progress_interval_s,
                         batch_progress_clock_ms);
     b.state = calloc(inputs->n ? inputs->n : 1, 1);
-    ocr_reader *reader = ocr_reader_create(engine, o->max_stdin, on_read, &b);
-    if (!b.state || !reader) {
-        fprintf(stderr, "lector: out of memory\n");
+    lector_error err = {0};
+    ocr_reader *reader = b.state ? ocr_reader_create(engine, o->max_stdin, on_read, &b, &err) : NULL;
+    if (!reader) { /* nothing was read: the engine cannot start a stream (or no memory) */
+        fprintf(stderr, "lector: %s\n", b.state ? err.message : "out of memory");
         free(b.state);
         ocr_reader_free(reader);
         return 1;

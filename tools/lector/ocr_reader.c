@@ -71,15 +71,18 @@ static void on_item(const lector_stream_item *it, void *user)
     free(p);
 }
 
-ocr_reader *ocr_reader_create(lector_engine *engine, size_t max_stdin, ocr_reader_cb cb, void *user)
+ocr_reader *ocr_reader_create(lector_engine *engine, size_t max_stdin, ocr_reader_cb cb, void *user, lector_error *err)
 {
     ocr_reader *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
+    if (!r) {
+        err->code = LECTOR_ERR_OUT_OF_MEMORY;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return NULL;
+    }
     r->max_stdin = max_stdin;
     r->cb = cb;
     r->user = user;
-    lector_error err;
-    if (lector_stream_create(engine, NULL, on_item, r, &r->stream, &err)) {
+    if (lector_stream_create(engine, NULL, on_item, r, &r->stream, err)) {
         free(r);
         return NULL;
     }

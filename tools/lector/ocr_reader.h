@@ -24,9 +24,9 @@ typedef struct ocr_reader ocr_reader;
 typedef void (*ocr_reader_cb)(size_t tag, lector_result *result, lector_status status, const lector_error *err,
                               void *user);
 
-/* NULL on allocation failure (or when the engine's stream cannot start). Standard input is read up to max_stdin bytes
- * (the engine's file-size limit): more is a LECTOR_ERR_LIMIT that says so. */
-ocr_reader *ocr_reader_create(lector_engine *engine, size_t max_stdin, ocr_reader_cb cb, void *user);
+/* NULL when the engine's stream cannot start (*err says why) or on allocation failure. Standard input is read up to
+ * max_stdin bytes (the engine's file-size limit): more is a LECTOR_ERR_LIMIT that says so. */
+ocr_reader *ocr_reader_create(lector_engine *engine, size_t max_stdin, ocr_reader_cb cb, void *user, lector_error *err);
 /* Adds an input ("-": standard input) under a caller's tag; the path must
  * stay valid until ocr_reader_finish. May run callbacks of inputs added
  * before. -1 on allocation failure (nothing queued, no callback). */
