@@ -17,7 +17,8 @@
 #   docs    document pages (SROIE receipts, PaddleOCR's document images; DOCS=DIR for others): bench
 #           pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
 #           the warm-up and after it), the CLI over the same pages, the cold start to the first result,
-#           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers
+#           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers; DOCS_ARGS (e.g. "--rec-width-bucket 64")
+#           go to bench pipeline and the CLI
 #   scale   the document pages through bench pipeline fp32 at 1, 4 and 16 workers, and at 16 without
 #           CUDA graphs (LECTOR_CUDA_GRAPHS=0): where the pages/s stop growing with workers
 #   graphs  the CLI over the document pages listed twice (a line width's second read replays its plan's
@@ -255,12 +256,12 @@ PY
         for q in 0 32 64 128; do
           echo "--- ${f:-fp32}, --rec-width-bucket $q"
           $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q \
-              --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -2
+              --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -3
         done
       done
       for q in 0 64; do
         $L --models "$B/models" --device cuda --workers 1 --rec-width-bucket $q --format json -q $(cat /tmp/docs.txt) \
-            | sed 's/"timings_ms":{[^}]*}//' >"$out/masks_cli_$q.jsonl"
+            >"$out/masks_cli_$q.jsonl"
       done
       python3 - "$out" <<'PY'
 import json, sys
@@ -321,10 +322,11 @@ PY
       t0=$(date +%s.%N); $L --device cuda --fp16 --format json "$first" >/dev/null 2>&1; t1=$(date +%s.%N)
       echo "cold start: process start to the first page's result $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s (--fp16)"
       for f in "" --fp16; do
-        $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rounds ${ROUNDS:-5} --json \
+        $L bench pipeline --models "$B/models" --device cuda --workers 16 $f ${DOCS_ARGS:-} --rounds ${ROUNDS:-5} --json \
             $(cat /tmp/docs.txt) | tee -a "$out/docs_pipeline.jsonl"
         t0=$(date +%s.%N)
-        $L --models "$B/models" --device cuda --workers 16 $f --format json -q $(cat /tmp/docs.txt) >"$out/docs_cli$f.jsonl"
+        $L --models "$B/models" --device cuda --workers 16 $f ${DOCS_ARGS:-} --format json -q $(cat /tmp/docs.txt) \
+            >"$out/docs_cli$f.jsonl"
         t1=$(date +%s.%N)
         echo "cli ${f:-fp32}: $(wc -l <"$out/docs_cli$f.jsonl") pages in $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s (model loading and every compile included)"
       done
