@@ -259,21 +259,22 @@ PY
               --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -3
         done
       done
-      for q in 0 64; do
-        $L --models "$B/models" --device cuda --workers 1 --rec-width-bucket $q --format json -q $(cat /tmp/docs.txt) \
-            >"$out/masks_cli_$q.jsonl"
-      done
-      python3 - "$out" <<'PY'
+      for f in "" --fp16; do
+        for q in 0 64; do
+          $L --models "$B/models" --device cuda --workers 1 $f --rec-width-bucket $q --format json -q \
+              $(cat /tmp/docs.txt) >"$out/masks_cli${f}_$q.jsonl"
+        done
+        python3 - "$out/masks_cli${f}_0.jsonl" "$out/masks_cli${f}_64.jsonl" "${f:-fp32}" <<'PY'
 import json, sys
-d = sys.argv[1]
-def load(q):
-    return [(l["text"], l["score"]) for line in open(f"{d}/masks_cli_{q}.jsonl") if line.strip()
+def load(path):
+    return [(l["text"], l["score"]) for line in open(path) if line.strip()
             for p in json.loads(line)["pages"] for l in p["lines"]]
-a, b = load(0), load(64)
-print(f"CLI on cuda, bucket 64 against 0: {len(a)} and {len(b)} lines, "
+a, b = load(sys.argv[1]), load(sys.argv[2])
+print(f"CLI on cuda ({sys.argv[3]}), bucket 64 against 0: {len(a)} and {len(b)} lines, "
       f"{sum(x[0] != y[0] for x, y in zip(a, b))} texts and "
       f"{sum(abs(x[1] - y[1]) > 1e-4 for x, y in zip(a, b))} scores (> 1e-4) differ")
 PY
+      done
       ;;
     cold)
       first=$(images sroie_subset | head -1)
