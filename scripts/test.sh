@@ -28,8 +28,9 @@ stage_end() { echo "== $1 took $((SECONDS - stage_start)) s (total $SECONDS s)" 
 
 scripts/setup.sh --test-deps
 stage_end "set-up and build"
-echo "== format (scripts/check-format)" >&2
+echo "== format (scripts/check-format) and layers (scripts/layers --check)" >&2
 scripts/check-format
+scripts/layers --check >/dev/null
 echo "== ctest (build/)" >&2
 ctest --test-dir build --output-on-failure --timeout 900 -j"$jobs" -LE fuzz "${ctest_args[@]}"
 stage_end "format and ctest"
