@@ -551,15 +551,20 @@ static void run_lines(lector_stream *s, drv_task *t, lector_status *st, lector_e
     t->ms_per_line = (lector__now_ms() - t0) / t->nc;
 }
 
-/* Runs one task if one can run; 0 if none. Called and returns with the lock. */
+/* Runs one task if one can run, or delivers what picking finished; 0 if
+ * neither. Called and returns with the lock. */
 static int run_one(lector_stream *s)
 {
     drv_task t;
     if (!pick(s, &t)) {
         /* picking drops the queued lines of failed inputs, which can finish
-         * an input: it is delivered now, as no task will end after it */
+         * an input: it is delivered now, as no task will end after it. That
+         * is progress: a caller working the stream in its own thread (no
+         * workers) must look at what is left before it waits, or it waits
+         * for nothing */
+        size_t before = s->delivered;
         deliver(s);
-        return 0;
+        return s->delivered != before;
     }
     int producer = t.kind != T_REC;
     s->running++;
