@@ -2,9 +2,9 @@
 # bench/width_masks/run.sh [LECTOR] [SHARED_DATA] - does rec_width_bucket
 # (width masks) change any line? The CLI over 40 SROIE receipts, PaddleOCR's
 # document images and 150 ICDAR2015 images, three ways: each line at its own
-# width (the default), --rec-width-bucket 64, and the same buckets without
-# masks (LECTOR_REC_PAD=64); then each run's lines against the default's:
-# text, box, score. docs/ACCURACY.md has the figures.
+# width (--rec-width-bucket 0), --rec-width-bucket 64 (the default), and the
+# same buckets without masks (--rec-width-bucket 0 with LECTOR_REC_PAD=64);
+# then each run's lines against those at their own width: text, box, score. docs/ACCURACY.md has the figures.
 set -euo pipefail
 L=${1:-build/lector}
 D=${2:-../shared/data}
@@ -18,9 +18,9 @@ run() { # name env args...
   t1=$(date +%s.%N)
   echo "$name: $(awk "BEGIN {printf \"%.1f\", $t1 - $t0}") s"
 }
-run own LECTOR_REC_PAD=1
+run own LECTOR_REC_PAD=1 --rec-width-bucket 0
 run masks64 LECTOR_REC_PAD=1 --rec-width-bucket 64
-run pad64 LECTOR_REC_PAD=64
+run pad64 LECTOR_REC_PAD=64 --rec-width-bucket 0
 python3 - "$out" <<'PY'
 import json, sys
 d = sys.argv[1]

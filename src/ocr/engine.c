@@ -39,6 +39,7 @@ lector_params lector_default_params(void)
     p.rec_batch_num = 6;
     p.rec_image_height = 48;
     p.rec_image_width = 320;
+    p.rec_width_bucket = -1;
     p.drop_score = 0.5f;
     p.use_space_char = 1;
     p.max_pixels = 100000000;
@@ -133,13 +134,25 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     const lector_params *p = &e->p;
     lector_status st;
     int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    /* rec_width_bucket < 0: 64 on a GPU, whose kernels take the width as an argument (a new bucket
+     * compiles none); 0 on the CPU, where each bucket's width would compile kernels of its own
+     * (docs/RUNTIME.md has the rule and the measurements) */
+    e->p.rec_width_bucket = e->rec_bucket_asked >= 0 ? e->rec_bucket_asked : gpu_backend(backend) ? 64 : 0;
     int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
     /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
      * compiled kernels, not only rec_image_width's */
     int rec_jit = p->rec_width_bucket > 0 ? 0 : p->rec_image_width;
-    if ((p->use_det &&
+    st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
+    if (st == LECTOR_ERR_UNSUPPORTED_OP && p->rec_width_bucket > 0) {
+        /* a recogniser the width masks cannot cover (mask_width.c names the operator): each line at its own width */
+        lector__log(LECTOR_LOG_INFO, "recognition without width buckets: %s", err ? err->message : "");
+        e->p.rec_width_bucket = 0;
+        rec_jit = p->rec_image_width;
+        st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
+    }
+    if (st ||
+        (p->use_det &&
          (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, det_jit, &e->det, err))) ||
-        (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err)) ||
         (recheck &&
          (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, err))) ||
         (p->use_angle_cls &&
@@ -179,7 +192,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
     REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
             "det_letterbox_min_height must be in [0, 65536]");
-    REQUIRE(p->rec_width_bucket >= 0 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [0, 4096]");
+    REQUIRE(p->rec_width_bucket >= -1 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [-1, 4096]");
     REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
             "det_letterbox_ratio must be in [0, 65536]");
 #undef REQUIRE
@@ -280,6 +293,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&e->limits_lock, NULL);
     e->p = *params;
+    e->rec_bucket_asked = params->rec_width_bucket;
     kernel_cache_resolve(params->gpu_kernel_cache, e->kernel_cache, sizeof e->kernel_cache);
     e->p.gpu_kernel_cache = e->kernel_cache;
     /* the directory is searched for only when a file is taken from it */
