@@ -163,15 +163,13 @@ typedef struct lector_params {
      * physical cores divided by `threads` (1 when unset), at least 1; on a
      * GPU, 2 per core, at most 16. */
     int workers;
-    /* > 0: recognition batches lines whose tensor widths round up to the
-     * same multiple of this many pixels (fewer, fuller batches), each line
-     * read through width masks (lector_model_options.width_masks) so that
-     * its text is the one it has alone at its own width. 0: a batch holds
-     * lines of one exact width. -1 (default): 64 on a GPU, 0 on the CPU
-     * (where each bucket's width compiles kernels of its own, so pages of
-     * new sizes keep compiling; 64 reads documents about 1.4x as fast once
-     * compiled). A recogniser the masks cannot cover reads each line at its
-     * own width (the engine logs why). docs/RUNTIME.md. */
+    /* Experimental. > 0: recognition batches lines whose tensor widths
+     * round up to the same multiple of this many pixels (fewer, fuller
+     * batches), each line read through width masks
+     * (lector_model_options.width_masks) so that its text is the one it has
+     * alone at its own width. 0 (default): a batch holds lines of one exact
+     * width. A recogniser the masks cannot cover reads each line at its own
+     * width (the engine logs why). What it gains where: docs/RUNTIME.md. */
     int rec_width_bucket;
     /* GPU: the directory where the kernels compiled at run time are kept
      * between processes (lector_model_options.kernel_cache_dir), so that

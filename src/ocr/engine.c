@@ -39,7 +39,6 @@ lector_params lector_default_params(void)
     p.rec_batch_num = 6;
     p.rec_image_height = 48;
     p.rec_image_width = 320;
-    p.rec_width_bucket = -1;
     p.drop_score = 0.5f;
     p.use_space_char = 1;
     p.max_pixels = 100000000;
@@ -134,10 +133,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     const lector_params *p = &e->p;
     lector_status st;
     int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
-    /* rec_width_bucket < 0: 64 on a GPU, whose kernels take the width as an argument (a new bucket
-     * compiles none); 0 on the CPU, where each bucket's width would compile kernels of its own
-     * (docs/RUNTIME.md has the rule and the measurements) */
-    e->p.rec_width_bucket = e->rec_bucket_asked >= 0 ? e->rec_bucket_asked : gpu_backend(backend) ? 64 : 0;
+    e->p.rec_width_bucket = e->rec_bucket_asked; /* a failed load on another device may have turned it off */
     int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
     /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
      * compiled kernels, not only rec_image_width's */
@@ -192,7 +188,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
     REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
             "det_letterbox_min_height must be in [0, 65536]");
-    REQUIRE(p->rec_width_bucket >= -1 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [-1, 4096]");
+    REQUIRE(p->rec_width_bucket >= 0 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [0, 4096]");
     REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
             "det_letterbox_ratio must be in [0, 65536]");
 #undef REQUIRE

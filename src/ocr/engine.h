@@ -32,7 +32,7 @@ struct lector_engine {
     lector_model *rec32;  /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
     int rec_argmax;       /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
     int rec_masked;       /* rec (and rec32) loaded with width masks: lector_params.rec_width_bucket */
-    int rec_bucket_asked; /* lector_params.rec_width_bucket as given (-1: by the device); p holds the one in use */
+    int rec_bucket_asked; /* lector_params.rec_width_bucket as given; p holds the one in use */
     ocr_dict dict;
     char rec_path[4096], dict_path[4096]; /* named when the two do not match */
     char device[128];
