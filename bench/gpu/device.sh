@@ -256,7 +256,9 @@ PY
         for q in 0 32 64 128; do
           echo "--- ${f:-fp32}, --rec-width-bucket $q"
           $L bench pipeline --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q \
-              --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) 2>&1 | tail -3
+              --rounds ${ROUNDS:-3} $(cat /tmp/docs.txt) >"$out/masks_pipeline${f}_$q.log" 2>&1
+          tail -2 "$out/masks_pipeline${f}_$q.log"
+          grep "^lector bench pipeline:" "$out/masks_pipeline${f}_$q.log" | sort | uniq -c | head -5   # failed pages
         done
       done
       for f in "" --fp16; do
