@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/util.h"
 
 /* ---- keys -------------------------------------------------------------------- */
@@ -71,12 +72,7 @@ void dn_key_free(dn_key *k)
     memset(k, 0, sizeof *k);
 }
 
-static uint64_t key_hash(const dn_key *k)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < k->len; i++) h = (h ^ k->buf[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t key_hash(const dn_key *k) { return lector__fnv1a64(k->buf, k->len); }
 
 /* Stores a copy of k and its hash in a new entry's key; -1 out of memory. */
 static int key_store(dn_stored_key *s, const dn_key *k)
