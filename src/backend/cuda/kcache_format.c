@@ -4,15 +4,9 @@
 
 #include <string.h>
 
-uint64_t kcache_hash(const char *key, size_t key_len)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < key_len; i++) {
-        h ^= (unsigned char)key[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+#include "util/hash.h"
+
+uint64_t kcache_hash(const char *key, size_t key_len) { return lector__fnv1a64(key, key_len); }
 
 void kcache_length(uint8_t *out, uint64_t n)
 {
