@@ -466,6 +466,9 @@ void cu_assign_storage(compile_ctx *cc);
 /* rt_plan_lifetimes_fn: keeps a depthwise convolution's input until the end of
  * the elementwise run after it (its fused epilogue reads the input meanwhile). */
 void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last);
+/* cuda_layout.c: whether a plan keeps its 4-D activations NHWC (fp16; fp32 text-line models) */
+#define CU_LINE_MAX_HEIGHT 64
+int cu_plan_nhwc(const rt_backend *be, const rt_plan *p);
 /* A 4-D tensor of dims (N, C, H, W), fp32 NCHW weights -> `half`/`nhwc`
  * storage, appended to the constant block; returns its offset. */
 size_t cu_convert_weights(compile_ctx *cc, const rt_value *wv, const int64_t *dims, int half, int nhwc);

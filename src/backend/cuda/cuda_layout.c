@@ -223,6 +223,19 @@ void cu_assign_storage(compile_ctx *cc)
     cu_free(forced);
 }
 
+/* ---- the plan's layout ------------------------------------------------------------
+ * NHWC activations in fp16 always (tensor cores read channels last). In fp32
+ * for models of text lines (an image input at most CU_LINE_MAX_HEIGHT pixels
+ * high: the recogniser, the classifier): there a pointwise convolution is one
+ * GEMM over every pixel of every line instead of one small GEMM per line, and
+ * the recogniser ran 1.5x as fast at batch 192 (docs/BENCHMARKS.md). Detection
+ * stays NCHW in fp32, where NHWC was slower. LECTOR_CUDA_NHWC=0/1 forces it. */
+int cu_plan_nhwc(const rt_backend *be, const rt_plan *p)
+{
+    int line = p->n_inputs > 0 && p->key && p->key[0][0] == 4 && p->key[0][3] <= CU_LINE_MAX_HEIGHT;
+    return cu_switch(LECTOR__TC_CUDA_NHWC, be->fp16 || line);
+}
+
 /* ---- lifetimes ------------------------------------------------------------------
  * A depthwise convolution may run the elementwise chain after it inside its
  * own kernel (cuda_nvrtc.c), which reads the convolution's input around each
@@ -230,12 +243,12 @@ void cu_assign_storage(compile_ctx *cc)
  * input's bytes to those results (the convolution is the input's last
  * reader), so the input is kept until the end of the elementwise run that
  * follows: one activation more for a few nodes. Only where the plan may be
- * NHWC (fp16, or LECTOR_CUDA_NHWC=1): fp32 NCHW plans have no such kernel. */
+ * NHWC (cu_plan_nhwc): NCHW plans have no such kernel. */
 void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last)
 {
     const rt_graph *g = p->g;
     /* LECTOR_CUDA_DWFUSE_LIFETIMES: these lifetimes without the fusion or the other way round, for A/B runs */
-    if (!cu_switch(LECTOR__TC_CUDA_NHWC, be->fp16) ||
+    if (!cu_plan_nhwc(be, p) ||
         !cu_switch(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, cu_switch(LECTOR__TC_CUDA_DWFUSE, 1)))
         return;
     for (int s = 0; s < p->n_order; s++) {

@@ -362,7 +362,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
 
 lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
-    int half = be->fp16, nhwc = cu_switch(LECTOR__TC_CUDA_NHWC, half), unsupported = 0;
+    int half = be->fp16, nhwc = cu_plan_nhwc(be, p), unsupported = 0;
     size_t arena = p->arena_size;
     if (half || nhwc) {
         lector_error e2 = {0};
