@@ -248,8 +248,7 @@ void cu_plan_lifetimes(rt_backend *be, const rt_plan *p, int *last)
 {
     const rt_graph *g = p->g;
     /* LECTOR_CUDA_DWFUSE_LIFETIMES: these lifetimes without the fusion or the other way round, for A/B runs */
-    if (!cu_plan_nhwc(be, p) ||
-        !cu_switch(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, cu_switch(LECTOR__TC_CUDA_DWFUSE, 1)))
+    if (!cu_plan_nhwc(be, p) || !cu_switch(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, cu_switch(LECTOR__TC_CUDA_DWFUSE, 1)))
         return;
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
