@@ -297,7 +297,8 @@ static int bench_pipeline(int argc, char **argv)
     double p50 = pct(c.lat, total, 0.5), p99 = pct(c.lat, total, 0.99);
     /* each model's runs in the timed rounds: lines a rec run say how full its batches were */
     unsigned long long det_runs = s_end.det.runs - s_warm.det.runs, cls_runs = s_end.cls.runs - s_warm.cls.runs,
-                       rec_runs = s_end.rec.runs - s_warm.rec.runs;
+                       rec_runs = s_end.rec.runs - s_warm.rec.runs,
+                       rec32_runs = s_end.rec_fp32.runs - s_warm.rec_fp32.runs; /* fp16's rechecks */
     double pps = c.pages * 1000.0 / wall;
     int workers = p.workers ? p.workers : lector_engine_workers(e);
     if (json) {
@@ -310,8 +311,8 @@ static int bench_pipeline(int argc, char **argv)
         compiled_json("compiled_warmup", NULL, &s_warm);
         printf(", ");
         compiled_json("compiled_run", &s_warm, &s_end);
-        printf(", \"lines\": %ld, \"runs\": {\"det\": %llu, \"cls\": %llu, \"rec\": %llu}}\n", c.lines, det_runs,
-               cls_runs, rec_runs);
+        printf(", \"lines\": %ld, \"runs\": {\"det\": %llu, \"cls\": %llu, \"rec\": %llu, \"rec_fp32\": %llu}}\n",
+               c.lines, det_runs, cls_runs, rec_runs, rec32_runs);
     } else {
         printf("device %s, %d workers: %d pages in %.2f s = %.1f pages/s; latency p50 %.1f ms, p99 %.1f ms; "
                "median stages: decode %.1f, det %.1f, cls %.1f, rec %.1f ms; compiled in warm-up %llu plans, "
@@ -321,8 +322,10 @@ static int bench_pipeline(int argc, char **argv)
                arenas_of(&s_warm), (unsigned long long)(s_end.plans_compiled - s_warm.plans_compiled),
                (unsigned long long)(s_end.kernels_compiled - s_warm.kernels_compiled),
                arenas_of(&s_end) - arenas_of(&s_warm), c.errors);
-        printf("%ld lines; model runs: det %llu, cls %llu, rec %llu (%.1f lines a rec run)\n", c.lines, det_runs,
+        printf("%ld lines; model runs: det %llu, cls %llu, rec %llu (%.1f lines a rec run)", c.lines, det_runs,
                cls_runs, rec_runs, rec_runs ? (double)c.lines / (double)rec_runs : 0.0);
+        if (rec32_runs) printf(", rec in fp32 again %llu (lines uncertain in fp16)", rec32_runs);
+        printf("\n");
     }
     free(v);
     free(c.items);
