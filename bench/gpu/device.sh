@@ -45,6 +45,13 @@
 #           and flushes each result as it is done) and to the process's exit, one receipt, 3 runs each
 #           fp32, --fp16 and --device cpu; then one run of each with LECTOR_LOG=debug, timestamped,
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles)
+#   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
+#           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
+#           and 1 workers, bench pipeline with 1 and 2 rounds with CUDA graphs on and off, the CLI over the
+#           pages listed 8 times with graphs on and off; then det in fp32 NHWC against NCHW (bench gpu and
+#           the pages in turns, its texts against the CPU's) and the steps of rec fp32 and det by time
+#   fp16cost what holds --fp16 back on document pages: bench pipeline with and without the fp32 recheck
+#           and --fp16-det (the runs of the fp32 recogniser each time)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -461,6 +468,70 @@ if ev:
     print(f"memcpy/memset: {len(m)}, {sum(int(r['Duration (ns)']) for r in m)/1e9:.3f} s")
 PY
       fi
+      ;;
+    firstpass)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for i in 1 2 3 4 5 6 7 8; do cat /tmp/docs.txt; done >/tmp/docs8.txt
+      $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json $(cat /tmp/docs.txt) >/dev/null 2>&1  # NVRTC's cache filled
+      for w in 16 1; do
+        echo "--- LECTOR_LOG=debug bench pipeline fp32, $w workers, 1 round"
+        LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers $w --rounds 1 --json \
+            $(cat /tmp/docs.txt) 2>"$out/firstpass-w$w.log" | cut -c1-400
+        python3 - "$out/firstpass-w$w.log" <<'PY'
+import collections, re, statistics, sys
+cu, rt, other = collections.defaultdict(list), collections.defaultdict(list), collections.Counter()
+for l in open(sys.argv[1], errors="replace"):
+    m = re.search(r"cuda: (\S+): \d+ steps .*?; ([\d.]+) ms: layout ([\d.]+), steps ([\d.]+) \(algorithms ([\d.]+)\), "
+                  r"fusion ([\d.]+), constants ([\d.]+), chains ([\d.]+)", l)
+    if m:
+        cu[m.group(1).split("/")[-1]].append([float(x) for x in m.groups()[1:]])
+        continue
+    m = re.search(r"(\S+\.onnx): plan for (\S+) compiled in ([\d.]+) ms \(graph passes ([\d.]+) ms, backend ([\d.]+) ms\)", l)
+    if m:
+        rt[m.group(1).split("/")[-1]].append([float(m.group(i)) for i in (3, 4, 5)])
+        continue
+    other[re.sub(r"[\d.]+", "N", l.strip())[:110]] += 1
+parts = ["total", "layout", "steps", "algorithms", "fusion", "constants", "chains"]
+for k, v in cu.items():
+    print(f"cuda compile {k}: {len(v)} plans; sum/median/max ms: " + ", ".join(
+        f"{n} {sum(r[i] for r in v):.0f}/{statistics.median(r[i] for r in v):.2f}/{max(r[i] for r in v):.1f}"
+        for i, n in enumerate(parts)))
+for k, v in rt.items():
+    print(f"rt plan {k}: {len(v)} plans; sum {sum(r[0] for r in v):.0f} ms (graph passes {sum(r[1] for r in v):.0f}, "
+          f"backend {sum(r[2] for r in v):.0f}); median {statistics.median(r[0] for r in v):.2f} ms")
+for t, n in other.most_common(20): print(f"  {n:5d}  {t}")
+PY
+      done
+      for g in "" 0; do for r in 1 2; do
+        echo "--- bench pipeline, graphs ${g:-on}, $r round(s): $(env ${g:+LECTOR_CUDA_GRAPHS=$g} $L bench pipeline \
+            --models "$B/models" --device cuda --workers 16 --rounds $r --json $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-330)"
+      done; done
+      for g in "" 0 "" 0; do
+        t0=$(date +%s.%N)
+        env ${g:+LECTOR_CUDA_GRAPHS=$g} $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/docs8.txt \
+            >/dev/null 2>/tmp/cli.err
+        echo "CLI x8, graphs ${g:-on}: $(tail -1 /tmp/cli.err); process wall $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s"
+      done
+      for e in LECTOR_X=1 LECTOR_CUDA_NHWC=1; do
+        env $e $L bench gpu --only det --models "$B/models" --batches 1,8 --runs 10 2>&1 | tail -2 | sed "s/^/$e /"
+      done
+      for e in LECTOR_X=1 LECTOR_CUDA_NHWC=1 LECTOR_X=1 LECTOR_CUDA_NHWC=1; do
+        echo "pages, $e: $(env $e $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 --json \
+            $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-300)"
+      done
+      E2E="LECTOR_CUDA_NHWC=1" bash "$0" e2e
+      for m in "rec 8" "det 1"; do read -r model nb <<<"$m"
+        echo "--- $model fp32, batches $nb: the 40 slowest steps of the second run, each as its own graph (LECTOR_CUDA_PROFILE=3)"
+        LECTOR_CUDA_PROFILE=3 $L bench gpu --only $model --models "$B/models" --batches $nb --runs 3 2>&1 | grep "^cuda step" |
+            sort -k6 -n -r | head -40
+      done
+      ;;
+    fp16cost)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      for f in "--fp16" "--fp16 --fp16-recheck 0" "--fp16 --fp16-det" "--fp16 --fp16-det --fp16-recheck 0" "--fp16" ""; do
+        echo "--- ${f:-fp32}: $($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --json \
+            $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-400)"
+      done
       ;;
     *) echo "unknown step $step" ;;
   esac
