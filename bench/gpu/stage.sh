@@ -5,7 +5,9 @@
 # module, the libraries, the models), the GPU test programs, the ONNX node
 # test cases, a subset of ../shared/data and the PyTorch peer. The device
 # tool carries at most 64 MiB per call: --icdar N / --sroie N size the data.
-# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--asan DIR] [--wrk]   (then see bench/gpu/device.sh)
+# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--lean] [--asan DIR] [--wrk]   (then see bench/gpu/device.sh)
+# --lean: leave out RapidOCR's and Tesseract's images (two of the parity step's images) and the test
+#   programs' debug information, for calls that carry the document pages (device.sh docs, firstpass, ...)
 # --wrk: also stage wrk (Debian's, with its LuaJIT and OpenSSL) for device.sh's soak step
 # --asan DIR: also stage DIR's lector and liblector-cuda.so, built with AddressSanitizer
 # (LECTOR_SANITIZE leaves CUDA out, so: cmake -B DIR -DLECTOR_CUDA=ON
@@ -14,13 +16,14 @@
 # with libasan, for device.sh's asan step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-icdar=120 sroie=40 asan= wrk=
+icdar=120 sroie=40 asan= wrk= lean=
 while [ $# -gt 0 ]; do
   case "$1" in
     --icdar) icdar=$2; shift ;;
     --sroie) sroie=$2; shift ;;
     --asan) asan=$2; shift ;;
     --wrk) wrk=1 ;;
+    --lean) lean=1 ;;
     *) echo "stage: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -38,7 +41,9 @@ awk '/^test_/{print $1}' "$top/tests/node/cases.txt" | tar -C "$node" -cJf "$dev
 cp "$top/tests/node/cases.txt" "$top/tests/backend_ops/patterns.txt" "$dev/"
 # data: the parity images, and the first N images of ICDAR2015 / SROIE with their gt
 d=$dev/data
-for s in paddleocr_doc_imgs tesseract_test rapidocr_tests; do cp -r "$shared/data/$s" "$d/"; done
+extras="tesseract_test rapidocr_tests"; [ -n "$lean" ] && extras=
+for s in paddleocr_doc_imgs $extras; do cp -r "$shared/data/$s" "$d/"; done
+[ -n "$lean" ] && strip --strip-debug "$dev"/bin/*
 mkdir -p "$d/icdar2015_test/ch4_test_images" "$d/sroie_subset/img"
 cp "$shared/data/icdar2015_test/gt.tsv" "$d/icdar2015_test/"
 cp "$shared/data/sroie_subset/gt.tsv" "$d/sroie_subset/"
@@ -59,4 +64,7 @@ if [ -n "$wrk" ]; then
   mkdir -p "$dev/wrk"; cp "$w" "$dev/wrk/"
   ldd "$w" | awk '/libluajit|libssl|libcrypto/ {print $3}' | xargs -I{} cp -L {} "$dev/wrk/"
 fi
-du -sh "$dev"
+# what a call carries: this folder and the tracked tree, counted in disk blocks, at most 64 MiB
+carry=$(( $(du -sk "$dev" | cut -f1) + $(git -C "$top" ls-files -z | (cd "$top" && xargs -0 du -ck 2>/dev/null) | tail -1 | cut -f1) ))
+echo "stage: .device $(du -sh "$dev" | cut -f1); with the tracked tree $((carry / 1024)) MiB of the 64 a call may carry"
+[ "$carry" -le $((62 * 1024)) ] || echo "stage: too much for one call: fewer --icdar/--sroie images, or --lean" >&2
