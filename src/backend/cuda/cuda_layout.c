@@ -229,7 +229,9 @@ void cu_assign_storage(compile_ctx *cc)
  * high: the recogniser, the classifier): there a pointwise convolution is one
  * GEMM over every pixel of every line instead of one small GEMM per line, and
  * the recogniser ran 1.5x as fast at batch 192 (docs/BENCHMARKS.md). Detection
- * stays NCHW in fp32, where NHWC was slower. LECTOR_CUDA_NHWC=0/1 forces it. */
+ * of a page stays NCHW in fp32, where NHWC was slower (the detector's input for
+ * an image of one line, at most that high, is NHWC too). LECTOR_CUDA_NHWC=0/1
+ * forces it. */
 int cu_plan_nhwc(const rt_backend *be, const rt_plan *p)
 {
     int line = p->n_inputs > 0 && p->key && p->key[0][0] == 4 && p->key[0][3] <= CU_LINE_MAX_HEIGHT;
