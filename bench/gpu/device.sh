@@ -51,7 +51,8 @@
 #           pages listed 8 times with graphs on and off; then det in fp32 NHWC against NCHW (bench gpu and
 #           the pages in turns, its texts against the CPU's) and the steps of rec fp32 and det by time
 #   fp16cost what holds --fp16 back on document pages: bench pipeline with and without the fp32 recheck
-#           and --fp16-det (the runs of the fp32 recogniser each time)
+#           and --fp16-det (the runs of the fp32 recogniser each time); then the GPU time per operator
+#           over the pages' real shapes, fp32 and --fp16 (LECTOR_CUDA_PROFILE=1, one worker)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -531,6 +532,11 @@ PY
       for f in "--fp16" "--fp16 --fp16-recheck 0" "--fp16 --fp16-det" "--fp16 --fp16-det --fp16-recheck 0" "--fp16" ""; do
         echo "--- ${f:-fp32}: $($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --json \
             $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-400)"
+      done
+      for f in "" "--fp16"; do   # every step of the document pages' real shapes timed (one worker, so one at a time)
+        echo "--- ${f:-fp32}: GPU time per operator over the pages (LECTOR_CUDA_PROFILE=1, 1 worker, 1 round)"
+        LECTOR_CUDA_PROFILE=1 $L bench pipeline --models "$B/models" --device cuda --workers 1 --rounds 1 $f \
+            $(cat /tmp/docs.txt) 2>&1 | grep -v "^  .* 0\.[0-9]%$" | tail -28
       done
       ;;
     *) echo "unknown step $step" ;;
