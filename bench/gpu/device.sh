@@ -503,6 +503,10 @@ for k, v in rt.items():
 for t, n in other.most_common(20): print(f"  {n:5d}  {t}")
 PY
       done
+      # a process's first use of each cuBLAS/cuDNN kernel loads it (CUDA's lazy loading): eager loading
+      # moves that into the start-up, which says how much of the warm-up pass it is
+      echo "--- bench pipeline, CUDA_MODULE_LOADING=EAGER, 1 round: $(CUDA_MODULE_LOADING=EAGER $L bench pipeline \
+          --models "$B/models" --device cuda --workers 16 --rounds 1 --json $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-330)"
       for g in "" 0; do for r in 1 2; do
         echo "--- bench pipeline, graphs ${g:-on}, $r round(s): $(env ${g:+LECTOR_CUDA_GRAPHS=$g} $L bench pipeline \
             --models "$B/models" --device cuda --workers 16 --rounds $r --json $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-330)"
