@@ -14,7 +14,8 @@
 #           breaker sends reads to the CPU engine), breaker counters, GPU memory over SERVE_N requests
 #   shapes  random input shapes of the three models on the CUDA module against the reference backend,
 #           and what it compiles for shapes seen before (test_shapes, ctest rt.shapes.cuda)
-#   docs    document pages (SROIE receipts, PaddleOCR's document images; DOCS=DIR for others): bench
+#   docs    document pages (SROIE receipts, PaddleOCR's document images; DOCS=DIR for others, here and in
+#           every step that reads them): bench
 #           pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
 #           the warm-up and after it), the CLI over the same pages, the cold start to the first result,
 #           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers; DOCS_ARGS (e.g. "--rec-width-bucket 64")
@@ -65,6 +66,11 @@ export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its
 export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
 L=$B/bin/lector
 images() { find "$dev/data/$1" -name '*.jpg' | sort; }
+# the document pages into /tmp/docs.txt: DOCS=DIR's images, or the staged SROIE receipts and PaddleOCR's documents
+doc_pages() {
+  { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort
+    else images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; fi; } >/tmp/docs.txt
+}
 set -- $(printf '%s\n' "$@" | sed 's/^issue19$/nodes check parity shapes docs/')
 for step in "$@"; do
   echo "=== $step"
@@ -261,7 +267,7 @@ PY
       ;;
     masks)
       "$dev/bin/test_width_masks" "$B/models" samples/sample.jpg cuda 2>&1 | tail -12
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for f in "" --fp16; do
         for q in 0 32 64 128; do
           echo "--- ${f:-fp32}, --rec-width-bucket $q"
@@ -326,8 +332,7 @@ PY
       ls -la "$kc" | head; du -sh "$kc"
       ;;
     docs)
-      { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort
-        else images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; fi; } >/tmp/docs.txt
+      doc_pages
       echo "$(wc -l </tmp/docs.txt) document pages"
       first=$(head -1 /tmp/docs.txt)
       t0=$(date +%s.%N); $L --device cuda --format json "$first" >/dev/null 2>&1; t1=$(date +%s.%N)
@@ -350,7 +355,7 @@ PY
       done
       ;;
     scale)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for cfg in 1 4 16 16:nographs; do
         w=${cfg%%:*} e=LECTOR_X=1
         [ "$cfg" = "$w" ] || e=LECTOR_CUDA_GRAPHS=0
@@ -359,7 +364,7 @@ PY
       done
       ;;
     graphs)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for f in "" --fp16; do
         for w in 1 16; do
           for g in 8 0; do
@@ -389,7 +394,7 @@ PY
       done
       ;;
     wait)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for f in "" --fp16; do
         for w in 4 16; do
           for bw in 1 0 1 0; do
@@ -414,7 +419,7 @@ PY
       for d in cpu cuda; do echo "--- $d"; cat "$out/soak-$d.log"; done
       ;;
     prof)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for w in 1 16; do
         nvidia-smi --query-gpu=utilization.gpu,clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 \
             >"$out/smi-w$w.csv" 2>/dev/null &
@@ -471,7 +476,7 @@ PY
       fi
       ;;
     firstpass)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for i in 1 2 3 4 5 6 7 8; do cat /tmp/docs.txt; done >/tmp/docs8.txt
       $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json $(cat /tmp/docs.txt) >/dev/null 2>&1  # NVRTC's cache filled
       for w in 16 1; do
@@ -532,7 +537,7 @@ PY
       done
       ;;
     fp16cost)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -type f | sort; } >/tmp/docs.txt
+      doc_pages
       for f in "--fp16" "--fp16 --fp16-recheck 0" "--fp16 --fp16-det" "--fp16 --fp16-det --fp16-recheck 0" "--fp16" ""; do
         echo "--- ${f:-fp32}: $($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --json \
             $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-400)"
