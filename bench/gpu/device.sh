@@ -15,8 +15,7 @@
 #   shapes  random input shapes of the three models on the CUDA module against the reference backend,
 #           and what it compiles for shapes seen before (test_shapes, ctest rt.shapes.cuda)
 #   docs    document pages (SROIE receipts, PaddleOCR's document images; DOCS=DIR for others, here and in
-#           every step that reads them): bench
-#           pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
+#           every step that reads them): bench pipeline fp32 and --fp16 at 16 workers (pages/s, p50/p99, plans and kernels compiled in
 #           the warm-up and after it), the CLI over the same pages, the cold start to the first result,
 #           and the ICDAR2015 pipeline figure fp32 and --fp16 at 16 workers; DOCS_ARGS (e.g. "--rec-width-bucket 64")
 #           go to bench pipeline and the CLI
