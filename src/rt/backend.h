@@ -21,7 +21,7 @@
 #include "lector_rt_image.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 5u
+#define RT_BACKEND_API_VERSION 6u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -93,6 +93,13 @@ typedef struct rt_backend_iface {
     /* Kernels the backend has built so far (JIT primitives, device kernels),
      * for lector_model_stats; NULL: it builds none. */
     uint64_t (*kernels_compiled)(rt_backend *be);
+    /* Optional, host backends: a generic plan (a shape outside
+     * lector_model_options.jit_size, run by the host executor on the
+     * reference kernels, memory already planned) may have some nodes run by
+     * kernels of the backend's own that compile nothing for the shape: it
+     * allocates plan->own (freed with the plan) and sets plan->own[i]; the
+     * kernels' states belong to plan->be_plan (freed by plan_free). */
+    lector_status (*plan_generic)(rt_backend *be, rt_plan *plan, lector_error *err);
 } rt_backend_iface;
 
 struct rt_backend {

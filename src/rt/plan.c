@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rt/backend.h"
+#include "rt/host_chain.h"
 #include "util/util.h"
 
 /* ---- memory plan ------------------------------------------------------------
@@ -103,39 +104,40 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
             if (n->in[k] >= 0) last[n->in[k]] = s;
     }
     for (int i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = p->n_order; /* live to the end */
-    /* a backend may keep values longer (plan_lifetimes); such a value is released after the node at
-     * its new last position, which need not read it: later[s] lists them (next[] links the list) */
+    /* a backend may keep values longer (plan_lifetimes), and so do the host executor's chains, whose
+     * values inside them get no bytes (internal); such a value is released after the node at its new last
+     * position, which need not read it: later[s] lists them (next[] links the list) */
     rt_backend *be = p->backend;
     rt_plan_lifetimes_fn lifetimes = be && !p->generic ? be->iface->plan_lifetimes : NULL;
-    int *later = NULL, *next = NULL;
-    if (lifetimes) {
-        int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
-        later = lector__malloc(sizeof(int) * (size_t)(p->n_order + 1));
-        next = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
-        if (!before || !later || !next) {
-            lector__free(before);
-            lector__free(later);
-            lector__free(next);
-            lector__free(last);
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
-        }
-        memcpy(before, last, sizeof(int) * (size_t)g->n_values);
-        lifetimes(be, p, last);
-        for (int s = 0; s < p->n_order; s++) later[s] = -1;
-        for (int v = 0; v < g->n_values; v++)
-            if (last[v] > before[v] && last[v] < p->n_order) {
-                next[v] = later[last[v]];
-                later[last[v]] = v;
-            }
+    int host = p->generic || (be && be->iface->plan_execute == rt_execute_host);
+    int *before = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    int *later = lector__malloc(sizeof(int) * (size_t)(p->n_order + 1));
+    int *next = lector__malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    char *internal = lector__calloc((size_t)g->n_values + 1, 1);
+    if (!before || !later || !next || !internal) {
         lector__free(before);
+        lector__free(later);
+        lector__free(next);
+        lector__free(internal);
+        lector__free(last);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory planning memory");
     }
+    memcpy(before, last, sizeof(int) * (size_t)g->n_values);
+    lector_status st = host ? rt_host_chains_find(p, internal, last, err) : LECTOR_OK;
+    if (lifetimes) lifetimes(be, p, last);
+    for (int s = 0; s < p->n_order; s++) later[s] = -1;
+    for (int v = 0; v < g->n_values; v++)
+        if (last[v] > before[v] && last[v] < p->n_order) {
+            next[v] = later[last[v]];
+            later[last[v]] = v;
+        }
+    lector__free(before);
     freelist fl = {0};
-    lector_status st = LECTOR_OK;
     for (int s = 0; s < p->n_order && !st; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
-            if (v < 0 || g->values[v].data) continue;
+            if (v < 0 || g->values[v].data || internal[v]) continue;
             /* every dimension known and the size representable: a model whose shapes
              * inference could not settle (a dimension it declares as dynamic, say)
              * is refused here, not given an absurd arena */
@@ -177,6 +179,7 @@ static lector_status memory_plan(rt_plan *p, lector_error *err)
         }
     }
     p->arena_size = fl.top;
+    lector__free(internal);
     lector__free(later);
     lector__free(next);
     lector__free(fl.b);
@@ -231,6 +234,7 @@ static lector_status plan_build(rt_graph *g, rt_backend *be, const lector_tensor
     p->generic = generic;
     lector_status st = memory_plan(p, err);
     if (!st && !generic && be->iface->plan_compile) st = be->iface->plan_compile(be, p, err);
+    if (!st && generic && be->iface->plan_generic) st = be->iface->plan_generic(be, p, err);
     if (st) {
         rt_plan_free(p);
         return st;
@@ -258,6 +262,9 @@ void rt_plan_free(rt_plan *p)
     lector__free(p->order);
     lector__free(p->offset);
     lector__free(p->kernels);
+    lector__free(p->own);
+    lector__free(p->chains);
+    lector__free(p->chain_at);
     for (int i = 0; p->key_values && i < p->n_inputs; i++) lector__free(p->key_values[i]);
     lector__free(p->key_values);
     lector__free(p->key);
@@ -383,7 +390,7 @@ lector_status rt_plan_time(rt_plan *p, const lector_tensor *inputs, int runs, do
 
 /* ---- host executor ---------------------------------------------------------- */
 
-static void *value_data(const rt_plan *p, void *arena, const lector_tensor *inputs, int v)
+void *rt_plan_value_data(const rt_plan *p, void *arena, const lector_tensor *inputs, int v)
 {
     const rt_graph *g = p->g;
     if (g->values[v].data) return g->values[v].data;
@@ -402,7 +409,7 @@ typedef struct host_run {
 static const void *output_data(void *ctx, int i)
 {
     const host_run *r = ctx;
-    return value_data(r->p, r->arena, r->inputs, r->p->g->outputs[i]);
+    return rt_plan_value_data(r->p, r->arena, r->inputs, r->p->g->outputs[i]);
 }
 
 lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
@@ -413,13 +420,23 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
     lector_tensor in[16], out[8];
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
+        if (p->chain_at && p->chain_at[s] >= 0) {
+            const rt_host_chain *c = &p->chains[p->chain_at[s]];
+            lector_status st = rt_host_chain_run(p, c, arena, inputs, &ctx);
+            if (st) {
+                if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
+                return st;
+            }
+            s += c->n - 1;
+            continue;
+        }
         for (int k = 0; k < n->n_in; k++) {
             if (n->in[k] < 0) {
                 memset(&in[k], 0, sizeof in[k]);
                 continue;
             }
             in[k] = rt_value_tensor(&g->values[n->in[k]]);
-            in[k].data = value_data(p, arena, inputs, n->in[k]);
+            in[k].data = rt_plan_value_data(p, arena, inputs, n->in[k]);
         }
         for (int k = 0; k < n->n_out; k++) {
             if (n->out[k] < 0) {
@@ -427,9 +444,10 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
                 continue;
             }
             out[k] = rt_value_tensor(&g->values[n->out[k]]);
-            out[k].data = value_data(p, arena, inputs, n->out[k]);
+            out[k].data = rt_plan_value_data(p, arena, inputs, n->out[k]);
         }
-        lector_status st = p->kernels[p->order[s]](n, in, out, &ctx);
+        const rt_own_kernel *own = p->own && p->own[p->order[s]].run ? &p->own[p->order[s]] : NULL;
+        lector_status st = own ? own->run(own->state, n, in, out, &ctx) : p->kernels[p->order[s]](n, in, out, &ctx);
         if (st) {
             if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
             return st;

@@ -29,14 +29,24 @@
 
 typedef struct rt_backend rt_backend;
 
+/* A backend's own kernel for a node of a generic plan (rt_backend_iface's
+ * plan_generic), run by the host executor in place of the reference one,
+ * with its state. */
+typedef struct rt_own_kernel {
+    lector_status (*run)(const void *state, const rt_node *n, const lector_tensor *in, lector_tensor *out,
+                         const rt_kernel_ctx *ctx);
+    const void *state;
+} rt_own_kernel;
+
 typedef struct rt_plan {
     rt_graph *g; /* optimised graph, owned */
     int *order;  /* live nodes in execution order */
     int n_order;
     size_t *offset; /* per value: arena offset, RT_NO_OFFSET if none */
     size_t arena_size;
-    rt_kernel_fn *kernels; /* per node (indexed like g->nodes) */
-    void *be_plan;         /* backend state */
+    rt_kernel_fn *kernels;     /* per node (indexed like g->nodes) */
+    struct rt_own_kernel *own; /* per node, NULL: a backend's own kernels (plan_generic), where run is set */
+    void *be_plan;             /* backend state */
     rt_backend *backend;
     int refs; /* owned by the model's plan cache (under its lock) */
     /* key: the input shapes it was compiled for, and the values of the
@@ -49,6 +59,12 @@ typedef struct rt_plan {
     /* 1: the backend compiled nothing; the host executor runs the reference
      * kernels (a shape outside lector_model_options.jit_size) */
     int generic;
+    /* host executor: runs of elementwise nodes run in one pass
+     * (host_chain.h); chain_at[s]: the chain that starts at position s of
+     * order, -1 where none does */
+    struct rt_host_chain *chains;
+    int n_chains;
+    int *chain_at;
 } rt_plan;
 
 /* Small integer inputs (<= 64 elements) and tiny float vectors (rank <= 1,
@@ -65,6 +81,10 @@ lector_status rt_plan_build(rt_graph *g, rt_backend *be, const lector_tensor *in
 lector_status rt_plan_build_generic(rt_graph *g, rt_backend *be, const lector_tensor *inputs, rt_plan **out,
                                     lector_error *err);
 void rt_plan_free(rt_plan *p);
+/* Where value v of a plan running on the host lives: its constant, its
+ * bytes in `arena`, or the caller's input; NULL for a value that has none
+ * (one that lives inside a chain of the host executor). */
+void *rt_plan_value_data(const rt_plan *p, void *arena, const lector_tensor *inputs, int v);
 /* Does the plan match these input shapes? */
 int rt_plan_matches(const rt_plan *p, const lector_tensor *inputs, int n_inputs);
 /* Runs the plan with an arena borrowed from p->arenas. Thread-safe. */

@@ -42,6 +42,7 @@
     X(LECTOR__TC_ONEDNN_OFF,        "LECTOR_ONEDNN_OFF",        "Op,Op: those operators left to the reference kernels") \
     X(LECTOR__TC_ONEDNN_DUMP,       "LECTOR_ONEDNN_DUMP",       "set: each compiled plan printed on stderr") \
     X(LECTOR__TC_ADAPTIVE_THREADS,  "LECTOR_ADAPTIVE_THREADS",  "0: off; always: the single-thread variant always") \
+    X(LECTOR__TC_HOST_CHAINS,       "LECTOR_HOST_CHAINS",       "0: the host executor runs elementwise nodes one by one, not in chains") \
     X(LECTOR__TC_GEMM_KERNEL,       "LECTOR_GEMM_KERNEL",       "avx2 or generic: a narrower reference GEMM kernel") \
     X(LECTOR__TC_GPU_PREPROCESS,    "LECTOR_GPU_PREPROCESS",    "0: the models' inputs made on the CPU, not the GPU") \
     X(LECTOR__TC_GPU_BATCH_WAIT,    "LECTOR_GPU_BATCH_WAIT",    "0: on a GPU a partial cls/rec batch runs when a worker is free, not after the tasks that may add to it") \

@@ -10,9 +10,10 @@
  *      activation arena is added (lector_model_get_stats)
  *   3. a plan cache of 2 plans: a shape whose plan was evicted is compiled
  *      again, its kernels are not (they are the model's, shared by plans)
- *   4. jit_size: shapes of the other sizes compile no kernel, and their
- *      outputs equal the reference backend's bit for bit (they run its
- *      kernels)
+ *   4. jit_size: shapes of the other sizes run generic plans (the reference
+ *      kernels, pointwise convolutions on oneDNN matmuls sized at run time,
+ *      made with the model's first plan): they compile no kernel, and every
+ *      output is within tol of the reference backend's
  *
  * usage: test_shapes MODELS_DIR BACKEND [tol]   (BACKEND cpu or cuda; exit 77
  * when the backend cannot be used here, e.g. cuda without a GPU)
@@ -168,8 +169,8 @@ static void evicted_plan(const char *dir, const char *backend)
     lector_model_free(m);
 }
 
-/* Part 4: shapes outside jit_size run the reference kernels and compile none. */
-static void jit_size(const char *dir)
+/* Part 4: shapes outside jit_size run generic plans and compile nothing. */
+static void jit_size(const char *dir, double tol)
 {
     lector_model *m = load(dir, "ch_PP-OCRv4_rec_infer.onnx", "cpu", 0, 320);
     lector_model *ref = load(dir, "ch_PP-OCRv4_rec_infer.onnx", "ref", 0, 0);
@@ -186,12 +187,17 @@ static void jit_size(const char *dir)
         lector_tensor *p = NULL, *q = NULL;
         size_t np = 0, nq = 0;
         if (!run(m, &s, x, &p, &np) && !run(ref, &s, x, &q, &nq)) {
-            int same = np == nq;
-            for (size_t k = 0; same && k < np; k++)
-                same =
-                    lector_tensor_numel(&p[k]) == lector_tensor_numel(&q[k]) &&
-                    !memcmp(p[k].data, q[k].data, (size_t)lector_tensor_numel(&p[k]) * lector_dtype_size(p[k].dtype));
-            CHECK(same, "jit_size 320: width %d differs from the reference backend", widths[i]);
+            double worst = np == nq ? 0 : 1e9;
+            for (size_t k = 0; k < np && k < nq; k++) {
+                if (lector_tensor_numel(&p[k]) != lector_tensor_numel(&q[k])) {
+                    worst = 1e9;
+                    continue;
+                }
+                const float *u = p[k].data, *v = q[k].data;
+                for (int64_t j = 0; j < lector_tensor_numel(&p[k]); j++)
+                    if (fabs((double)u[j] - (double)v[j]) > worst) worst = fabs((double)u[j] - (double)v[j]);
+            }
+            CHECK(worst <= tol, "jit_size 320: width %d differs from the reference backend by %g", widths[i], worst);
         }
         lector_tensors_free(p, np);
         lector_tensors_free(q, nq);
@@ -224,7 +230,7 @@ int main(int argc, char **argv)
     random_shapes(dir, "ch_PP-OCRv4_rec_infer.onnx", backend, tol, rec, 10);
     random_shapes(dir, "ch_ppocr_mobile_v2.0_cls_infer.onnx", backend, tol, cls, 5);
     evicted_plan(dir, backend);
-    if (!strcmp(backend, "cpu")) jit_size(dir);
+    if (!strcmp(backend, "cpu")) jit_size(dir, tol);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

@@ -1,6 +1,7 @@
 /*
  * lector run-model MODEL.onnx [--input NAME=FILE.pb | --input FILE.pb]...
- *                  [--backend cpu|ref|cuda[:N]] [--fp16] [--threads N] [--repeat N] --out DIR
+ *                  [--backend cpu|ref|cuda[:N]] [--fp16] [--threads N] [--jit-size N] [--repeat N]
+ *                  --out DIR
  *
  * Runs any ONNX model within Lector's op set on tensors stored as ONNX
  * TensorProto files and writes each output as DIR/output_N.pb.
@@ -18,12 +19,14 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: lector run-model MODEL.onnx [--input NAME=FILE.pb]... [--backend cpu|ref|cuda[:N]]\n"
-               "                        [--fp16] [--threads N] [--repeat N] --out DIR\n"
+               "                        [--fp16] [--threads N] [--jit-size N] [--repeat N] --out DIR\n"
                "  --input NAME=FILE.pb   input tensor (onnx.TensorProto); NAME may be omitted, then\n"
                "                         inputs are taken in the model's order\n"
                "  --out DIR              write outputs as DIR/output_0.pb, output_1.pb, ...\n"
                "  --backend B            cpu (default), ref (the reference kernels) or cuda[:N]\n"
                "  --fp16                 with cuda: half precision where the backend has it\n"
+               "  --jit-size N           cpu: only shapes whose larger side is N get compiled kernels;\n"
+               "                         the others run as the OCR engine runs them (lector_model_options)\n"
                "  --repeat N             run N times and print the median time\n");
 }
 
@@ -50,6 +53,8 @@ int cmd_run_model(int argc, char **argv)
             opt.fp16 = 1;
         else if (!strcmp(a, "--threads") && i + 1 < argc)
             opt.threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--jit-size") && i + 1 < argc)
+            opt.jit_size = atoi(argv[++i]);
         else if (!strcmp(a, "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -13,6 +13,8 @@
  *   onednn_memory.c    the memory plan of blocked layouts (the arena)
  *   onednn_exec.c      the executor
  *   onednn_cache.c     kernels and converted constants shared by a model's plans
+ *   onednn_generic.c   generic plans (shapes outside jit_size): their pointwise
+ *                      convolutions on a matmul sized at run time
  */
 #include "backend/cpu/onednn/onednn_internal.h"
 #include "util/util.h"
@@ -63,6 +65,8 @@ static const rt_backend_iface dn_iface = {
     .plan_execute = dn_plan_execute,
     .plan_free = dn_plan_free,
     .kernels_compiled = dn_kernels,
+    /* generic plans: pointwise convolutions on a matmul sized at run time */
+    .plan_generic = dn_plan_generic,
 };
 
 const rt_backend_iface *rt_backend_onednn(void) { return &dn_iface; }

@@ -187,4 +187,13 @@ dn_plan *dn_variant(rt_backend *be, const rt_plan *p, int threads);
 lector_status dn_plan_execute(rt_backend *be, const rt_plan *p, void *arena, const lector_tensor *inputs,
                               lector_tensor *outputs, lector_error *err);
 
+/* onednn_generic.c: the iface's plan_generic, and what dn_plan_free calls
+ * for a generic plan. dn_generic_prepare creates (in the kernel cache) the
+ * kernels the model's generic plans will run, from any plan of it: called
+ * by every compile, so that a stream warmed up on any shapes compiles
+ * nothing when its first generic shape comes (a cache hit once made). */
+lector_status dn_plan_generic(rt_backend *be, rt_plan *p, lector_error *err);
+void dn_generic_free(rt_backend *be, rt_plan *p);
+void dn_generic_prepare(rt_backend *be, const rt_plan *p);
+
 #endif

@@ -80,6 +80,10 @@ static void dn_destroy(dn_plan *dp)
 
 void dn_plan_free(rt_backend *be, rt_plan *p)
 {
+    if (p->generic) {
+        dn_generic_free(be, p);
+        return;
+    }
     dn_destroy(p->be_plan);
     p->be_plan = NULL;
 }
@@ -280,6 +284,7 @@ lector_status dn_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
     if (st) return st;
     p->be_plan = dp;
     p->arena_size = dp->arena_size;
+    dn_generic_prepare(be, p);
     return LECTOR_OK;
 }
 

@@ -12,20 +12,28 @@
 
 #define PAR_MIN 65536
 
-#define UNARY_F32(name, EXPR)                                                                                  \
-    lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out,                \
-                                const rt_kernel_ctx *ctx)                                                      \
-    {                                                                                                          \
-        if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);                \
-        const float *X = in[0].data;                                                                           \
-        float *Y = out->data;                                                                                  \
-        int64_t n = lector_tensor_numel(&in[0]);                                                               \
-        _Pragma("omp parallel for num_threads(ctx->threads) if (n > PAR_MIN)") for (int64_t i = 0; i < n; i++) \
-        {                                                                                                      \
-            float x = X[i];                                                                                    \
-            Y[i] = (EXPR);                                                                                     \
-        }                                                                                                      \
-        return LECTOR_OK;                                                                                      \
+/* No parallel region unless it pays (see elementwise.c's BIN_LOOP). */
+#define UNARY_F32(name, EXPR)                                                                     \
+    lector_status rt_ref_##name(const rt_node *nd, const lector_tensor *in, lector_tensor *out,   \
+                                const rt_kernel_ctx *ctx)                                         \
+    {                                                                                             \
+        if (in[0].dtype != LECTOR_DTYPE_FLOAT32) return rt_ref_bad_dtype(nd, ctx, in[0].dtype);   \
+        const float *X = in[0].data;                                                              \
+        float *Y = out->data;                                                                     \
+        int64_t n = lector_tensor_numel(&in[0]);                                                  \
+        if (ctx->threads > 1 && n > PAR_MIN) {                                                    \
+            _Pragma("omp parallel for num_threads(ctx->threads)") for (int64_t i = 0; i < n; i++) \
+            {                                                                                     \
+                float x = X[i];                                                                   \
+                Y[i] = (EXPR);                                                                    \
+            }                                                                                     \
+        } else {                                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                float x = X[i];                                                                   \
+                Y[i] = (EXPR);                                                                    \
+            }                                                                                     \
+        }                                                                                         \
+        return LECTOR_OK;                                                                         \
     }
 
 UNARY_F32(Ceil, ceilf(x))
@@ -106,8 +114,12 @@ lector_status rt_ref_Relu(const rt_node *nd, const lector_tensor *in, lector_ten
     case LECTOR_DTYPE_FLOAT32: {
         const float *X = in[0].data;
         float *Y = out->data;
-#pragma omp parallel for num_threads(ctx->threads) if (n > PAR_MIN)
-        for (int64_t i = 0; i < n; i++) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+        if (ctx->threads > 1 && n > PAR_MIN) {
+#pragma omp parallel for num_threads(ctx->threads)
+            for (int64_t i = 0; i < n; i++) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+        } else {
+            for (int64_t i = 0; i < n; i++) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+        }
         break;
     }
     case LECTOR_DTYPE_INT64: SIGNED_LOOP(int64_t, x > 0 ? x : 0); break;

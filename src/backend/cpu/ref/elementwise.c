@@ -28,31 +28,39 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
             po[i] = (T)(EXPR);              \
         }                                   \
     } while (0)
-#define BIN_LOOP(T, EXPR)                                                                                             \
-    do {                                                                                                              \
-        const T *A_ = a->data, *B_ = b->data;                                                                         \
-        T *O_ = out->data;                                                                                            \
-        int64_t inner = bc.inner, s0 = bc.istep[0], s1 = bc.istep[1];                                                 \
-        int64_t nch = (inner + CHUNK - 1) / CHUNK, tiles = bc.rows * nch;                                             \
-        _Pragma("omp parallel for num_threads(threads) if (total > PAR_MIN && tiles > 1)") for (int64_t tile = 0;     \
-                                                                                                tile < tiles; tile++) \
-        {                                                                                                             \
-            int64_t row = tile / nch, i0 = (tile % nch) * CHUNK;                                                      \
-            int64_t i1 = LECTOR_MIN(inner, i0 + CHUNK);                                                               \
-            int64_t off[RT_BC_MAX];                                                                                   \
-            rt_bcast_row(&bc, row, off);                                                                              \
-            const T *pa = A_ + off[0], *pb = B_ + off[1];                                                             \
-            T *po = O_ + row * inner;                                                                                 \
-            const T xc = pa[0], yc = pb[0];                                                                           \
-            if (s0 && s1)                                                                                             \
-                BIN_SPAN(T, EXPR, pa[i], pb[i]);                                                                      \
-            else if (s0)                                                                                              \
-                BIN_SPAN(T, EXPR, pa[i], yc);                                                                         \
-            else if (s1)                                                                                              \
-                BIN_SPAN(T, EXPR, xc, pb[i]);                                                                         \
-            else                                                                                                      \
-                BIN_SPAN(T, EXPR, xc, yc);                                                                            \
-        }                                                                                                             \
+#define BIN_TILE(T, EXPR)                                    \
+    do {                                                     \
+        int64_t row = tile / nch, i0 = (tile % nch) * CHUNK; \
+        int64_t i1 = LECTOR_MIN(inner, i0 + CHUNK);          \
+        int64_t off[RT_BC_MAX];                              \
+        rt_bcast_row(&bc, row, off);                         \
+        const T *pa = A_ + off[0], *pb = B_ + off[1];        \
+        T *po = O_ + row * inner;                            \
+        const T xc = pa[0], yc = pb[0];                      \
+        if (s0 && s1)                                        \
+            BIN_SPAN(T, EXPR, pa[i], pb[i]);                 \
+        else if (s0)                                         \
+            BIN_SPAN(T, EXPR, pa[i], yc);                    \
+        else if (s1)                                         \
+            BIN_SPAN(T, EXPR, xc, pb[i]);                    \
+        else                                                 \
+            BIN_SPAN(T, EXPR, xc, yc);                       \
+    } while (0)
+/* No parallel region at all unless it pays: a chain of the host executor
+ * (rt/host_chain.c) calls the kernel per tile from its own threads, where
+ * even a serialised region would cost a team. */
+#define BIN_LOOP(T, EXPR)                                                                                 \
+    do {                                                                                                  \
+        const T *A_ = a->data, *B_ = b->data;                                                             \
+        T *O_ = out->data;                                                                                \
+        int64_t inner = bc.inner, s0 = bc.istep[0], s1 = bc.istep[1];                                     \
+        int64_t nch = (inner + CHUNK - 1) / CHUNK, tiles = bc.rows * nch;                                 \
+        if (threads > 1 && total > PAR_MIN && tiles > 1) {                                                \
+            _Pragma("omp parallel for num_threads(threads)") for (int64_t tile = 0; tile < tiles; tile++) \
+                BIN_TILE(T, EXPR);                                                                        \
+        } else {                                                                                          \
+            for (int64_t tile = 0; tile < tiles; tile++) BIN_TILE(T, EXPR);                               \
+        }                                                                                                 \
     } while (0)
 
 #define BIN_OPS(T, ISINT)                                       \
@@ -81,8 +89,9 @@ static int64_t bin_bcast(rt_bcast *bc, lector_tensor *out, const lector_tensor *
 }
 
 /* out = op(a, b); `a` may be `out` itself (same shape). */
-static lector_status binary(const rt_node *nd, int op, const lector_tensor *a, const lector_tensor *b,
-                            lector_tensor *out, const rt_kernel_ctx *ctx)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static lector_status
+binary(const rt_node *nd, int op, const lector_tensor *a, const lector_tensor *b, lector_tensor *out,
+       const rt_kernel_ctx *ctx)
 {
     if (a->dtype != b->dtype) return rt_ref_bad_dtype(nd, ctx, b->dtype);
     rt_bcast bc;
