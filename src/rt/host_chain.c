@@ -26,8 +26,8 @@
 /* Operators whose output element i is a function of input element i alone
  * (after numpy broadcasting), whose reference kernels run on any flat
  * tensor: with a tile of [len] elements and a broadcast operand of [1]. */
-static const char *const unary_ops[] = {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Tanh",
-                                        "Exp",  "Erf",     "Sqrt",        "Reciprocal", "Neg",      "Abs",
+static const char *const unary_ops[] = {"Relu", "Sigmoid", "HardSigmoid", "HardSwish",  "LeakyRelu", "Tanh",
+                                        "Exp",  "Erf",     "Sqrt",        "Reciprocal", "Neg",       "Abs",
                                         "Clip", "Log",     "Ceil",        "Floor"};
 static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
 

@@ -197,8 +197,7 @@ lector_status dn_plan_generic(rt_backend *be, rt_plan *p, lector_error *err)
         dnnl_primitive_t prim = e ? dn_kernel_prim(&db->caches, e) : NULL;
         if (!prim) { /* oneDNN refused: the reference kernel stays */
             if (e) dn_kernel_release(&db->caches, e);
-            lector__log(LECTOR_LOG_DEBUG, "%s: node %s: no runtime-sized matmul, reference kernel", g->name,
-                        n->name);
+            lector__log(LECTOR_LOG_DEBUG, "%s: node %s: no runtime-sized matmul, reference kernel", g->name, n->name);
             continue;
         }
         dn_pointwise *pw = &gp->pw[gp->n++];
