@@ -21,6 +21,21 @@ int rt_op_find(const char *name)
     return -1;
 }
 
+void rt_apply_bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int64_t sp, const float *bias,
+                       int threads)
+{
+    if (!bias && nd->act == RT_ACT_NONE) return;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && n_img * m * sp > 65536)
+    for (int64_t i = 0; i < n_img * m; i++) {
+        float *p = y + i * sp;
+        if (bias) {
+            float b = bias[i % m];
+            for (int64_t j = 0; j < sp; j++) p[j] += b;
+        }
+        rt_apply_act(p, sp, nd->act, nd->act_alpha, nd->act_beta);
+    }
+}
+
 void rt_apply_act(float *x, int64_t n, rt_act act, float alpha, float beta)
 {
     switch (act) {

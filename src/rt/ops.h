@@ -92,5 +92,10 @@ RT_OP_LIST(RT_OP_DECL)
 
 /* Applies a fused activation to `n` floats in place. */
 void rt_apply_act(float *x, int64_t n, rt_act act, float alpha, float beta);
+/* A convolution's output y, n_img images of m channels of sp values each:
+ * bias[channel] added (bias may be NULL), then node nd's fused activation;
+ * `threads` OpenMP threads for large outputs. */
+void rt_apply_bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int64_t sp, const float *bias,
+                       int threads);
 
 #endif

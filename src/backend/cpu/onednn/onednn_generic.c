@@ -121,19 +121,8 @@ static lector_status pointwise_run(const void *state, const rt_node *nd, const l
     if (wm) dnnl_memory_destroy(wm);
     if (ym) dnnl_memory_destroy(ym);
     if (!ok) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
-    /* then the bias and the activation, in the reference kernel's order */
-    const float *bias = nd->n_in > 2 && in[2].data ? in[2].data : NULL;
-    if (!bias && nd->act == RT_ACT_NONE) return LECTOR_OK;
-    int64_t rows = N * M;
-#pragma omp parallel for num_threads(pw->nthr) if (pw->nthr > 1 && rows * HW > 65536)
-    for (int64_t r = 0; r < rows; r++) {
-        float *yr = yd_ + r * HW;
-        if (bias) {
-            float bv = bias[r % M];
-            for (int64_t j = 0; j < HW; j++) yr[j] += bv;
-        }
-        rt_apply_act(yr, HW, nd->act, nd->act_alpha, nd->act_beta);
-    }
+    /* then the bias and the activation, as the reference kernel adds them */
+    rt_apply_bias_act(nd, yd_, N, M, HW, nd->n_in > 2 && in[2].data ? in[2].data : NULL, pw->nthr);
     return LECTOR_OK;
 }
 

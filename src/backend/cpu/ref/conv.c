@@ -15,19 +15,6 @@
 
 #define COL_TARGET_FLOATS (384 << 10)
 
-static void bias_act(const rt_node *nd, float *y, int64_t n_img, int64_t m, int64_t sp, const float *bias, int threads)
-{
-#pragma omp parallel for num_threads(threads) if (n_img * m * sp > 65536)
-    for (int64_t i = 0; i < n_img * m; i++) {
-        float *p = y + i * sp;
-        if (bias) {
-            float b = bias[i % m];
-            for (int64_t j = 0; j < sp; j++) p[j] += b;
-        }
-        rt_apply_act(p, sp, nd->act, nd->act_alpha, nd->act_beta);
-    }
-}
-
 /* im2col of RT_GEMM_NR-column sliver `t` of the output columns [col0, col0 + nc)
  * (column = flattened output position) straight into the packed-B layout of
  * rt_gemm_f32_packed: `dst` receives
@@ -366,6 +353,6 @@ lector_status rt_ref_ConvTranspose(const rt_node *nd, const lector_tensor *in, l
             }
         }
     lector__free(col);
-    bias_act(nd, y, N, M, osp, bt ? bt->data : NULL, ctx->threads);
+    rt_apply_bias_act(nd, y, N, M, osp, bt ? bt->data : NULL, ctx->threads);
     return LECTOR_OK;
 }
