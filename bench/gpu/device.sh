@@ -53,6 +53,10 @@
 #   fp16cost what holds --fp16 back on document pages: bench pipeline with and without the fp32 recheck
 #           and --fp16-det (the runs of the fp32 recogniser each time); then the GPU time per operator
 #           over the pages' real shapes, fp32 and --fp16 (LECTOR_CUDA_PROFILE=1, one worker)
+#   clibar  the CLI against bench pipeline on the document pages (issue 19: within 80%), with each line at its
+#           own width and with --rec-width-bucket 64, in turns, twice: bench pipeline --rounds 8 after its
+#           warm-up, then the CLI over the pages listed 8 times (its first pass compiles every page size and
+#           width); failed pages' messages kept in $out/clibar_*.err
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -533,6 +537,45 @@ PY
         echo "--- $model fp32, batches $nb: the 40 slowest steps of the second run, each as its own graph (LECTOR_CUDA_PROFILE=3)"
         LECTOR_CUDA_PROFILE=3 $L bench gpu --only $model --models "$B/models" --batches $nb --runs 3 2>&1 | grep "^cuda step" |
             sort -k6 -n -r | head -40
+      done
+      ;;
+    clibar)
+      doc_pages
+      for i in 1 2 3 4 5 6 7 8; do cat /tmp/docs.txt; done >/tmp/docs8.txt
+      $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $(cat /tmp/docs.txt) >/dev/null 2>&1
+      for q in 0 64; do   # a first pass's compiles, timestamped (analysed off the machine)
+        LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json \
+            --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | while IFS= read -r line; do
+            printf '%s %s\n' "$(date +%s.%N | cut -c7-16)" "$line"; done | xz >"$out/clibar_debug_q$q.log.xz"
+      done
+      for turn in 1 2; do for q in 0 64; do for f in "" --fp16; do
+        tag=${f:-fp32}_q${q}_$turn
+        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --rec-width-bucket $q \
+            --json $(cat /tmp/docs.txt) 2>"$out/clibar_bench_$tag.err" | tail -1)
+        t0=$(date +%s.%N)
+        $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json @/tmp/docs8.txt \
+            >"$out/clibar_cli_$tag.jsonl" 2>"$out/clibar_cli_$tag.err"
+        t1=$(date +%s.%N)
+        python3 - "$bp" "$out/clibar_cli_$tag.jsonl" "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
+import json, sys
+bp = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else {}
+pages = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+failed = sum(1 for p in pages if "error" in p)
+wall = float(sys.argv[3])
+pps = bp.get("pages_per_s", 0) or 0
+print(f"{sys.argv[4]}: bench pipeline {pps:.1f} pages/s (p99 {bp.get('p99_ms', 0):.0f} ms, errors {bp.get('errors', '?')}, "
+      f"warm-up {bp.get('warmup_ms', '?')} ms, {bp.get('compiled_warmup')}, then {bp.get('compiled_run')}); "
+      f"CLI {len(pages)} results ({failed} errors) in {wall:.2f} s = "
+      f"{len(pages) / wall:.1f} pages/s, ratio {len(pages) / wall / pps if pps else 0:.2f}")
+PY
+        grep -h "lector" "$out/clibar_bench_$tag.err" "$out/clibar_cli_$tag.err" | grep -v "^lector: [0-9]* pages" | sort | uniq -c | head -3
+        tail -1 "$out/clibar_cli_$tag.err"
+      done; done; done
+      for q in 0 64; do   # the CLI's first pass without CUDA graphs (each plan's own arena and graph cost)
+        t0=$(date +%s.%N)
+        LECTOR_CUDA_GRAPHS=0 $L --models "$B/models" --device cuda --workers 16 --rec-width-bucket $q --format json \
+            @/tmp/docs8.txt >/dev/null 2>/tmp/cli.err
+        echo "CLI x8 fp32 q$q, graphs off: $(tail -1 /tmp/cli.err); process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
       done
       ;;
     fp16cost)
