@@ -301,12 +301,14 @@ PY
       first=$(images sroie_subset | head -1)
       kc=/tmp/kcache
       for f in "--device cuda" "--device cuda --fp16" "--device cpu"; do
-        for cache in empty kept kept; do
+        for cache in empty kept kept kept kept kept; do   # the models loaded side by side (default) and one by one, in turns
           [ $cache = empty ] && rm -rf "$kc"
-          t0=$(date +%s.%N)
-          $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
-          t1=$(date +%s.%N)
-          echo "cold $f, kernel cache $cache: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s, exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+          for e in LECTOR_X=1 LECTOR_PARALLEL_LOAD=0; do
+            t0=$(date +%s.%N)
+            env $e $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
+            t1=$(date +%s.%N)
+            echo "cold $f, kernel cache $cache, $e: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s, exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+          done
         done
         for cache in empty kept; do
           [ $cache = empty ] && rm -rf "$kc"

@@ -5,12 +5,14 @@
  * order it is done in is driver.c's.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lector_rt_image.h"
 #include "ocr/engine.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 lector_params lector_default_params(void)
@@ -127,7 +129,30 @@ static void kernel_cache_resolve(const char *given, char *out, size_t len)
     if (n < 0 || (size_t)n >= len) out[0] = 0;
 }
 
-/* Loads the models on `backend`; on failure nothing stays loaded. */
+/* One model's load on a thread of its own (load_models). */
+typedef struct {
+    const lector_params *p;
+    const char *backend, *override, *file;
+    int is_det, jit_size;
+    lector_model **out;
+    lector_error err;
+    lector_status st;
+} load_job;
+
+static void *load_job_run(void *arg)
+{
+    load_job *j = arg;
+    j->st = load_one(j->p, j->backend, j->override, j->file, 0, j->is_det, 0, j->jit_size, j->out, &j->err);
+    return NULL;
+}
+
+/* Loads the models on `backend`; on failure nothing stays loaded. The
+ * detector and the classifier load on threads of their own while this
+ * thread loads the recogniser(s): parsing, graph passes and (on a GPU) the
+ * weights' upload of one model overlap the others', which is most of a cold
+ * start. Each model's load is independent (the backend's module is loaded
+ * once under its lock); errors are reported in the order rec, det, rec32,
+ * cls, as a sequential load would. */
 static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
 {
     const lector_params *p = &e->p;
@@ -135,6 +160,24 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     e->p.rec_width_bucket = e->rec_bucket_asked; /* a failed load on another device may have turned it off */
     int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
+    /* the threads read a copy: a recogniser that cannot take width masks changes e->p below */
+    const lector_params pc = e->p;
+    load_job jobs[2] = {
+        {.p = &pc,
+         .backend = backend,
+         .override = p->det_model,
+         .file = LECTOR_DEFAULT_DET_MODEL,
+         .is_det = 1,
+         .jit_size = det_jit,
+         .out = &e->det},
+        {.p = &pc, .backend = backend, .override = p->cls_model, .file = LECTOR_DEFAULT_CLS_MODEL, .out = &e->cls},
+    };
+    int wanted[2] = {p->use_det, p->use_angle_cls};
+    pthread_t tid[2];
+    int started[2] = {0, 0};
+    for (int i = 0; i < 2; i++)
+        if (wanted[i] && lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, 1))
+            started[i] = pthread_create(&tid[i], NULL, load_job_run, &jobs[i]) == 0;
     /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
      * compiled kernels, not only rec_image_width's */
     int rec_jit = p->rec_width_bucket > 0 ? 0 : p->rec_image_width;
@@ -146,13 +189,24 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
         rec_jit = p->rec_image_width;
         st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
     }
-    if (st ||
-        (p->use_det &&
-         (st = load_one(p, backend, p->det_model, LECTOR_DEFAULT_DET_MODEL, 0, 1, 0, det_jit, &e->det, err))) ||
-        (recheck &&
-         (st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, err))) ||
-        (p->use_angle_cls &&
-         (st = load_one(p, backend, p->cls_model, LECTOR_DEFAULT_CLS_MODEL, 0, 0, 0, 0, &e->cls, err)))) {
+    lector_error rec32_err = {0};
+    lector_status rec32_st = LECTOR_OK;
+    if (!st && recheck)
+        rec32_st =
+            load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, &rec32_err);
+    for (int i = 0; i < 2; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else if (wanted[i])
+            load_job_run(&jobs[i]);
+    }
+    /* the first failure in the sequential order */
+    const lector_error *fail_err = NULL;
+    if (!st && jobs[0].st) st = jobs[0].st, fail_err = &jobs[0].err;
+    if (!st && rec32_st) st = rec32_st, fail_err = &rec32_err;
+    if (!st && jobs[1].st) st = jobs[1].st, fail_err = &jobs[1].err;
+    if (st) {
+        if (fail_err && err) *err = *fail_err;
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->rec32);
