@@ -550,7 +550,7 @@ PY
             --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | while IFS= read -r line; do
             printf '%s %s\n' "$(date +%s.%N | cut -c7-16)" "$line"; done | xz >"$out/clibar_debug_q$q.log.xz"
       done
-      for turn in 1 2; do for q in 0 64; do for f in "" --fp16; do
+      for turn in $(seq ${CLIBAR_TURNS:-2}); do for q in 0 64; do for f in "" --fp16; do
         tag=${f:-fp32}_q${q}_$turn
         bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --rec-width-bucket $q \
             --json $(cat /tmp/docs.txt) 2>"$out/clibar_bench_$tag.err" | tail -1)
