@@ -148,9 +148,10 @@ static void *load_job_run(void *arg)
 
 /* Loads the models on `backend`; on failure nothing stays loaded. The
  * detector and the classifier load on threads of their own while this
- * thread loads the recogniser(s): parsing, graph passes and (on a GPU) the
- * weights' upload of one model overlap the others', which is most of a cold
- * start. Each model's load is independent (the backend's module is loaded
+ * thread loads the recogniser(s): parsing, graph passes and the first
+ * compiles of one model overlap the others', a part of a cold start. On a
+ * GPU the models load one after another unless LECTOR_PARALLEL_LOAD=1: no
+ * GPU has run the side-by-side loads yet (docs/STATUS.md). Each model's load is independent (the backend's module is loaded
  * once under its lock); errors are reported in the order rec, det, rec32,
  * cls, as a sequential load would. */
 static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
@@ -175,9 +176,10 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     int wanted[2] = {p->use_det, p->use_angle_cls};
     pthread_t tid[2];
     int started[2] = {0, 0};
+    /* on a GPU side by side only when asked (LECTOR_PARALLEL_LOAD=1) until measured there */
+    int side_by_side = lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, !gpu_backend(backend));
     for (int i = 0; i < 2; i++)
-        if (wanted[i] && lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, 1))
-            started[i] = pthread_create(&tid[i], NULL, load_job_run, &jobs[i]) == 0;
+        if (wanted[i] && side_by_side) started[i] = pthread_create(&tid[i], NULL, load_job_run, &jobs[i]) == 0;
     /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
      * compiled kernels, not only rec_image_width's */
     int rec_jit = p->rec_width_bucket > 0 ? 0 : p->rec_image_width;
