@@ -665,15 +665,16 @@ deadline_in_queue)
     # is far slower than the ones measured) is answered 503 + Retry-After
     # once less of its deadline is left than its reading takes, not 504 at
     # the deadline (issue 21's soak: accepted requests ran past it)
-    # a server deadline long enough for the 16-page job ahead on a slow build
+    # a server deadline long enough for the 24-page job ahead on a slow build
     start_server -- --workers 1 --queue 64 --timeout-ms 600000
     t=$(warm_read_seconds)
     for _ in 1 2 3 4 5 6 7 8; do post "$sample"; done # 8 jobs: admission judges by their slow end
     dl=$(awk -v t="$t" 'BEGIN {printf "%d", t * 4000 + 200}')
     echo "one request: $t s; deadline $dl ms"
-    # ahead: one job of 16 pages, read one at a time (about 16 reads)
+    # ahead: one job of 24 pages, read one at a time (about 24 reads): six times the deadline, so that
+    # reads faster than the one measured (a machine whose other load ended) still keep it waiting
     form=()
-    for _ in $(seq 1 16); do form+=(-F "image=@$sample;type=image/jpeg"); done
+    for _ in $(seq 1 24); do form+=(-F "image=@$sample;type=image/jpeg"); done
     curl -s -o /dev/null "${form[@]}" "$base/v1/ocr" &
     sleep "$(awk -v t="$t" 'BEGIN {print t / 2}')"
     code=$(curl -s -D "$tmp/h" -o "$tmp/body" -w '%{http_code} %{time_total}' -H 'Content-Type: image/jpeg' \
