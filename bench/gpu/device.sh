@@ -42,8 +42,10 @@
 #           --rec-width-bucket 0 (each line at its own width), 32, 64 and 128 (rec runs per page, pages/s),
 #           and the CLI's texts with bucket 64 against bucket 0 (1 worker)
 #   cold    the cold start: process start to the first byte of the first page's text (the CLI writes
-#           and flushes each result as it is done) and to the process's exit, one receipt, 3 runs each
-#           fp32, --fp16 and --device cpu; then one run of each with LECTOR_LOG=debug, timestamped,
+#           and flushes each result as it is done) and to the process's exit, one receipt, 6 runs each
+#           fp32, --fp16 and --device cpu (the kernel cache empty for the first), each with the models
+#           loaded by the device's default and with LECTOR_PARALLEL_LOAD=1 (side by side), in turns;
+#           then one run of each with LECTOR_LOG=debug, timestamped,
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
 #           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
