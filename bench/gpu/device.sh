@@ -490,30 +490,7 @@ PY
         echo "--- LECTOR_LOG=debug bench pipeline fp32, $w workers, 1 round"
         LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers $w --rounds 1 --json \
             $(cat /tmp/docs.txt) 2>"$out/firstpass-w$w.log" | cut -c1-400
-        python3 - "$out/firstpass-w$w.log" <<'PY'
-import collections, re, statistics, sys
-cu, rt, other = collections.defaultdict(list), collections.defaultdict(list), collections.Counter()
-for l in open(sys.argv[1], errors="replace"):
-    m = re.search(r"cuda: (\S+): \d+ steps .*?; ([\d.]+) ms: layout ([\d.]+), steps ([\d.]+) \(algorithms ([\d.]+)\), "
-                  r"fusion ([\d.]+), constants ([\d.]+), chains ([\d.]+)", l)
-    if m:
-        cu[m.group(1).split("/")[-1]].append([float(x) for x in m.groups()[1:]])
-        continue
-    m = re.search(r"(\S+\.onnx): plan for (\S+) compiled in ([\d.]+) ms \(graph passes ([\d.]+) ms, backend ([\d.]+) ms\)", l)
-    if m:
-        rt[m.group(1).split("/")[-1]].append([float(m.group(i)) for i in (3, 4, 5)])
-        continue
-    other[re.sub(r"[\d.]+", "N", l.strip())[:110]] += 1
-parts = ["total", "layout", "steps", "algorithms", "fusion", "constants", "chains"]
-for k, v in cu.items():
-    print(f"cuda compile {k}: {len(v)} plans; sum/median/max ms: " + ", ".join(
-        f"{n} {sum(r[i] for r in v):.0f}/{statistics.median(r[i] for r in v):.2f}/{max(r[i] for r in v):.1f}"
-        for i, n in enumerate(parts)))
-for k, v in rt.items():
-    print(f"rt plan {k}: {len(v)} plans; sum {sum(r[0] for r in v):.0f} ms (graph passes {sum(r[1] for r in v):.0f}, "
-          f"backend {sum(r[2] for r in v):.0f}); median {statistics.median(r[0] for r in v):.2f} ms")
-for t, n in other.most_common(20): print(f"  {n:5d}  {t}")
-PY
+        python3 "$(dirname "$0")/compile_split.py" "$out/firstpass-w$w.log"
       done
       # a process's first use of each cuBLAS/cuDNN kernel loads it (CUDA's lazy loading): eager loading
       # moves that into the start-up, which says how much of the warm-up pass it is
@@ -552,6 +529,7 @@ PY
             --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | while IFS= read -r line; do
             printf '%s %s\n' "$(date +%s.%N | cut -c7-16)" "$line"; done | xz >"$out/clibar_debug_q$q.log.xz"
       done
+      python3 "$(dirname "$0")/compile_split.py" "$out"/clibar_debug_q*.log.xz
       for turn in $(seq ${CLIBAR_TURNS:-2}); do for q in 0 64; do for f in "" --fp16; do
         tag=${f:-fp32}_q${q}_$turn
         bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --rec-width-bucket $q \
