@@ -129,11 +129,11 @@ static void kernel_cache_resolve(const char *given, char *out, size_t len)
     if (n < 0 || (size_t)n >= len) out[0] = 0;
 }
 
-/* One model's load on a thread of its own (load_models). */
+/* One model's load (load_one's arguments), on a thread of its own or not. */
 typedef struct {
     const lector_params *p;
     const char *backend, *override, *file;
-    int is_det, jit_size;
+    int argmax, is_det, fp32, jit_size;
     lector_model **out;
     lector_error err;
     lector_status st;
@@ -142,49 +142,59 @@ typedef struct {
 static void *load_job_run(void *arg)
 {
     load_job *j = arg;
-    j->st = load_one(j->p, j->backend, j->override, j->file, 0, j->is_det, 0, j->jit_size, j->out, &j->err);
+    j->st =
+        load_one(j->p, j->backend, j->override, j->file, j->argmax, j->is_det, j->fp32, j->jit_size, j->out, &j->err);
     return NULL;
 }
 
 /* Loads the models on `backend`; on failure nothing stays loaded. The
- * detector and the classifier load on threads of their own while this
- * thread loads the recogniser(s): parsing, graph passes and the first
- * compiles of one model overlap the others', a part of a cold start. On a
- * GPU the models load one after another unless LECTOR_PARALLEL_LOAD=1: no
- * GPU has run the side-by-side loads yet (docs/STATUS.md). Each model's
- * load is independent of the others' (the backend's module is loaded once,
- * under its lock). Either way the error reported is the first in the order
- * rec, det, rec32, cls. */
+ * recogniser loads on this thread; the detector and the classifier on
+ * threads of their own beside it, so that parsing, graph passes and the
+ * first compiles of one overlap the others', a part of a cold start. The
+ * fp32 recogniser of gpu_fp16_recheck follows the recogniser (it takes the
+ * same width rule). On a GPU the models load one after another unless
+ * LECTOR_PARALLEL_LOAD=1: no GPU has run the side-by-side loads yet
+ * (docs/STATUS.md). One after another, a model loads only while those
+ * before it loaded; either way the error reported is the first in the
+ * order rec, det, rec32, cls. */
 static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
 {
     const lector_params *p = &e->p;
-    lector_status st;
-    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
     e->p.rec_width_bucket = e->rec_bucket_asked; /* a failed load on another device may have turned it off */
-    int det_jit = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0;
     /* the threads read a copy: a recogniser that cannot take width masks changes e->p below */
     const lector_params pc = e->p;
-    load_job jobs[2] = {
-        {.p = &pc,
-         .backend = backend,
-         .override = p->det_model,
-         .file = LECTOR_DEFAULT_DET_MODEL,
-         .is_det = 1,
-         .jit_size = det_jit,
-         .out = &e->det},
-        {.p = &pc, .backend = backend, .override = p->cls_model, .file = LECTOR_DEFAULT_CLS_MODEL, .out = &e->cls},
+    enum { DET, REC32, CLS, N_JOBS };
+    load_job jobs[N_JOBS] = {
+        [DET] = {.p = &pc,
+                 .override = p->det_model,
+                 .file = LECTOR_DEFAULT_DET_MODEL,
+                 .is_det = 1,
+                 .jit_size = p->det_limit_type == LECTOR_LIMIT_MAX ? p->det_limit_side_len : 0,
+                 .out = &e->det},
+        [REC32] = {.p = p,
+                   .override = p->rec_model,
+                   .file = LECTOR_DEFAULT_REC_MODEL,
+                   .argmax = 1,
+                   .fp32 = 1,
+                   .out = &e->rec32},
+        [CLS] = {.p = &pc, .override = p->cls_model, .file = LECTOR_DEFAULT_CLS_MODEL, .out = &e->cls},
     };
-    int wanted[2] = {p->use_det, p->use_angle_cls};
-    pthread_t tid[2];
-    int started[2] = {0, 0};
+    int wanted[N_JOBS] = {[DET] = p->use_det,
+                          [REC32] = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0,
+                          [CLS] = p->use_angle_cls};
     /* on a GPU side by side only when asked (LECTOR_PARALLEL_LOAD=1) until measured there */
     int side_by_side = lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, !gpu_backend(backend));
-    for (int i = 0; i < 2; i++)
-        if (wanted[i] && side_by_side) started[i] = pthread_create(&tid[i], NULL, load_job_run, &jobs[i]) == 0;
+    pthread_t tid[N_JOBS];
+    int started[N_JOBS] = {0};
+    for (int i = 0; i < N_JOBS; i++) {
+        jobs[i].backend = backend;
+        if (wanted[i] && side_by_side && i != REC32)
+            started[i] = pthread_create(&tid[i], NULL, load_job_run, &jobs[i]) == 0;
+    }
     /* with width buckets the recogniser's widths are few (multiples of the bucket): each gets
      * compiled kernels, not only rec_image_width's */
     int rec_jit = p->rec_width_bucket > 0 ? 0 : p->rec_image_width;
-    st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
+    lector_status st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
     if (st == LECTOR_ERR_UNSUPPORTED_OP && p->rec_width_bucket > 0) {
         /* a recogniser the width masks cannot cover (mask_width.c names the operator): each line at its own width */
         lector__log(LECTOR_LOG_INFO, "recognition without width buckets: %s", err ? err->message : "");
@@ -192,25 +202,22 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
         rec_jit = p->rec_image_width;
         st = load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 0, rec_jit, &e->rec, err);
     }
-    /* one after another (det, rec32, cls), each only while those before it loaded; the job of a
-     * thread is read only after its join */
-    lector_error rec32_err = {0};
-    lector_status rec32_st = LECTOR_OK;
-    if (!st && wanted[0] && !started[0]) load_job_run(&jobs[0]);
-    int det_ok = started[0] || !jobs[0].st;
-    if (!st && det_ok && recheck)
-        rec32_st =
-            load_one(p, backend, p->rec_model, LECTOR_DEFAULT_REC_MODEL, 1, 0, 1, rec_jit, &e->rec32, &rec32_err);
-    if (!st && det_ok && !rec32_st && wanted[1] && !started[1]) load_job_run(&jobs[1]);
-    for (int i = 0; i < 2; i++)
+    jobs[REC32].jit_size = rec_jit;
+    /* the rest on this thread, in order, while all before loaded (a thread's job is read after its join) */
+    int ok = !st;
+    for (int i = 0; i < N_JOBS; i++) {
+        if (started[i] || !wanted[i]) continue;
+        if (ok) load_job_run(&jobs[i]);
+        ok = ok && !jobs[i].st;
+    }
+    for (int i = 0; i < N_JOBS; i++)
         if (started[i]) pthread_join(tid[i], NULL);
-    /* the first failure in the sequential order */
-    const lector_error *fail_err = NULL;
-    if (!st && jobs[0].st) st = jobs[0].st, fail_err = &jobs[0].err;
-    if (!st && rec32_st) st = rec32_st, fail_err = &rec32_err;
-    if (!st && jobs[1].st) st = jobs[1].st, fail_err = &jobs[1].err;
+    for (int i = 0; i < N_JOBS && !st; i++)
+        if (jobs[i].st) {
+            st = jobs[i].st;
+            if (err) *err = jobs[i].err;
+        }
     if (st) {
-        if (fail_err && err) *err = *fail_err;
         lector_model_free(e->det);
         lector_model_free(e->rec);
         lector_model_free(e->rec32);
