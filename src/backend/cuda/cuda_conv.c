@@ -90,8 +90,13 @@ typedef struct algo_entry {
 static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
 static algo_entry *algos;
 static int n_algos, cap_algos;
-/* cuDNN's heuristics and searches keep process-wide state: one at a time */
-static pthread_mutex_t heuristic_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Timed searches one at a time: each runs every algorithm on the GPU, and
+ * searches side by side would time each other. The heuristic needs no lock:
+ * cuDNN is thread-safe for threads on handles of their own (its developer
+ * guide, "Thread Safety"), and a compile holds its worker's handle alone;
+ * under one lock the first pass's plans queued behind each other's
+ * heuristics (16 workers: a detector plan waited 47 ms for its 4 ms). */
+static pthread_mutex_t search_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* LECTOR_CUDA_CONV_SEARCH=1: the timed search. Off by default: cuDNN's
  * heuristic gave the faster plans in half precision (docs/BENCHMARKS.md has
@@ -122,9 +127,19 @@ static int algo_lookup(const algo_key *k, int *algo, size_t *ws)
     return hit;
 }
 
-static void algo_store(const algo_key *k, int algo, size_t ws)
+/* Stores the choice for k; when another compile stored one first, that one
+ * is kept and returned in *algo, *ws, so that every plan runs the first
+ * choice made for a key whatever the timing. */
+static void algo_store(const algo_key *k, int *algo, size_t *ws)
 {
     pthread_mutex_lock(&algo_lock);
+    for (int i = 0; i < n_algos; i++)
+        if (!memcmp(&algos[i].key, k, sizeof *k)) {
+            *algo = algos[i].algo;
+            *ws = algos[i].ws;
+            pthread_mutex_unlock(&algo_lock);
+            return;
+        }
     if (n_algos == cap_algos) {
         int cap = cap_algos ? 2 * cap_algos : 256;
         algo_entry *na = cu_realloc(algos, sizeof *na * (size_t)cap);
@@ -133,7 +148,7 @@ static void algo_store(const algo_key *k, int algo, size_t ws)
             cap_algos = cap;
         }
     }
-    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){*k, algo, ws};
+    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){*k, *algo, *ws};
     pthread_mutex_unlock(&algo_lock);
 }
 
@@ -144,7 +159,7 @@ static int cudnn_algo(compile_ctx *cc, const cu_step *s, int transposed, cudnnTe
 {
     int found = 0, search = conv_search(), i = 0;
     cudnnStatus_t r;
-    pthread_mutex_lock(&heuristic_lock);
+    if (search) pthread_mutex_lock(&search_lock);
     if (!transposed) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         r = search ? cudnnFindConvolutionForwardAlgorithm(cc->w->dnn, xd, s->wd, s->cd, yd,
@@ -162,8 +177,10 @@ static int cudnn_algo(compile_ctx *cc, const cu_step *s, int transposed, cudnnTe
         while (!r && i < found && (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CU_WS_LIMIT)) i++;
         if (!r && i < found) *algo = perf[i].algo;
     }
-    cudaGetLastError(); /* a search may leave a failed allocation behind */
-    pthread_mutex_unlock(&heuristic_lock);
+    if (search) {
+        cudaGetLastError(); /* a search may leave a failed allocation behind */
+        pthread_mutex_unlock(&search_lock);
+    }
     return r || i == found;
 }
 
@@ -243,7 +260,8 @@ static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_v
             cudnnDestroyTensorDescriptor(yd);
         }
         if (r) algo = -1; /* no algorithm at the class size: each size its own */
-        algo_store(k, algo, 0);
+        ws_class = 0;
+        algo_store(k, &algo, &ws_class);
     }
     if (algo < 0 || algo_workspace(cc, s, 0, algo, &s->ws)) return 1;
     s->algo = algo;
@@ -267,9 +285,9 @@ static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value
         return 0;
     }
     if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) return 1;
+    algo_store(&k, &algo, &ws);
     s->algo = algo;
     s->ws = ws;
-    algo_store(&k, algo, ws);
     return 0;
 }
 

@@ -150,6 +150,21 @@ void cu_worker_free(cu_worker *w)
     cu_free(w);
 }
 
+/* A cuDNN handle. The process's first is made alone, as cuDNN's developer
+ * guide asks of threads that make handles of their own ("Thread Safety"):
+ * models loading side by side make their first workers at the same time. */
+static cudnnStatus_t create_dnn(cudnnHandle_t *h)
+{
+    static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER;
+    static atomic_int made;
+    if (atomic_load(&made)) return cudnnCreate(h);
+    pthread_mutex_lock(&first_lock);
+    cudnnStatus_t ds = cudnnCreate(h);
+    if (ds == CUDNN_STATUS_SUCCESS) atomic_store(&made, 1);
+    pthread_mutex_unlock(&first_lock);
+    return ds;
+}
+
 lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
 {
     pthread_mutex_lock(&c->lock);
@@ -168,7 +183,7 @@ lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
         cu_free(w);
         return cu_cuda_fail(err, e, "creating a stream");
     }
-    cudnnStatus_t ds = cudnnCreate(&w->dnn);
+    cudnnStatus_t ds = create_dnn(&w->dnn);
     if (ds != CUDNN_STATUS_SUCCESS) {
         cu_worker_free(w);
         return cu_fail(err, LECTOR_ERR_BACKEND, "cudnn: cudnnCreate: %s", cudnnGetErrorString(ds));

@@ -196,6 +196,23 @@ static lector_status push_convert(cu_plan *cp, const rt_graph *g, int v, int in,
     return LECTOR_OK;
 }
 
+/* The debug log's split of a plan's steps phase: the three operators whose
+ * steps took longest to build (cuDNN descriptors and algorithms, cuBLAS
+ * set-up, weight layouts), where a first pass's per-plan time goes. */
+static void log_step_costs(const char *model, const double *op_ms)
+{
+    int top[3] = {-1, -1, -1};
+    for (int op = 0; op < RT_OP_COUNT; op++)
+        for (int k = 0; k < 3; k++)
+            if (top[k] < 0 || op_ms[op] > op_ms[top[k]]) {
+                for (int j = 2; j > k; j--) top[j] = top[j - 1];
+                top[k] = op;
+                break;
+            }
+    H->log(3, "cuda: %s: steps by operator: %s %.1f ms, %s %.1f ms, %s %.1f ms", model, cu_op_name(top[0]),
+           op_ms[top[0]], cu_op_name(top[1]), op_ms[top[1]], cu_op_name(top[2]), op_ms[top[2]]);
+}
+
 /* Compiles plan p in one mode. *unsupported = 1 when it failed only because
  * that mode (fp16, NHWC) cannot express something. */
 static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc, int *unsupported, lector_error *err)
@@ -237,12 +254,17 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     /* inputs arrive as fp32 NCHW: convert those stored otherwise */
     for (int i = 0; i < g->n_inputs && !st; i++)
         if (needs_convert(g, cp, g->inputs[i])) st = push_convert(cp, g, g->inputs[i], 1, err);
-    /* compiles run in parallel (every line width is a plan); cuDNN's
-     * heuristics, which keep process-wide state, take their own lock
-     * (cuda_conv.c) */
-    double t_steps = cu_now_ms();
+    /* compiles run in parallel (every line width is a plan), each on its
+     * worker's own cuDNN and cuBLAS handles; only cuDNN's timed searches
+     * take a lock (cuda_conv.c) */
+    double t_steps = cu_now_ms(), op_ms[RT_OP_COUNT] = {0}, t_op = t_steps;
     for (int o = 0; o < p->n_order && !st; o++) {
         const rt_node *n = &g->nodes[p->order[o]];
+        if (o) {
+            double t = cu_now_ms();
+            op_ms[g->nodes[p->order[o - 1]].op] += t - t_op;
+            t_op = t;
+        }
         cu_step *step = push_step(cp);
         if (!step) {
             st = cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -274,6 +296,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
         if (step->ws > cp->ws) cp->ws = step->ws;
     }
     double t_fuse = cu_now_ms();
+    if (p->n_order) op_ms[g->nodes[p->order[p->n_order - 1]].op] += t_fuse - t_op;
     cu_worker_put(c, cc.w);
     if (!st && cu_fuse_chains(&cc)) {
         if (half || nhwc) {
@@ -354,6 +377,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
            g->name, cp->n_steps, cp->n_host, half ? "fp16" : "fp32", nhwc ? "NHWC" : "NCHW", shared_bytes >> 10,
            cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10, t_end - t_start, t_steps - t_start,
            t_fuse - t_steps, cc.algo_ms, t_upload - t_fuse, t_chains - t_upload, t_end - t_chains);
+    log_step_costs(g->name, op_ms);
     if (cp->n_host)
         H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
                cp->n_steps);
