@@ -12,9 +12,105 @@
 
 #include "backend/cuda/cuda_internal.h"
 
-/* Runs a data-movement reference kernel on an index tensor to learn where each
- * output element comes from; when that is affine in the output index (Slice,
- * Transpose, Split, Expand), the step is a strided gather. */
+/* Element i of a constant index operand (int64 or int32, one dimension). */
+static int index_at(const rt_value *v, int64_t i, int64_t *out)
+{
+    if (!v->data || v->ndim != 1 || i >= v->dims[0]) return 1;
+    if (v->dtype == LECTOR_DTYPE_INT64)
+        *out = ((const int64_t *)v->data)[i];
+    else if (v->dtype == LECTOR_DTYPE_INT32)
+        *out = ((const int32_t *)v->data)[i];
+    else
+        return 1;
+    return 0;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The gather of a Slice (opset 10's operands) from its starts, axes and
+ * steps, as ONNX clamps them; 1 when the operands or the output's shape are
+ * not what that gives (the probe decides then). */
+static int slice_rule(const rt_graph *g, const rt_node *n, const rt_value *x, const rt_value *y, const int64_t *istr,
+                      ck_gather_desc *d)
+{
+    int r = x->ndim;
+    if (n->n_in < 3) return 1;
+    const rt_value *starts = val(g, n->in[1]), *ends = val(g, n->in[2]);
+    const rt_value *axes = n->n_in > 3 && n->in[3] >= 0 ? val(g, n->in[3]) : NULL;
+    const rt_value *steps = n->n_in > 4 && n->in[4] >= 0 ? val(g, n->in[4]) : NULL;
+    if (starts->ndim != 1) return 1;
+    int64_t m = starts->dims[0], start[CK_MAX_DIMS] = {0}, step[CK_MAX_DIMS], count[CK_MAX_DIMS];
+    int seen[CK_MAX_DIMS] = {0};
+    for (int k = 0; k < r; k++) step[k] = 1, count[k] = x->dims[k];
+    for (int64_t i = 0; i < m; i++) {
+        int64_t a = i, st = 1, b, e;
+        if ((axes && index_at(axes, i, &a)) || (steps && index_at(steps, i, &st)) || index_at(starts, i, &b) ||
+            index_at(ends, i, &e))
+            return 1;
+        a += a < 0 ? r : 0;
+        if (a < 0 || a >= r || seen[a] || st == 0) return 1;
+        seen[a] = 1;
+        int64_t dim = x->dims[a];
+        b += b < 0 ? dim : 0;
+        e += e < 0 ? dim : 0;
+        if (st > 0) {
+            b = clamp64(b, 0, dim);
+            e = clamp64(e, 0, dim);
+            count[a] = e > b ? (e - b + st - 1) / st : 0;
+        } else {
+            b = clamp64(b, 0, dim - 1);
+            e = clamp64(e, -1, dim - 1);
+            count[a] = b > e ? (b - e - st - 1) / -st : 0;
+        }
+        start[a] = b;
+        step[a] = st;
+    }
+    d->base = 0;
+    for (int k = 0; k < r; k++) {
+        if (count[k] != y->dims[k]) return 1;
+        d->dims[k] = y->dims[k];
+        d->stride[k] = y->dims[k] > 1 ? istr[k] * step[k] : 0;
+        d->base += start[k] * istr[k];
+    }
+    return 0;
+}
+
+/* The gather of a Transpose or a Slice worked out from its attributes and
+ * constant operands: a plan for a new width costs no pass over the tensor
+ * (the probe below costs two, a reference kernel and a check, each the
+ * size of the tensor: most of a recogniser plan's steps). The descriptor
+ * is the probe's, dimensions of 1 with stride 0. 1 when the node is not one
+ * the rules cover. */
+static int gather_rule(const rt_graph *g, const rt_node *n, const rt_value *x, const rt_value *y, ck_gather_desc *d)
+{
+    int r = x->ndim;
+    if (r < 1 || r > CK_MAX_DIMS || y->ndim != r) return 1;
+    int64_t istr[CK_MAX_DIMS], u = 1;
+    for (int k = r - 1; k >= 0; k--) {
+        istr[k] = u;
+        u *= x->dims[k];
+    }
+    memset(d, 0, sizeof *d);
+    d->ndim = r;
+    if (n->op == RT_OP_Slice) return slice_rule(g, n, x, y, istr, d);
+    if (n->op != RT_OP_Transpose) return 1;
+    const int64_t *perm;
+    int np = H->attr_ints(n, "perm", &perm), used[CK_MAX_DIMS] = {0};
+    if (np && np != r) return 1;
+    for (int k = 0; k < r; k++) {
+        int64_t p = np ? perm[k] : r - 1 - k;
+        if (p < 0 || p >= r || used[p] || y->dims[k] != x->dims[p]) return 1;
+        used[p] = 1;
+        d->dims[k] = y->dims[k];
+        d->stride[k] = y->dims[k] > 1 ? istr[p] : 0;
+    }
+    return 0;
+}
+
+/* A Transpose or Slice by its rule (above); else runs a data-movement
+ * reference kernel on an index tensor to learn where each output element
+ * comes from; when that is affine in the output index (Slice, Transpose,
+ * Split, Expand), the step is a strided gather. */
 int cu_build_gather(compile_ctx *cc, const rt_node *n, cu_step *s, int out_k)
 {
     const rt_graph *g = cc->g;
@@ -25,6 +121,11 @@ int cu_build_gather(compile_ctx *cc, const rt_node *n, cu_step *s, int out_k)
     size_t es = cu_vsize(cc->cp, g, n->in[0]);
     int64_t nx = numel(x), ny = numel(y);
     if ((es != 2 && es != 4 && es != 8) || es != cu_vsize(cc->cp, g, n->out[out_k]) || nx == 0 || ny == 0) return 1;
+    if (out_k == 0 && !gather_rule(g, n, x, y, &s->gd)) {
+        s->kind = S_GATHER;
+        s->elem = es;
+        return 0;
+    }
     /* the probe's elements are int64 indices whatever the real type: data
      * movement does not look at values */
     lector_dtype pt = LECTOR_DTYPE_INT64;
