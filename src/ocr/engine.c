@@ -152,11 +152,10 @@ static void *load_job_run(void *arg)
  * threads of their own beside it, so that parsing, graph passes and the
  * first compiles of one overlap the others', a part of a cold start. The
  * fp32 recogniser of gpu_fp16_recheck follows the recogniser (it takes the
- * same width rule). On a GPU the models load one after another unless
- * LECTOR_PARALLEL_LOAD=1: no GPU has run the side-by-side loads yet
- * (docs/STATUS.md). One after another, a model loads only while those
- * before it loaded; either way the error reported is the first in the
- * order rec, det, rec32, cls. */
+ * same width rule). LECTOR_PARALLEL_LOAD=0 loads them one after another
+ * (the comparison docs/BENCHMARKS.md measures); then a model loads only
+ * while those before it loaded. Either way the error reported is the first
+ * in the order rec, det, rec32, cls. */
 static lector_status load_models(lector_engine *e, const char *backend, lector_error *err)
 {
     const lector_params *p = &e->p;
@@ -182,8 +181,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     int wanted[N_JOBS] = {[DET] = p->use_det,
                           [REC32] = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0,
                           [CLS] = p->use_angle_cls};
-    /* on a GPU side by side only when asked (LECTOR_PARALLEL_LOAD=1) until measured there */
-    int side_by_side = lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, !gpu_backend(backend));
+    int side_by_side = lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, 1);
     pthread_t tid[N_JOBS];
     int started[N_JOBS] = {0};
     for (int i = 0; i < N_JOBS; i++) {

@@ -44,7 +44,8 @@
     X(LECTOR__TC_ADAPTIVE_THREADS,  "LECTOR_ADAPTIVE_THREADS",  "0: off; always: the single-thread variant always") \
     X(LECTOR__TC_HOST_CHAINS,       "LECTOR_HOST_CHAINS",       "0: the host executor runs elementwise nodes one by one, not in chains") \
     X(LECTOR__TC_GEMM_KERNEL,       "LECTOR_GEMM_KERNEL",       "avx2 or generic: a narrower reference GEMM kernel") \
-    X(LECTOR__TC_PARALLEL_LOAD,     "LECTOR_PARALLEL_LOAD",     "0: an engine loads its models one after another; 1: side by side on a GPU too (default: on the CPU only)") \
+    X(LECTOR__TC_PARALLEL_LOAD,     "LECTOR_PARALLEL_LOAD",     "0: an engine loads its models one after another; 1 (default): side by side") \
+    X(LECTOR__TC_CLI_FREE_ENGINE,   "LECTOR_CLI_FREE_ENGINE",   "1: the CLI frees a GPU engine before it exits, not leaving it to the process's exit") \
     X(LECTOR__TC_GPU_PREPROCESS,    "LECTOR_GPU_PREPROCESS",    "0: the models' inputs made on the CPU, not the GPU") \
     X(LECTOR__TC_GPU_BATCH_WAIT,    "LECTOR_GPU_BATCH_WAIT",    "0: on a GPU a partial cls/rec batch runs when a worker is free, not after the tasks that may add to it") \
     X(LECTOR__TC_REC_PAD,           "LECTOR_REC_PAD",           "N: every line recognised in a tensor padded to a multiple of N pixels (changes text)") \
