@@ -7,7 +7,8 @@
 
 Prints per model: the CUDA backend's compiles split into their parts (the
 "cuda: ...: N steps ...; T ms: layout, steps (algorithms), fusion,
-constants, chains" lines of cuda_plan.c), the runtime's own plan lines
+constants, chains" lines of cuda_plan.c) and the steps phase by operator,
+the runtime's own plan lines
 (graph passes and backend, rt/model.c), the other debug lines by count,
 and with timestamps the compiles per tenth of the run's wall time.
 """
@@ -20,6 +21,7 @@ import sys
 CUDA = re.compile(r"cuda: (\S+): \d+ steps .*?; ([\d.]+) ms: layout ([\d.]+), steps ([\d.]+) \(algorithms ([\d.]+)\), "
                   r"fusion ([\d.]+), constants ([\d.]+), chains ([\d.]+)")
 PLAN = re.compile(r"(\S+\.onnx): plan for (\S+) compiled in ([\d.]+) ms \(graph passes ([\d.]+) ms, backend ([\d.]+) ms\)")
+OPS = re.compile(r"cuda: (\S+): steps by operator: (.*)$")
 STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
 PARTS = ["total", "layout", "steps", "algorithms", "fusion", "constants", "chains"]
 
@@ -32,12 +34,18 @@ def lines(path):
 
 def report(path):
     cu, rt, other, stamps = collections.defaultdict(list), collections.defaultdict(list), collections.Counter(), []
+    ops = collections.defaultdict(collections.Counter)
     for raw in lines(path):
         m = STAMP.match(raw.strip())
         t, line = (float(m.group(1)), m.group(2)) if m else (None, raw.strip())
         m = CUDA.search(line)
         if m:
             cu[m.group(1).split("/")[-1]].append([float(x) for x in m.groups()[1:]])
+            continue
+        m = OPS.search(line)
+        if m:
+            for name, ms in re.findall(r"(\w+) ([\d.]+) ms", m.group(2)):
+                ops[m.group(1).split("/")[-1]][name] += float(ms)
             continue
         m = PLAN.search(line)
         if m:
@@ -51,6 +59,9 @@ def report(path):
         print(f"cuda compile {k}: {len(v)} plans; sum/median/max ms: " + ", ".join(
             f"{n} {sum(r[i] for r in v):.0f}/{statistics.median(r[i] for r in v):.2f}/{max(r[i] for r in v):.1f}"
             for i, n in enumerate(PARTS)))
+    for k, v in ops.items():
+        print(f"cuda steps by operator {k} (each plan's three slowest, summed): " +
+              ", ".join(f"{n} {ms:.0f} ms" for n, ms in v.most_common(6)))
     for k, v in rt.items():
         print(f"rt plan {k}: {len(v)} plans; sum {sum(r[0] for r in v):.0f} ms (graph passes {sum(r[1] for r in v):.0f}, "
               f"backend {sum(r[2] for r in v):.0f}); median {statistics.median(r[0] for r in v):.2f} ms")

@@ -44,7 +44,7 @@
 #   cold    the cold start: process start to the first byte of the first page's text (the CLI writes
 #           and flushes each result as it is done) and to the process's exit, one receipt, 6 runs each
 #           fp32, --fp16 and --device cpu (the kernel cache empty for the first), each with the models
-#           loaded by the device's default and with LECTOR_PARALLEL_LOAD=1 (side by side), in turns;
+#           loaded one after another (LECTOR_PARALLEL_LOAD=0) and side by side (the default), in turns;
 #           then one run of each with LECTOR_LOG=debug, timestamped,
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
@@ -56,9 +56,10 @@
 #           and --fp16-det (the runs of the fp32 recogniser each time); then the GPU time per operator
 #           over the pages' real shapes, fp32 and --fp16 (LECTOR_CUDA_PROFILE=1, one worker)
 #   clibar  the CLI against bench pipeline on the document pages (issue 19: within 80%), with each line at its
-#           own width and with --rec-width-bucket 64, in turns, twice: bench pipeline --rounds 8 after its
-#           warm-up, then the CLI over the pages listed 8 times (its first pass compiles every page size and
-#           width); failed pages' messages kept in $out/clibar_*.err
+#           own width and with --rec-width-bucket 64, in turns (CLIBAR_TURNS, default 2): bench pipeline
+#           --rounds N after its warm-up, then the CLI over the pages listed N times (its first pass compiles
+#           every page size and width), N in CLIBAR_REPS (default "8 32"), buckets in CLIBAR_Q (default
+#           "0 64"); failed pages' messages kept in $out/clibar_*.err
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -71,6 +72,10 @@ export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its
 export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
 L=$B/bin/lector
 images() { find "$dev/data/$1" -name '*.jpg' | sort; }
+# each line of stdin with the time it arrived (seconds, the last 4 digits): a log's timeline without a
+# fork a line, which held up the threads writing a debug log
+stamp() { python3 -u -c 'import sys, time
+for l in sys.stdin: sys.stdout.write("%.3f %s" % (time.time() % 1e4, l))'; }
 # the document pages into /tmp/docs.txt: DOCS=DIR's images, or the staged SROIE receipts and PaddleOCR's documents
 doc_pages() {
   { if [ -n "${DOCS:-}" ]; then find "$DOCS" -type f \( -name '*.jpg' -o -name '*.png' \) | sort
@@ -303,9 +308,9 @@ PY
       first=$(images sroie_subset | head -1)
       kc=/tmp/kcache
       for f in "--device cuda" "--device cuda --fp16" "--device cpu"; do
-        for cache in empty kept kept kept kept kept; do   # the models loaded one by one (a GPU's default) and side by side, in turns
+        for cache in empty kept kept kept kept kept; do   # the models loaded one after another and side by side (the default), in turns
           [ $cache = empty ] && rm -rf "$kc"
-          for e in LECTOR_X=1 LECTOR_PARALLEL_LOAD=1; do
+          for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1; do
             t0=$(date +%s.%N)
             env $e $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
             t1=$(date +%s.%N)
@@ -526,38 +531,49 @@ PY
       $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $(cat /tmp/docs.txt) >/dev/null 2>&1
       for q in 0 64; do   # a first pass's compiles, timestamped (analysed off the machine)
         LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json \
-            --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | while IFS= read -r line; do
-            printf '%s %s\n' "$(date +%s.%N | cut -c7-16)" "$line"; done | xz >"$out/clibar_debug_q$q.log.xz"
+            --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | stamp | xz >"$out/clibar_debug_q$q.log.xz"
       done
       python3 "$(dirname "$0")/compile_split.py" "$out"/clibar_debug_q*.log.xz
-      for turn in $(seq ${CLIBAR_TURNS:-2}); do for q in 0 64; do for f in "" --fp16; do
-        tag=${f:-fp32}_q${q}_$turn
-        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --rec-width-bucket $q \
+      for turn in $(seq ${CLIBAR_TURNS:-2}); do for reps in ${CLIBAR_REPS:-8 32}; do
+        for i in $(seq $reps); do cat /tmp/docs.txt; done >/tmp/docsN.txt
+        for q in ${CLIBAR_Q:-0 64}; do for f in "" --fp16; do
+        tag=${f:-fp32}_q${q}_x${reps}_$turn
+        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds $reps $f --rec-width-bucket $q \
             --json $(cat /tmp/docs.txt) 2>"$out/clibar_bench_$tag.err" | tail -1)
         t0=$(date +%s.%N)
-        $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json @/tmp/docs8.txt \
-            >"$out/clibar_cli_$tag.jsonl" 2>"$out/clibar_cli_$tag.err"
+        $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json @/tmp/docsN.txt \
+            >/tmp/clibar_cli.jsonl 2>"$out/clibar_cli_$tag.err"
         t1=$(date +%s.%N)
-        python3 - "$bp" "$out/clibar_cli_$tag.jsonl" "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
+        python3 - "$bp" /tmp/clibar_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
 import json, sys
 bp = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else {}
 pages = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-failed = sum(1 for p in pages if "error" in p)
+failed = sum(1 for p in pages if p.get("error"))
 wall = float(sys.argv[3])
 pps = bp.get("pages_per_s", 0) or 0
 print(f"{sys.argv[4]}: bench pipeline {pps:.1f} pages/s (p99 {bp.get('p99_ms', 0):.0f} ms, errors {bp.get('errors', '?')}, "
       f"warm-up {bp.get('warmup_ms', '?')} ms, {bp.get('compiled_warmup')}, then {bp.get('compiled_run')}); "
       f"CLI {len(pages)} results ({failed} errors) in {wall:.2f} s = "
       f"{len(pages) / wall:.1f} pages/s, ratio {len(pages) / wall / pps if pps else 0:.2f}")
+for p in [p for p in pages if p.get("error")][:3]:
+    print(f"  failed: {p.get('file')}: {p.get('error')}")
 PY
         grep -h "lector" "$out/clibar_bench_$tag.err" "$out/clibar_cli_$tag.err" | grep -v "^lector: [0-9]* pages" | sort | uniq -c | head -3
         tail -1 "$out/clibar_cli_$tag.err"
-      done; done; done
+      done; done; done; done
       for q in 0 64; do   # the CLI's first pass without CUDA graphs (each plan's own arena and graph cost)
         t0=$(date +%s.%N)
         LECTOR_CUDA_GRAPHS=0 $L --models "$B/models" --device cuda --workers 16 --rec-width-bucket $q --format json \
             @/tmp/docs8.txt >/dev/null 2>/tmp/cli.err
         echo "CLI x8 fp32 q$q, graphs off: $(tail -1 /tmp/cli.err); process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
+      done
+      for f in "" --fp16; do   # the CLI's time outside the pages: engine creation, reading, the engine's teardown
+        for i in $(seq 32); do cat /tmp/docs.txt; done >/tmp/docsN.txt
+        t0=$(date +%s.%N)
+        LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/docsN.txt \
+            >/dev/null 2>/tmp/cli.err
+        echo "CLI x32 ${f:-fp32}: $(grep 'cli: engine' /tmp/cli.err | cut -d: -f3-); $(grep "input(s)" /tmp/cli.err | tail -1 | cut -d: -f2-);" \
+            "process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
       done
       ;;
     fp16cost)
