@@ -59,7 +59,9 @@
 #           own width and with --rec-width-bucket 64, in turns (CLIBAR_TURNS, default 2): bench pipeline
 #           --rounds N after its warm-up, then the CLI over the pages listed N times (its first pass compiles
 #           every page size and width), N in CLIBAR_REPS (default "8 32"), buckets in CLIBAR_Q (default
-#           "0 64"); failed pages' messages kept in $out/clibar_*.err
+#           "0 64"); failed pages' messages kept in $out/clibar_*.err. First a first pass's compiles split
+#           by compile_split.py (LECTOR_LOG=debug: fp32, --fp16, fp32 with bucket 64); last the CLI's time
+#           outside the pages (engine creation, teardown) over the pages listed 32 times
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to $OUT when set.
 set -uo pipefail
@@ -529,11 +531,12 @@ PY
       doc_pages
       for i in 1 2 3 4 5 6 7 8; do cat /tmp/docs.txt; done >/tmp/docs8.txt
       $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $(cat /tmp/docs.txt) >/dev/null 2>&1
-      for q in 0 64; do   # a first pass's compiles, timestamped (analysed off the machine)
-        LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json \
-            --rec-width-bucket $q $(cat /tmp/docs.txt) 2>&1 | stamp | xz >"$out/clibar_debug_q$q.log.xz"
+      for c in fp32_q0 fp16_q0 fp32_q64; do   # a first pass's compiles, timestamped (analysed off the machine)
+        f=; [ "${c%_*}" = fp16 ] && f=--fp16
+        LECTOR_LOG=debug $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --json $f \
+            --rec-width-bucket "${c#*_q}" $(cat /tmp/docs.txt) 2>&1 | stamp | xz >"$out/clibar_debug_$c.log.xz"
       done
-      python3 "$(dirname "$0")/compile_split.py" "$out"/clibar_debug_q*.log.xz
+      python3 "$(dirname "$0")/compile_split.py" "$out"/clibar_debug_*.log.xz
       for turn in $(seq ${CLIBAR_TURNS:-2}); do for reps in ${CLIBAR_REPS:-8 32}; do
         for i in $(seq $reps); do cat /tmp/docs.txt; done >/tmp/docsN.txt
         for q in ${CLIBAR_Q:-0 64}; do for f in "" --fp16; do
