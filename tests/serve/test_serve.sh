@@ -668,13 +668,21 @@ deadline_in_queue)
     # a server deadline long enough for the 24-page job ahead on a slow build
     start_server -- --workers 1 --queue 64 --timeout-ms 600000
     t=$(warm_read_seconds)
-    for _ in 1 2 3 4 5 6 7 8; do post "$sample"; done # 8 jobs: admission judges by their slow end
-    dl=$(awk -v t="$t" 'BEGIN {printf "%d", t * 4000 + 200}')
-    echo "one request: $t s; deadline $dl ms"
-    # ahead: one job of 24 pages, read one at a time (about 24 reads): six times the deadline, so that
-    # reads faster than the one measured (a machine whose other load ended) still keep it waiting
+    # 8 jobs: admission judges by their slow end (the slowest of 8), so the deadline follows the
+    # slowest as this client saw it, not one read: a job slowed by a moment's load elsewhere had the
+    # request turned away at admission (answered in about 4.0 s past a deadline of 3.7 s)
+    slow=$t
+    for _ in 1 2 3 4 5 6 7 8; do
+        e=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
+        slow=$(awk -v a="$slow" -v b="$e" 'BEGIN {print (b > a ? b : a)}')
+    done
+    dl=$(awk -v s="$slow" 'BEGIN {printf "%d", s * 4000 + 200}')
+    # ahead: one job of about six deadlines' worth of reads (24 pages or more, read one at a time),
+    # so that reads faster than the ones measured (a machine whose other load ended) still keep it waiting
+    pages=$(awk -v d="$dl" -v t="$t" 'BEGIN {p = int(6 * d / 1000 / t) + 1; print (p < 24 ? 24 : p > 96 ? 96 : p)}')
+    echo "one request: $t s, the slowest of 8: $slow s; deadline $dl ms; the job ahead $pages pages"
     form=()
-    for _ in $(seq 1 24); do form+=(-F "image=@$sample;type=image/jpeg"); done
+    for _ in $(seq 1 "$pages"); do form+=(-F "image=@$sample;type=image/jpeg"); done
     curl -s -o /dev/null "${form[@]}" "$base/v1/ocr" &
     sleep "$(awk -v t="$t" 'BEGIN {print t / 2}')"
     code=$(curl -s -D "$tmp/h" -o "$tmp/body" -w '%{http_code} %{time_total}' -H 'Content-Type: image/jpeg' \
