@@ -63,12 +63,19 @@
 #           by compile_split.py (LECTOR_LOG=debug: fp32, --fp16, fp32 with bucket 64); last the CLI's time
 #           outside the pages (engine creation, teardown) over the pages listed 32 times
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
-# Logs go to $OUT when set.
+# Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
+# script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
+# $OUT. Give the call's limit a margin over `timeout`'s, since SIGKILL leaves no archive.
 set -uo pipefail
 dev=.device
 B=/tmp/lector
-out=${OUT:-/tmp/out}
+out=/tmp/device-logs
+rm -rf "$out"
 mkdir -p "$B" "$out"
+if [ -n "${OUT:-}" ]; then
+  trap 'tar -C "$out" -cJf "$OUT/device-logs.tar.xz" . 2>/dev/null' EXIT
+  trap 'exit 143' TERM
+fi
 [ -x "$B/bin/lector" ] || tar -C "$B" --strip-components=1 -xJf "$dev"/lector-*.tar.xz
 export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its RUNPATH)
 export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
