@@ -328,8 +328,8 @@ PY
         done
         for cache in empty kept; do
           [ $cache = empty ] && rm -rf "$kc"
-          LECTOR_LOG=debug $L $f --gpu-kernel-cache "$kc" "$first" 2>&1 >/dev/null | while IFS= read -r line; do
-            printf '%s %s\n' "$(date +%s.%N | cut -c7-14)" "$line"; done >"$out/cold_${f//[ -]/_}_$cache.log"
+          LECTOR_LOG=debug $L $f --gpu-kernel-cache "$kc" "$first" 2>&1 >/dev/null | stamp \
+              >"$out/cold_${f//[ -]/_}_$cache.log"
           echo "--- $f, kernel cache $cache (debug log, first and last lines; NVRTC, cuDNN, model loading)"
           head -3 "$out/cold_${f//[ -]/_}_$cache.log"
           grep -i "nvrtc\|kernel cache\|algorithm\|loaded\|compiled\|plan" "$out/cold_${f//[ -]/_}_$cache.log" | head -30
@@ -577,8 +577,8 @@ PY
             @/tmp/docs8.txt >/dev/null 2>/tmp/cli.err
         echo "CLI x8 fp32 q$q, graphs off: $(tail -1 /tmp/cli.err); process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
       done
+      for i in $(seq 32); do cat /tmp/docs.txt; done >/tmp/docsN.txt
       for f in "" --fp16; do   # the CLI's time outside the pages: engine creation, reading, the engine's teardown
-        for i in $(seq 32); do cat /tmp/docs.txt; done >/tmp/docsN.txt
         t0=$(date +%s.%N)
         LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/docsN.txt \
             >/dev/null 2>/tmp/cli.err
