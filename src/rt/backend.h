@@ -21,7 +21,7 @@
 #include "lector_rt_image.h"
 #include "rt/plan.h"
 
-#define RT_BACKEND_API_VERSION 6u
+#define RT_BACKEND_API_VERSION 7u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -143,6 +143,10 @@ typedef struct rt_host_api {
     int (*attr_ints)(const rt_node *n, const char *name, const int64_t **vals);
     const char *(*attr_string)(const rt_node *n, const char *name, const char *dflt);
     int64_t (*node_opset)(const rt_node *n);
+    /* Slice's per-axis first index, step and element count (rt_slice_params,
+     * ONNX's clamping) from the node's operands in[0..n_in-1] (NULL where
+     * absent); 1 when they are not constant integers or not valid. */
+    int (*slice_params)(const rt_node *n, const rt_value *const *in, int64_t *start, int64_t *step, int64_t *count);
 } rt_host_api;
 
 /* The init entry point: the module's table, or NULL when the host's API

@@ -39,6 +39,18 @@ static int tc_flag(int id, int dflt) { return lector__tc_flag((lector__tc)id, df
 static long tc_long(int id, long dflt) { return lector__tc_long((lector__tc)id, dflt); }
 static const char *tc_str(int id) { return lector__tc_str((lector__tc)id); }
 
+static int host_slice_params(const rt_node *n, const rt_value *const *in, int64_t *start, int64_t *step, int64_t *count)
+{
+    if (n->n_in < 3 || n->n_in > 5 || !in[0] || !in[1] || !in[2]) return 1;
+    for (int i = 1; i < n->n_in; i++)
+        if (in[i] && (!in[i]->data || (in[i]->dtype != LECTOR_DTYPE_INT64 && in[i]->dtype != LECTOR_DTYPE_INT32)))
+            return 1;
+    lector_tensor ts, te, ta, tp;
+    return rt_slice_params(n, in[0]->ndim, in[0]->dims, rt_opt_view(n, in, 1, &ts), rt_opt_view(n, in, 2, &te),
+                           rt_opt_view(n, in, 3, &ta), rt_opt_view(n, in, 4, &tp), start, step, count,
+                           NULL) != LECTOR_OK;
+}
+
 static const rt_host_api host_api = {
     .api_version = RT_BACKEND_API_VERSION,
     .ops = rt_op_table,
@@ -57,6 +69,7 @@ static const rt_host_api host_api = {
     .attr_ints = rt_attr_ints,
     .attr_string = rt_attr_string,
     .node_opset = rt_node_opset,
+    .slice_params = host_slice_params,
 };
 
 const rt_host_api *rt_module_host_api(void) { return &host_api; }

@@ -85,9 +85,16 @@ typedef struct algo_entry {
     algo_key key;
     int algo;
     size_t ws;
+    int pending; /* claimed by a compile that is still choosing */
 } algo_entry;
 
+/* The table of choices. A key is claimed by the first compile that needs
+ * it; the others needing the same key wait on algo_settled until the
+ * choice is stored, instead of each asking cuDNN for the same answer (the
+ * detector's first plans share their size classes: 16 workers made the
+ * same choices side by side, 1.1 s summed). */
 static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t algo_settled = PTHREAD_COND_INITIALIZER;
 static algo_entry *algos;
 static int n_algos, cap_algos;
 /* Timed searches one at a time: each runs every algorithm on the GPU, and
@@ -113,33 +120,30 @@ static int64_t algo_size(int64_t v)
     return b;
 }
 
-static int algo_lookup(const algo_key *k, int *algo, size_t *ws)
+static int algo_find(const algo_key *k)
 {
-    int hit = 0;
-    pthread_mutex_lock(&algo_lock);
-    for (int i = 0; i < n_algos && !hit; i++)
-        if (!memcmp(&algos[i].key, k, sizeof *k)) {
-            *algo = algos[i].algo;
-            *ws = algos[i].ws;
-            hit = 1;
-        }
-    pthread_mutex_unlock(&algo_lock);
-    return hit;
+    for (int i = 0; i < n_algos; i++)
+        if (!memcmp(&algos[i].key, k, sizeof *k)) return i;
+    return -1;
 }
 
-/* Stores the choice for k; when another compile stored one first, that one
- * is kept and returned in *algo, *ws, so that every plan runs the first
- * choice made for a key whatever the timing. */
-static void algo_store(const algo_key *k, int *algo, size_t *ws)
+/* ALGO_HIT: the choice for k is in *algo, *ws (another compile's, waited
+ * for when it was being made). ALGO_CLAIMED: the caller makes the choice
+ * and must end with algo_settle or algo_abandon. ALGO_UNTABLED: the table
+ * could not grow; the caller chooses and keeps nothing. */
+enum { ALGO_HIT, ALGO_CLAIMED, ALGO_UNTABLED };
+
+static int algo_claim(const algo_key *k, int *algo, size_t *ws)
 {
     pthread_mutex_lock(&algo_lock);
-    for (int i = 0; i < n_algos; i++)
-        if (!memcmp(&algos[i].key, k, sizeof *k)) {
-            *algo = algos[i].algo;
-            *ws = algos[i].ws;
-            pthread_mutex_unlock(&algo_lock);
-            return;
-        }
+    int i;
+    while ((i = algo_find(k)) >= 0 && algos[i].pending) pthread_cond_wait(&algo_settled, &algo_lock);
+    if (i >= 0) {
+        *algo = algos[i].algo;
+        *ws = algos[i].ws;
+        pthread_mutex_unlock(&algo_lock);
+        return ALGO_HIT;
+    }
     if (n_algos == cap_algos) {
         int cap = cap_algos ? 2 * cap_algos : 256;
         algo_entry *na = cu_realloc(algos, sizeof *na * (size_t)cap);
@@ -148,7 +152,37 @@ static void algo_store(const algo_key *k, int *algo, size_t *ws)
             cap_algos = cap;
         }
     }
-    if (n_algos < cap_algos) algos[n_algos++] = (algo_entry){*k, *algo, *ws};
+    int r = ALGO_UNTABLED;
+    if (n_algos < cap_algos) {
+        algos[n_algos++] = (algo_entry){*k, -1, 0, 1};
+        r = ALGO_CLAIMED;
+    }
+    pthread_mutex_unlock(&algo_lock);
+    return r;
+}
+
+/* Stores the claimed key's choice and wakes the compiles waiting for it. */
+static void algo_settle(const algo_key *k, int algo, size_t ws)
+{
+    pthread_mutex_lock(&algo_lock);
+    int i = algo_find(k);
+    if (i >= 0) {
+        algos[i].algo = algo;
+        algos[i].ws = ws;
+        algos[i].pending = 0;
+    }
+    pthread_cond_broadcast(&algo_settled);
+    pthread_mutex_unlock(&algo_lock);
+}
+
+/* Gives a claim up without a choice (cuDNN failed for the exact shape): the
+ * next compile needing the key tries again. */
+static void algo_abandon(const algo_key *k)
+{
+    pthread_mutex_lock(&algo_lock);
+    int i = algo_find(k);
+    if (i >= 0) algos[i] = algos[--n_algos];
+    pthread_cond_broadcast(&algo_settled);
     pthread_mutex_unlock(&algo_lock);
 }
 
@@ -250,8 +284,9 @@ static algo_key class_key(const algo_key *exact, const rt_value *x)
 static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_value *x)
 {
     int algo;
-    size_t ws_class;
-    if (!algo_lookup(k, &algo, &ws_class)) {
+    size_t ws_class = 0;
+    int claim = algo_claim(k, &algo, &ws_class);
+    if (claim != ALGO_HIT) {
         cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
         int made = class_descriptors(s, x, &xd, &yd);
         int r = made < 0 || cudnn_algo(cc, s, 0, xd, yd, &algo);
@@ -260,8 +295,7 @@ static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_v
             cudnnDestroyTensorDescriptor(yd);
         }
         if (r) algo = -1; /* no algorithm at the class size: each size its own */
-        ws_class = 0;
-        algo_store(k, &algo, &ws_class);
+        if (claim == ALGO_CLAIMED) algo_settle(k, algo, 0);
     }
     if (algo < 0 || algo_workspace(cc, s, 0, algo, &s->ws)) return 1;
     s->algo = algo;
@@ -279,13 +313,18 @@ static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value
     }
     int algo;
     size_t ws;
-    if (algo_lookup(&k, &algo, &ws)) {
+    int claim = algo_claim(&k, &algo, &ws);
+    if (claim == ALGO_HIT) {
+        if (algo < 0) return 1;
         s->algo = algo;
         s->ws = ws;
         return 0;
     }
-    if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) return 1;
-    algo_store(&k, &algo, &ws);
+    if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) {
+        if (claim == ALGO_CLAIMED) algo_abandon(&k);
+        return 1;
+    }
+    if (claim == ALGO_CLAIMED) algo_settle(&k, algo, ws);
     s->algo = algo;
     s->ws = ws;
     return 0;

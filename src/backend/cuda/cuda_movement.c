@@ -12,61 +12,20 @@
 
 #include "backend/cuda/cuda_internal.h"
 
-/* Element i of a constant index operand (int64 or int32, one dimension). */
-static int index_at(const rt_value *v, int64_t i, int64_t *out)
-{
-    if (!v->data || v->ndim != 1 || i >= v->dims[0]) return 1;
-    if (v->dtype == LECTOR_DTYPE_INT64)
-        *out = ((const int64_t *)v->data)[i];
-    else if (v->dtype == LECTOR_DTYPE_INT32)
-        *out = ((const int32_t *)v->data)[i];
-    else
-        return 1;
-    return 0;
-}
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* The gather of a Slice (opset 10's operands) from its starts, axes and
- * steps, as ONNX clamps them; 1 when the operands or the output's shape are
- * not what that gives (the probe decides then). */
+/* The gather of a Slice from the core's reading of its starts, ends, axes
+ * and steps (rt_slice_params, ONNX's clamping, through the host API); 1
+ * when they are not constants or the output's shape is not what they give
+ * (the probe decides then). */
 static int slice_rule(const rt_graph *g, const rt_node *n, const rt_value *x, const rt_value *y, const int64_t *istr,
                       ck_gather_desc *d)
 {
-    int r = x->ndim;
-    if (n->n_in < 3) return 1;
-    const rt_value *starts = val(g, n->in[1]), *ends = val(g, n->in[2]);
-    const rt_value *axes = n->n_in > 3 && n->in[3] >= 0 ? val(g, n->in[3]) : NULL;
-    const rt_value *steps = n->n_in > 4 && n->in[4] >= 0 ? val(g, n->in[4]) : NULL;
-    if (starts->ndim != 1) return 1;
-    int64_t m = starts->dims[0], start[CK_MAX_DIMS] = {0}, step[CK_MAX_DIMS], count[CK_MAX_DIMS];
-    int seen[CK_MAX_DIMS] = {0};
-    for (int k = 0; k < r; k++) step[k] = 1, count[k] = x->dims[k];
-    for (int64_t i = 0; i < m; i++) {
-        int64_t a = i, st = 1, b, e;
-        if ((axes && index_at(axes, i, &a)) || (steps && index_at(steps, i, &st)) || index_at(starts, i, &b) ||
-            index_at(ends, i, &e))
-            return 1;
-        a += a < 0 ? r : 0;
-        if (a < 0 || a >= r || seen[a] || st == 0) return 1;
-        seen[a] = 1;
-        int64_t dim = x->dims[a];
-        b += b < 0 ? dim : 0;
-        e += e < 0 ? dim : 0;
-        if (st > 0) {
-            b = clamp64(b, 0, dim);
-            e = clamp64(e, 0, dim);
-            count[a] = e > b ? (e - b + st - 1) / st : 0;
-        } else {
-            b = clamp64(b, 0, dim - 1);
-            e = clamp64(e, -1, dim - 1);
-            count[a] = b > e ? (b - e - st - 1) / -st : 0;
-        }
-        start[a] = b;
-        step[a] = st;
-    }
+    const rt_value *in[5] = {0};
+    if (n->n_in < 3 || n->n_in > 5) return 1;
+    for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? val(g, n->in[k]) : NULL;
+    int64_t start[CK_MAX_DIMS], step[CK_MAX_DIMS], count[CK_MAX_DIMS];
+    if (H->slice_params(n, in, start, step, count)) return 1;
     d->base = 0;
-    for (int k = 0; k < r; k++) {
+    for (int k = 0; k < x->ndim; k++) {
         if (count[k] != y->dims[k]) return 1;
         d->dims[k] = y->dims[k];
         d->stride[k] = y->dims[k] > 1 ? istr[k] * step[k] : 0;
