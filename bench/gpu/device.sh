@@ -62,6 +62,12 @@
 #           "0 64"); failed pages' messages kept in $out/clibar_*.err. First a first pass's compiles split
 #           by compile_split.py (LECTOR_LOG=debug: fp32, --fp16, fp32 with bucket 64); last the CLI's time
 #           outside the pages (engine creation, teardown) over the pages listed 32 times
+#   archive the CLI against bench pipeline on an archive of distinct pages (issue 19: within 80%): ARCHIVE_PAGES
+#           (default 1000) pages made by bench/documents/variants.py from the staged document pages (SROIE,
+#           PaddleOCR's, and the generated ones of stage.sh --docs), each JPEG scaled and cropped so that every
+#           page size is new; bench pipeline --rounds 1 over them (after its warm-up pass over the same pages),
+#           then the CLI over them once, fp32 and --fp16, in turns (ARCHIVE_TURNS, default 2), and the CLI's
+#           plans compiled after each quarter of the archive
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -585,6 +591,39 @@ PY
         echo "CLI x32 ${f:-fp32}: $(grep 'cli: engine' /tmp/cli.err | cut -d: -f3-); $(grep "input(s)" /tmp/cli.err | tail -1 | cut -d: -f2-);" \
             "process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
       done
+      ;;
+    archive)
+      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -name '*.jpg'
+        [ -d "$dev/data/documents" ] && images documents; } | sort >/tmp/archive_src.txt
+      python3 bench/documents/variants.py --out /tmp/archive --count "${ARCHIVE_PAGES:-1000}" \
+          --lib "$B/lib/libturbojpeg.so.0" $(cat /tmp/archive_src.txt) || { echo "archive: variants failed"; continue; }
+      echo "archive: $(wc -l </tmp/archive/list.txt) pages from $(wc -l </tmp/archive_src.txt) sources, $(du -sh /tmp/archive | cut -f1)"
+      for turn in $(seq ${ARCHIVE_TURNS:-2}); do for f in "" --fp16; do
+        tag=${f:-fp32}_$turn
+        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $f --json \
+            $(cat /tmp/archive/list.txt) 2>"$out/archive_bench_$tag.err" | tail -1)
+        t0=$(date +%s.%N)
+        $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/archive/list.txt \
+            >/tmp/archive_cli.jsonl 2>"$out/archive_cli_$tag.err"
+        t1=$(date +%s.%N)
+        python3 - "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
+import json, sys
+bp = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else {}
+pages = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+failed = sum(1 for p in pages if p.get("error"))
+wall = float(sys.argv[3])
+pps = bp.get("pages_per_s", 0) or 0
+plans = [(p.get("timings_ms") or {}).get("plans_compiled") for p in pages]
+quarters = [plans[max(0, len(plans) * q // 4 - 1)] for q in (1, 2, 3, 4)] if plans else []
+print(f"{sys.argv[4]}: bench pipeline {pps:.1f} pages/s (p99 {bp.get('p99_ms', 0):.0f} ms, warm-up "
+      f"{bp.get('warmup_ms', '?')} ms, {bp.get('compiled_warmup')}, then {bp.get('compiled_run')}); CLI {len(pages)} "
+      f"results ({failed} errors) in {wall:.2f} s = {len(pages) / wall:.1f} pages/s, ratio "
+      f"{len(pages) / wall / pps if pps else 0:.2f}; CLI plans compiled after each quarter: {quarters}")
+for p in [p for p in pages if p.get("error")][:3]:
+    print(f"  failed: {p.get('file')}: {p.get('error')}")
+PY
+        tail -1 "$out/archive_cli_$tag.err"
+      done; done
       ;;
     fp16cost)
       doc_pages

@@ -5,7 +5,9 @@
 # module, the libraries, the models), the GPU test programs, the ONNX node
 # test cases, a subset of ../shared/data and the PyTorch peer. The device
 # tool carries at most 64 MiB per call: --icdar N / --sroie N size the data.
-# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--lean] [--asan DIR] [--wrk]   (then see bench/gpu/device.sh)
+# Usage: bench/gpu/stage.sh [--icdar N] [--sroie N] [--docs N] [--lean] [--asan DIR] [--wrk]   (then see bench/gpu/device.sh)
+# --docs N: also the first N JPEG pages of the document benchmark's generated set (build/documents/generated,
+#   made by bench/documents/run.sh generate) into data/documents, for device.sh's archive step
 # --lean: leave out RapidOCR's and Tesseract's images (two of the parity step's images) and the test
 #   programs' debug information, for calls that carry the document pages (device.sh docs, firstpass, ...)
 # --wrk: also stage wrk (Debian's, with its LuaJIT and OpenSSL) for device.sh's soak step
@@ -16,11 +18,12 @@
 # with libasan, for device.sh's asan step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-icdar=120 sroie=40 asan= wrk= lean=
+icdar=120 sroie=40 docs=0 asan= wrk= lean=
 while [ $# -gt 0 ]; do
   case "$1" in
     --icdar) icdar=$2; shift ;;
     --sroie) sroie=$2; shift ;;
+    --docs) docs=$2; shift ;;
     --asan) asan=$2; shift ;;
     --wrk) wrk=1 ;;
     --lean) lean=1 ;;
@@ -52,6 +55,12 @@ ls "$shared/data/icdar2015_test/ch4_test_images" | sort -t_ -k2 -n | sed -n "1,$
 cp "$shared/data/icdar2015_test/ch4_test_images/img_20.jpg" "$d/icdar2015_test/ch4_test_images/"
 ls "$shared/data/sroie_subset/img" | sort | sed -n "1,${sroie}p" |
   while read -r f; do cp "$shared/data/sroie_subset/img/$f" "$d/sroie_subset/img/"; done
+if [ "$docs" -gt 0 ]; then
+  gen=$top/build/documents/generated/pages
+  [ -d "$gen" ] || { echo "stage: no generated pages in $gen (bench/documents/run.sh generate)" >&2; exit 2; }
+  mkdir -p "$d/documents"
+  find "$gen" -name '*.jpg' | sort | sed -n "1,${docs}p" | while read -r f; do cp "$f" "$d/documents/"; done
+fi
 cp "$shared/peers/torch_onnx.py" "$dev/"
 if [ -n "$asan" ]; then
   t=$(mktemp -d); mkdir "$t/asan"
