@@ -67,7 +67,8 @@
 #           PaddleOCR's, and the generated ones of stage.sh --docs), each JPEG scaled and cropped so that every
 #           page size is new; bench pipeline --rounds 1 over them (after its warm-up pass over the same pages),
 #           then the CLI over them once, fp32 and --fp16, in turns (ARCHIVE_TURNS, default 2), and the CLI's
-#           plans compiled after each quarter of the archive
+#           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); then a debug
+#           log of the CLI's run (fp32) split by compile_split.py
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -598,13 +599,13 @@ PY
       python3 bench/documents/variants.py --out /tmp/archive --count "${ARCHIVE_PAGES:-1000}" \
           --lib "$B/lib/libturbojpeg.so.0" $(cat /tmp/archive_src.txt) || { echo "archive: variants failed"; continue; }
       echo "archive: $(wc -l </tmp/archive/list.txt) pages from $(wc -l </tmp/archive_src.txt) sources, $(du -sh /tmp/archive | cut -f1)"
-      for turn in $(seq ${ARCHIVE_TURNS:-2}); do for f in "" --fp16; do
-        tag=${f:-fp32}_$turn
-        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $f --json \
-            $(cat /tmp/archive/list.txt) 2>"$out/archive_bench_$tag.err" | tail -1)
+      for turn in $(seq ${ARCHIVE_TURNS:-2}); do for q in ${ARCHIVE_Q:-0}; do for f in "" --fp16; do
+        tag=${f:-fp32}_q${q}_$turn
+        bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $f --rec-width-bucket $q \
+            --json $(cat /tmp/archive/list.txt) 2>"$out/archive_bench_$tag.err" | tail -1)
         t0=$(date +%s.%N)
-        $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/archive/list.txt \
-            >/tmp/archive_cli.jsonl 2>"$out/archive_cli_$tag.err"
+        $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
+            @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$out/archive_cli_$tag.err"
         t1=$(date +%s.%N)
         python3 - "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
 import json, sys
@@ -623,7 +624,11 @@ for p in [p for p in pages if p.get("error")][:3]:
     print(f"  failed: {p.get('file')}: {p.get('error')}")
 PY
         tail -1 "$out/archive_cli_$tag.err"
-      done; done
+      done; done; done
+      # where the CLI's compiles on distinct pages go: each plan's compile split (fp32, each line at its own width)
+      LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
+          2>&1 >/dev/null | stamp | xz >"$out/archive_debug_fp32_q0.log.xz"
+      python3 "$(dirname "$0")/compile_split.py" "$out/archive_debug_fp32_q0.log.xz" | grep -v "^ *[0-9]* *lector: debug"
       ;;
     fp16cost)
       doc_pages

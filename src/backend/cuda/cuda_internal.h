@@ -213,9 +213,10 @@ typedef struct cu_plan {
     size_t *in_off;   /* per graph input: offset in the arena of the uploaded (host) tensor */
     size_t *in_conv;  /* per graph input: offset of its converted storage, or RT_NO_OFFSET */
     size_t *out_conv; /* per graph output: offset of its fp32 NCHW copy, or RT_NO_OFFSET */
-    char *cblock;     /* device constants */
+    char *cblock;     /* device constants: cblock_shared's bytes */
     size_t cblock_size;
-    struct cu_shared **shared; /* the plan's references to shared weights (CU_SHARED offsets) */
+    struct cu_shared *cblock_shared; /* plans of other shapes with the same constants share one copy */
+    struct cu_shared **shared;       /* the plan's references to shared weights (CU_SHARED offsets) */
     int n_shared;
     size_t ws;       /* largest workspace of a step */
     size_t io_bytes; /* inputs + outputs, for the pinned staging */

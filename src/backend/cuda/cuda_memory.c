@@ -485,12 +485,17 @@ lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error
         }
         if (!st) cp->n_shared = i + 1;
     }
+    /* The block of small constants (biases, folded scales, converted
+     * filters) is the same for every shape of a recogniser: plans of new
+     * line widths share the first one's copy instead of each allocating
+     * and uploading their own (a first pass over documents compiles
+     * hundreds; per-shape tables, such as a Resize's, make blocks of their
+     * own). */
     if (!st && cb->n) {
-        st = cu_dev_alloc(device, cb->n, (void **)&cp->cblock, "the model's constants", err);
-        if (!st) {
-            cudaError_t e = cudaMemcpy(cp->cblock, cb->p, cb->n, cudaMemcpyHostToDevice);
-            if (e != cudaSuccess) st = cu_cuda_fail(err, e, "uploading the constants");
-        }
+        st = shared_get(device, cb->p, cb->n, &cp->cblock_shared, err);
+        cb->p = NULL; /* the store's now, or freed */
+        cb->cap = 0;
+        if (!st) cp->cblock = cp->cblock_shared->dev;
         cp->cblock_size = cb->n;
     }
     return st;

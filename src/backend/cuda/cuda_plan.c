@@ -141,7 +141,7 @@ void cu_plan_free(rt_backend *be, rt_plan *p)
         if (s->cd) cudnnDestroyConvolutionDescriptor(s->cd);
         cu_free(s->chain);
     }
-    cu_dev_free(cp->cblock);
+    cu_shared_put(cp->cblock_shared);
     for (int i = 0; i < cp->n_shared; i++) cu_shared_put(cp->shared[i]);
     cu_free(cp->shared);
     cu_free(cp->steps);
