@@ -22,6 +22,11 @@ CUDA = re.compile(r"cuda: (\S+): \d+ steps .*?; ([\d.]+) ms: layout ([\d.]+), st
                   r"fusion ([\d.]+), constants ([\d.]+), chains ([\d.]+)")
 PLAN = re.compile(r"(\S+\.onnx): plan for (\S+) compiled in ([\d.]+) ms \(graph passes ([\d.]+) ms, backend ([\d.]+) ms\)")
 OPS = re.compile(r"cuda: (\S+): steps by operator: (.*)$")
+STORE = re.compile(r"cuda: (\S+): shared constants: (\d+) memo hits; locks waited ([\d.]+) ms; hashed ([\d.]+) ms, "
+                   r"compared (\d+) KiB in ([\d.]+) ms, uploaded (\d+) KiB in ([\d.]+) ms; cuDNN descriptors "
+                   r"([\d.]+) ms, filters ([\d.]+) ms")
+STORE_PARTS = ["memo hits", "lock waits ms", "hash ms", "compared KiB", "compare ms", "uploaded KiB", "upload ms",
+               "descriptors ms", "filters ms"]
 STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
 PARTS = ["total", "layout", "steps", "algorithms", "fusion", "constants", "chains"]
 
@@ -35,12 +40,17 @@ def lines(path):
 def report(path):
     cu, rt, other, stamps = collections.defaultdict(list), collections.defaultdict(list), collections.Counter(), []
     ops = collections.defaultdict(collections.Counter)
+    store = collections.defaultdict(list)
     for raw in lines(path):
         m = STAMP.match(raw.strip())
         t, line = (float(m.group(1)), m.group(2)) if m else (None, raw.strip())
         m = CUDA.search(line)
         if m:
             cu[m.group(1).split("/")[-1]].append([float(x) for x in m.groups()[1:]])
+            continue
+        m = STORE.search(line)
+        if m:
+            store[m.group(1).split("/")[-1]].append([float(x) for x in m.groups()[1:]])
             continue
         m = OPS.search(line)
         if m:
@@ -59,6 +69,9 @@ def report(path):
         print(f"cuda compile {k}: {len(v)} plans; sum/median/max ms: " + ", ".join(
             f"{n} {sum(r[i] for r in v):.0f}/{statistics.median(r[i] for r in v):.2f}/{max(r[i] for r in v):.1f}"
             for i, n in enumerate(PARTS)))
+    for k, v in store.items():
+        print(f"cuda store and descriptors {k}: {len(v)} plans; sums: " +
+              ", ".join(f"{n} {sum(r[i] for r in v):.0f}" for i, n in enumerate(STORE_PARTS)))
     for k, v in ops.items():
         print(f"cuda steps by operator {k} (each plan's three slowest, summed): " +
               ", ".join(f"{n} {ms:.0f} ms" for n, ms in v.most_common(6)))

@@ -116,11 +116,11 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     if (!c) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     c->device = be->device;
     pthread_mutex_init(&c->lock, NULL);
-    pthread_mutex_init(&c->memo_lock, NULL);
+    pthread_rwlock_init(&c->memo_lock, NULL);
     struct cudaDeviceProp prop;
     if ((e = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess) {
         pthread_mutex_destroy(&c->lock);
-        pthread_mutex_destroy(&c->memo_lock);
+        pthread_rwlock_destroy(&c->memo_lock);
         cu_free(c);
         return cu_cuda_fail(err, e, "reading the device properties");
     }
@@ -132,7 +132,7 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     lector_status st = cu_worker_get(c, &w, err);
     if (st) {
         pthread_mutex_destroy(&c->lock);
-        pthread_mutex_destroy(&c->memo_lock);
+        pthread_rwlock_destroy(&c->memo_lock);
         cu_free(c);
         return st;
     }

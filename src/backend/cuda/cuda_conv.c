@@ -454,6 +454,7 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
         s->kind = S_DECONV_KS;
         return 0;
     }
+    double t_desc = cu_now_ms();
     if (cudnnCreateTensorDescriptor(&s->xd) || cudnnCreateTensorDescriptor(&s->yd) ||
         cudnnCreateFilterDescriptor(&s->wd) || cudnnCreateConvolutionDescriptor(&s->cd))
         return -1;
@@ -475,6 +476,7 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
     const rt_value *chk = transposed ? x : y;
     int ch = chk->ndim == 4 ? (int)chk->dims[2] : 1;
     if (od[0] != chk->dims[0] || od[1] != chk->dims[1] || od[2] != ch || od[3] != chk->dims[chk->ndim - 1]) return 1;
+    cc->desc_ms += cu_now_ms() - t_desc;
     if (choose_algo(cc, s, transposed, x, wv, y, (int[]){ph, pw, sh, sw, dh, dw, group})) return 1;
     s->wconv = RT_NO_OFFSET;
     if (s->half || s->nhwc) { /* the filter in the storage cuDNN reads: fp16, KRSC for NHWC */

@@ -77,7 +77,7 @@ typedef struct cu_ctx {
     /* the model's weights as its plans upload them (cu_memo_*): every new
      * input shape is a plan, and converting, hashing and comparing 10 MB
      * of weights again cost each new line width 5-40 ms */
-    pthread_mutex_t memo_lock;
+    pthread_rwlock_t memo_lock;
     struct cu_memo {
         const void *src; /* the model's own constant (never a plan graph's) */
         size_t n;
@@ -240,7 +240,8 @@ typedef struct cu_shared {
     size_t n;
     void *host; /* the bytes, compared on a hash match */
     char *dev;
-    int device, refs;
+    int device;
+    _Atomic int refs; /* plans and the memo; the entry is unlinked and freed at 0 */
 } cu_shared;
 
 /* Host staging of the constant block while compiling. */
@@ -276,6 +277,8 @@ typedef struct compile_ctx {
     int *need_const; /* per value: a GPU step reads this constant (fp32, as in the graph) */
     int sm;          /* compute capability major * 10 + minor */
     double algo_ms;  /* time in cuDNN's algorithm choice (LECTOR_LOG=debug) */
+    double desc_ms;  /* ... in making cuDNN's descriptors */
+    double wconv_ms; /* ... in converting filters (or finding them converted) */
 } compile_ctx;
 
 /* Weights by the model constant they come from: cu_memo_get adds the
@@ -391,6 +394,15 @@ lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err);
 void cu_cbuf_free(cbuf *b);
 void cu_shared_put(cu_shared *s);
 lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error *err);
+
+/* What the calling thread spent on the store of shared constants since the
+ * last call (reset by it), for a compile's debug line. */
+typedef struct cu_store_cost {
+    double wait_ms, hash_ms, compare_ms, upload_ms; /* waiting for the store's locks; the bytes' work */
+    size_t compared, uploaded;                      /* bytes */
+    int memo_hits;
+} cu_store_cost;
+cu_store_cost cu_store_costs(void);
 
 /* cuda_plan.c: rt_backend_iface's plan_compile and plan_free. */
 lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err);

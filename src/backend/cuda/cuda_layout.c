@@ -27,8 +27,12 @@ size_t cu_convert_weights(compile_ctx *cc, const rt_value *wv, const int64_t *di
     int64_t K = dims[0], C = dims[1], R = dims[2], S = dims[3], n = K * C * R * S;
     size_t es = half ? 2 : 4;
     int kind = CU_MEMO_CONVERTED | half << 2 | nhwc << 3;
+    double t0 = cu_now_ms();
     size_t known = cu_memo_get(cc, wv, kind, (size_t)n * es);
-    if (known) return known;
+    if (known) {
+        cc->wconv_ms += cu_now_ms() - t0;
+        return known;
+    }
     char *buf = cu_malloc((size_t)(n ? n : 1) * es);
     if (!buf) {
         cc->oom = 1;
@@ -47,6 +51,7 @@ size_t cu_convert_weights(compile_ctx *cc, const rt_value *wv, const int64_t *di
                 }
     size_t off = cbuf_add_from(cc, wv, kind, buf, (size_t)n * es);
     cu_free(buf);
+    cc->wconv_ms += cu_now_ms() - t0;
     return off;
 }
 

@@ -314,16 +314,39 @@ void cu_cbuf_free(cbuf *b)
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static cu_shared *shared_list;
 
-/* A hash of every 16th 8-byte word and the tail: equal hashes are compared
- * byte for byte anyway, and each plan of a new shape hashes the model's
- * weights again (10 MB for the recogniser: 4 ms for every word, on the
- * compile path of every new line width). */
+/* What this thread's compile spent on the shared store, for its debug line
+ * (cu_store_costs): waiting for its locks, and hashing, comparing and
+ * uploading bytes. */
+static _Thread_local cu_store_cost store_cost;
+
+static void lock_timed(pthread_mutex_t *m)
+{
+    if (!pthread_mutex_trylock(m)) return;
+    double t0 = cu_now_ms();
+    pthread_mutex_lock(m);
+    store_cost.wait_ms += cu_now_ms() - t0;
+}
+
+cu_store_cost cu_store_costs(void)
+{
+    cu_store_cost c = store_cost;
+    store_cost = (cu_store_cost){0};
+    return c;
+}
+
+/* A hash of the bytes: every 8-byte word up to 1 MiB, every 16th above
+ * (and the tail). Equal hashes are compared byte for byte anyway; the
+ * large chunks are a model's weights, hashed again by each plan of a new
+ * shape (10 MB for the recogniser: 4 ms for every word, on the compile path
+ * of every new line width), while the small ones are constant blocks that
+ * may differ from one shape to the next in a word or two, and a sampled hash
+ * would send each new one through a byte compare with every earlier one. */
 static uint64_t bytes_hash(const void *p, size_t n)
 {
     const unsigned char *b = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 128) {
+    size_t i = 0, stride = n <= ((size_t)1 << 20) ? 8 : 128;
+    for (; i + 8 <= n; i += stride) {
         uint64_t w;
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001b3ull;
@@ -333,22 +356,53 @@ static uint64_t bytes_hash(const void *p, size_t n)
     return h;
 }
 
+/* A reference to s, unless its last one is being dropped (refs at 0:
+ * cu_shared_put is about to unlink and free it). */
+static int shared_ref(cu_shared *s)
+{
+    int r = atomic_load(&s->refs);
+    while (r > 0)
+        if (atomic_compare_exchange_weak(&s->refs, &r, r + 1)) return 1;
+    return 0;
+}
+
+/* The entry holding these bytes on device dev, with a reference taken, or
+ * NULL; under shared_lock. */
+static cu_shared *shared_find(int dev, uint64_t h, const void *host, size_t n)
+{
+    for (cu_shared *s = shared_list; s; s = s->next) {
+        if (s->device != dev || s->hash != h || s->n != n) continue;
+        double t = cu_now_ms();
+        int same = !memcmp(s->host, host, n);
+        store_cost.compare_ms += cu_now_ms() - t;
+        store_cost.compared += n;
+        if (same && shared_ref(s)) return s;
+    }
+    return NULL;
+}
+
 /* A reference to the device copy of these bytes, uploading them if no plan
- * on this device holds them yet. Takes ownership of `host`. */
+ * on this device holds them yet. Takes ownership of `host`. The upload runs
+ * outside the store's lock: under it, 16 compiles of new line widths queued
+ * behind each other's uploads (5.4 s of waiting summed over a CLI run of
+ * 1,000 distinct pages); two that upload the same bytes at once keep the
+ * first one stored. */
 static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, lector_error *err)
 {
+    double t0 = cu_now_ms();
     uint64_t h = bytes_hash(host, n);
+    store_cost.hash_ms += cu_now_ms() - t0;
+    lock_timed(&shared_lock);
+    cu_shared *s = shared_find(dev, h, host, n);
+    pthread_mutex_unlock(&shared_lock);
+    if (s) {
+        cu_free(host);
+        *out = s;
+        return LECTOR_OK;
+    }
     *out = NULL;
-    pthread_mutex_lock(&shared_lock);
-    for (cu_shared *s = shared_list; s; s = s->next)
-        if (s->device == dev && s->hash == h && s->n == n && !memcmp(s->host, host, n)) {
-            s->refs++;
-            pthread_mutex_unlock(&shared_lock);
-            cu_free(host);
-            *out = s;
-            return LECTOR_OK;
-        }
-    cu_shared *s = cu_calloc(1, sizeof *s);
+    double t1 = cu_now_ms();
+    s = cu_calloc(1, sizeof *s);
     char *d = NULL;
     lector_status st = s ? cu_dev_alloc(dev, n, (void **)&d, "the model's weights", err)
                          : cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -360,31 +414,46 @@ static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, 
         }
     }
     if (st) {
-        pthread_mutex_unlock(&shared_lock);
         cu_free(s);
         cu_free(host);
         return st;
     }
-    *s = (cu_shared){shared_list, h, n, host, d, dev, 1};
-    shared_list = s;
+    store_cost.upload_ms += cu_now_ms() - t1;
+    store_cost.uploaded += n;
+    s->hash = h;
+    s->n = n;
+    s->host = host;
+    s->dev = d;
+    s->device = dev;
+    atomic_init(&s->refs, 1);
+    lock_timed(&shared_lock);
+    cu_shared *first = shared_find(dev, h, host, n);
+    if (!first) {
+        s->next = shared_list;
+        shared_list = s;
+    }
     pthread_mutex_unlock(&shared_lock);
+    if (first) { /* another compile stored the same bytes meanwhile */
+        cu_dev_free(d);
+        cu_free(host);
+        cu_free(s);
+        s = first;
+    }
     *out = s;
     return LECTOR_OK;
 }
 
 void cu_shared_put(cu_shared *s)
 {
-    if (!s) return;
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+    /* the last reference: no one can take another (shared_ref) */
     pthread_mutex_lock(&shared_lock);
-    int last = --s->refs == 0;
-    if (last)
-        for (cu_shared **pp = &shared_list; *pp; pp = &(*pp)->next)
-            if (*pp == s) {
-                *pp = s->next;
-                break;
-            }
+    for (cu_shared **pp = &shared_list; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
     pthread_mutex_unlock(&shared_lock);
-    if (!last) return;
     cu_dev_free(s->dev);
     cu_free(s->host);
     cu_free(s);
@@ -410,13 +479,14 @@ size_t cu_memo_get(compile_ctx *cc, const rt_value *v, int kind, size_t n)
     cu_ctx *c = cc->be->ctx;
     const void *src = memo_src(v);
     if (!src || n < CU_SHARE_MIN) return 0;
-    pthread_mutex_lock(&c->memo_lock);
+    double t0 = cu_now_ms();
+    pthread_rwlock_rdlock(&c->memo_lock); /* compiles look up side by side */
+    store_cost.wait_ms += cu_now_ms() - t0;
     cu_shared *hit = memo_find(c, src, kind, n);
-    pthread_mutex_unlock(&c->memo_lock);
+    if (hit) atomic_fetch_add(&hit->refs, 1); /* the memo holds one: never at 0 here */
+    pthread_rwlock_unlock(&c->memo_lock);
     if (!hit) return 0;
-    pthread_mutex_lock(&shared_lock);
-    hit->refs++;
-    pthread_mutex_unlock(&shared_lock);
+    store_cost.memo_hits++;
     return chunk_push(&cc->cb, (struct cbuf_chunk){NULL, n, src, kind, hit}, &cc->oom);
 }
 
@@ -433,26 +503,24 @@ size_t cbuf_add_from(compile_ctx *cc, const rt_value *v, int kind, const void *d
 
 static void memo_put(cu_ctx *c, const struct cbuf_chunk *ch, cu_shared *s)
 {
-    pthread_mutex_lock(&c->memo_lock);
+    pthread_rwlock_wrlock(&c->memo_lock);
     if (memo_find(c, ch->src, ch->kind, ch->n)) {
-        pthread_mutex_unlock(&c->memo_lock); /* another plan's compile recorded it first */
+        pthread_rwlock_unlock(&c->memo_lock); /* another plan's compile recorded it first */
         return;
     }
     if (c->n_memo == c->cap_memo) {
         int cap = c->cap_memo ? 2 * c->cap_memo : 64;
         struct cu_memo *nm = cu_realloc(c->memo, sizeof *nm * (size_t)cap);
         if (!nm) { /* no memo: the next plan converts and compares again */
-            pthread_mutex_unlock(&c->memo_lock);
+            pthread_rwlock_unlock(&c->memo_lock);
             return;
         }
         c->memo = nm;
         c->cap_memo = cap;
     }
-    pthread_mutex_lock(&shared_lock);
-    s->refs++;
-    pthread_mutex_unlock(&shared_lock);
+    atomic_fetch_add(&s->refs, 1); /* the caller holds one */
     c->memo[c->n_memo++] = (struct cu_memo){ch->src, ch->n, ch->kind, s};
-    pthread_mutex_unlock(&c->memo_lock);
+    pthread_rwlock_unlock(&c->memo_lock);
 }
 
 void cu_memo_free(cu_ctx *c)
@@ -461,7 +529,7 @@ void cu_memo_free(cu_ctx *c)
     cu_free(c->memo);
     c->memo = NULL;
     c->n_memo = c->cap_memo = 0;
-    pthread_mutex_destroy(&c->memo_lock);
+    pthread_rwlock_destroy(&c->memo_lock);
 }
 
 /* Uploads the staged constants: the plan's own block and its shared chunks. */

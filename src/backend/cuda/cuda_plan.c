@@ -244,6 +244,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     for (int i = 0; i < g->n_inputs; i++) cp->in_conv[i] = RT_NO_OFFSET;
     for (int i = 0; i < g->n_outputs; i++) cp->out_conv[i] = RT_NO_OFFSET;
     double t_start = cu_now_ms();
+    cu_store_costs(); /* from here on */
     if (half || nhwc) cu_assign_storage(&cc);
     lector_status st = cu_worker_get(c, &cc.w, err);
     if (st) {
@@ -378,6 +379,12 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
            cp->cblock_size >> 10, p->arena_size >> 10, cp->ws >> 10, t_end - t_start, t_steps - t_start,
            t_fuse - t_steps, cc.algo_ms, t_upload - t_fuse, t_chains - t_upload, t_end - t_chains);
     log_step_costs(g->name, op_ms);
+    cu_store_cost sc = cu_store_costs();
+    H->log(3,
+           "cuda: %s: shared constants: %d memo hits; locks waited %.1f ms; hashed %.1f ms, compared %zu KiB in %.1f "
+           "ms, uploaded %zu KiB in %.1f ms; cuDNN descriptors %.1f ms, filters %.1f ms",
+           g->name, sc.memo_hits, sc.wait_ms, sc.hash_ms, sc.compared >> 10, sc.compare_ms, sc.uploaded >> 10,
+           sc.upload_ms, cc.desc_ms, cc.wconv_ms);
     if (cp->n_host)
         H->log(2, "cuda: %s: %d of %d nodes run on the host (LECTOR_LOG=debug names them)", g->name, cp->n_host,
                cp->n_steps);
