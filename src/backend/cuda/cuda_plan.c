@@ -89,8 +89,14 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
         if (cu_unary_op(n->op) >= 0) r = cu_build_unary(cc, n, s);
         break;
     }
-    if (r == 0) /* a GPU step reads its constant operands from the device (fp32, as in the graph) */
-        for (int k = 0; k < n->n_in; k++)
+    /* A GPU step reads its constant operands from the device (fp32, as in the
+     * graph), but data movement reads only its data: the shapes, axes,
+     * starts, scales it is given were read here, and they change with the
+     * input's size (a Reshape's target holds the line's width), which made
+     * each new width's block of constants differ and be uploaded again. */
+    int data_only = s->kind == S_COPY || s->kind == S_GATHER || s->kind == S_RESIZE;
+    if (r == 0)
+        for (int k = 0; k < (data_only ? 1 : n->n_in); k++)
             if (n->in[k] >= 0 && val(g, n->in[k])->data) {
                 int converted = (k == 1 && CU_HAS_RAW_OUTPUT(s->kind) && s->wconv != RT_NO_OFFSET) ||
                                 (k == 0 && s->kind == S_MATMUL && s->aconv != RT_NO_OFFSET);
