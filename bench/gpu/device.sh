@@ -561,20 +561,7 @@ PY
         $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json @/tmp/docsN.txt \
             >/tmp/clibar_cli.jsonl 2>"$out/clibar_cli_$tag.err"
         t1=$(date +%s.%N)
-        python3 - "$bp" /tmp/clibar_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
-import json, sys
-bp = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else {}
-pages = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-failed = sum(1 for p in pages if p.get("error"))
-wall = float(sys.argv[3])
-pps = bp.get("pages_per_s", 0) or 0
-print(f"{sys.argv[4]}: bench pipeline {pps:.1f} pages/s (p99 {bp.get('p99_ms', 0):.0f} ms, errors {bp.get('errors', '?')}, "
-      f"warm-up {bp.get('warmup_ms', '?')} ms, {bp.get('compiled_warmup')}, then {bp.get('compiled_run')}); "
-      f"CLI {len(pages)} results ({failed} errors) in {wall:.2f} s = "
-      f"{len(pages) / wall:.1f} pages/s, ratio {len(pages) / wall / pps if pps else 0:.2f}")
-for p in [p for p in pages if p.get("error")][:3]:
-    print(f"  failed: {p.get('file')}: {p.get('error')}")
-PY
+        python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/clibar_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag"
         grep -h "lector" "$out/clibar_bench_$tag.err" "$out/clibar_cli_$tag.err" | grep -v "^lector: [0-9]* pages" | sort | uniq -c | head -3
         tail -1 "$out/clibar_cli_$tag.err"
       done; done; done; done
@@ -607,22 +594,7 @@ PY
         $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
             @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$out/archive_cli_$tag.err"
         t1=$(date +%s.%N)
-        python3 - "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag" <<'PY'
-import json, sys
-bp = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else {}
-pages = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-failed = sum(1 for p in pages if p.get("error"))
-wall = float(sys.argv[3])
-pps = bp.get("pages_per_s", 0) or 0
-plans = [(p.get("timings_ms") or {}).get("plans_compiled") for p in pages]
-quarters = [plans[max(0, len(plans) * q // 4 - 1)] for q in (1, 2, 3, 4)] if plans else []
-print(f"{sys.argv[4]}: bench pipeline {pps:.1f} pages/s (p99 {bp.get('p99_ms', 0):.0f} ms, warm-up "
-      f"{bp.get('warmup_ms', '?')} ms, {bp.get('compiled_warmup')}, then {bp.get('compiled_run')}); CLI {len(pages)} "
-      f"results ({failed} errors) in {wall:.2f} s = {len(pages) / wall:.1f} pages/s, ratio "
-      f"{len(pages) / wall / pps if pps else 0:.2f}; CLI plans compiled after each quarter: {quarters}")
-for p in [p for p in pages if p.get("error")][:3]:
-    print(f"  failed: {p.get('file')}: {p.get('error')}")
-PY
+        python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag"
         tail -1 "$out/archive_cli_$tag.err"
       done; done; done
       # where the CLI's compiles on distinct pages go: each plan's compile split (fp32, each line at its own width)
