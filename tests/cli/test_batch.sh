@@ -230,11 +230,12 @@ PY
   n=$(find "$tmp/in/a/b" -name 'img*' | wc -l)
   [ $rc -le 1 ] && [ "$(grep -c . "$tmp/list.txt")" -ge $((n + 1)) ] && ok || ko "@- list: exit $rc, $(cat "$tmp/list.err")"
   # --max-failures: stops, exit 1, the summary says so
-  run -q --output-dir "$tmp/mf" --max-failures 1 "$tmp/in" 2>/dev/null; rc=$?
+  # (stderr kept: an exit 134 under the sanitizers, seen once, left nothing to read)
+  run -q --output-dir "$tmp/mf" --max-failures 1 "$tmp/in" 2>"$tmp/mf.err"; rc=$?
   "$py" -c "
 import json,sys; s=json.load(open(sys.argv[1]))
 assert s['stopped_early'] and s['failed']==1 and s['not_run']>0 and s['inputs']==10, s" "$tmp/mf/summary.json" &&
-    [ $rc -eq 1 ] && ok || ko "--max-failures 1: exit $rc"
+    [ $rc -eq 1 ] && ok || ko "--max-failures 1: exit $rc, $(tail -c 3000 "$tmp/mf.err")"
   # a corrupt input whose name is not UTF-8: the summary is still JSON (Python's strict decoder)
   mkdir -p "$tmp/bn"; printf 'not an image' >"$tmp/bn/$(printf 'bad\xff\xfe').png"
   run -q --output-dir "$tmp/bno" "$tmp/bn" 2>/dev/null; rc=$?
@@ -244,10 +245,10 @@ assert s['failed']==1 and s['failures'][0]['name']=='bad\ufffd\ufffd.png', s" "$
     [ $rc -eq 1 ] && ok || ko "non-UTF-8 name in summary.json: exit $rc, $(cat "$tmp/bno/summary.json")"
   # the environment of an array job picks the shard as --shard does
   shard_files() { "$py" -c "import json,sys; print(' '.join(sorted(json.loads(l)['file'] for l in open(sys.argv[1]))))" "$1"; }
-  run -q -f json --shard 1/2 "$tmp/in" >"$tmp/s12.jsonl" 2>/dev/null
+  run -q -f json --shard 1/2 "$tmp/in" >"$tmp/s12.jsonl" 2>"$tmp/s12.err"
   SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=2 run -f json "$tmp/in" >"$tmp/slurm.jsonl" 2>"$tmp/slurm.err"
-  JOB_COMPLETION_INDEX=1 LECTOR_SHARD_COUNT=2 run -q -f json "$tmp/in" >"$tmp/k8s.jsonl" 2>/dev/null
-  "$py" - "$tmp" <<'PY' && ok || ko "shard membership (above)"
+  JOB_COMPLETION_INDEX=1 LECTOR_SHARD_COUNT=2 run -q -f json "$tmp/in" >"$tmp/k8s.jsonl" 2>"$tmp/k8s.err"
+  "$py" - "$tmp" <<'PY' && ok || ko "shard membership (above); stderr: $(tail -c 2000 "$tmp/s12.err" "$tmp/k8s.err")"
 import json, os, sys
 tmp = sys.argv[1]
 sys.path.insert(0, tmp)
