@@ -61,11 +61,14 @@ stop_server() {
 # warm_read_seconds: the time of one read of the sample once the server is
 # warm (two reads; the first compiles). Cases that size their load or their
 # deadlines from the machine's speed use it.
+# read_seconds: the time of one read of the sample, as the client sees it.
+read_seconds() {
+    curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr"
+}
+
 warm_read_seconds() {
     local t
-    for _ in 1 2; do
-        t=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
-    done
+    for _ in 1 2; do t=$(read_seconds); done
     echo "$t"
 }
 
@@ -673,7 +676,7 @@ deadline_in_queue)
     # request turned away at admission (answered in about 4.0 s past a deadline of 3.7 s)
     slow=$t
     for _ in 1 2 3 4 5 6 7 8; do
-        e=$(curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr")
+        e=$(read_seconds)
         slow=$(awk -v a="$slow" -v b="$e" 'BEGIN {print (b > a ? b : a)}')
     done
     dl=$(awk -v s="$slow" 'BEGIN {printf "%d", s * 4000 + 200}')
