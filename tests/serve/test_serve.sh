@@ -58,14 +58,14 @@ stop_server() {
         ko "sanitizer report: $(cat "$tmp/server.log")" || ok
 }
 
-# warm_read_seconds: the time of one read of the sample once the server is
-# warm (two reads; the first compiles). Cases that size their load or their
-# deadlines from the machine's speed use it.
 # read_seconds: the time of one read of the sample, as the client sees it.
 read_seconds() {
     curl -s -o /dev/null -w '%{time_total}' -H 'Content-Type: image/jpeg' --data-binary @"$sample" "$base/v1/ocr"
 }
 
+# warm_read_seconds: the time of one read of the sample once the server is
+# warm (two reads; the first compiles). Cases that size their load or their
+# deadlines from the machine's speed use it.
 warm_read_seconds() {
     local t
     for _ in 1 2; do t=$(read_seconds); done
