@@ -5,6 +5,7 @@
 
 #include "rt/backend.h"
 #include "rt/host_chain.h"
+#include "rt/host_profile.h"
 #include "util/util.h"
 
 /* ---- memory plan ------------------------------------------------------------
@@ -418,11 +419,14 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
     const rt_graph *g = p->g;
     rt_kernel_ctx ctx = {be->threads > 0 ? be->threads : 1, err};
     lector_tensor in[16], out[8];
+    int prof = rt_host_profiling();
     for (int s = 0; s < p->n_order; s++) {
         const rt_node *n = &g->nodes[p->order[s]];
+        double t0 = prof ? lector__now_ms() : 0;
         if (p->chain_at && p->chain_at[s] >= 0) {
             const rt_host_chain *c = &p->chains[p->chain_at[s]];
             lector_status st = rt_host_chain_run(p, c, arena, inputs, &ctx);
+            if (prof) rt_host_profile_node(p, s, c->n, RT_PROF_CHAIN, lector__now_ms() - t0);
             if (st) {
                 if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
                 return st;
@@ -448,6 +452,7 @@ lector_status rt_execute_host(rt_backend *be, const rt_plan *p, void *arena, con
         }
         const rt_own_kernel *own = p->own && p->own[p->order[s]].run ? &p->own[p->order[s]] : NULL;
         lector_status st = own ? own->run(own->state, n, in, out, &ctx) : p->kernels[p->order[s]](n, in, out, &ctx);
+        if (prof) rt_host_profile_node(p, s, 1, own ? RT_PROF_OWN : RT_PROF_REF, lector__now_ms() - t0);
         if (st) {
             if (err && strncmp(err->message, g->name, strlen(g->name))) lector__error_prefix(err, "%s", g->name);
             return st;

@@ -43,6 +43,7 @@
     X(LECTOR__TC_ONEDNN_DUMP,       "LECTOR_ONEDNN_DUMP",       "set: each compiled plan printed on stderr") \
     X(LECTOR__TC_ADAPTIVE_THREADS,  "LECTOR_ADAPTIVE_THREADS",  "0: off; always: the single-thread variant always") \
     X(LECTOR__TC_HOST_CHAINS,       "LECTOR_HOST_CHAINS",       "0: the host executor runs elementwise nodes one by one, not in chains") \
+    X(LECTOR__TC_HOST_PROFILE,      "LECTOR_HOST_PROFILE",      "1: the host executor's time per operator and kernel, printed at exit") \
     X(LECTOR__TC_GEMM_KERNEL,       "LECTOR_GEMM_KERNEL",       "avx2 or generic: a narrower reference GEMM kernel") \
     X(LECTOR__TC_PARALLEL_LOAD,     "LECTOR_PARALLEL_LOAD",     "0: an engine loads its models one after another; 1 (default): side by side") \
     X(LECTOR__TC_CLI_FREE_ENGINE,   "LECTOR_CLI_FREE_ENGINE",   "1: the CLI frees a GPU engine before it exits, not leaving it to the process's exit") \
