@@ -8,6 +8,71 @@
 
 #include "backend/cpu/ref/ref.h"
 
+/* One output coordinate's window along one axis: its first input
+ * coordinate, the taps [lo, hi) that fall inside the input, and the
+ * number of taps inside the padded input (count_include_pad's divisor). */
+typedef struct {
+    int64_t start, lo, hi, cnt_pad;
+} pool_span;
+
+static void pool_spans(const rt_conv_geom *g, int a, pool_span *sp)
+{
+    for (int64_t o = 0; o < g->out[a]; o++) {
+        int64_t start = o * g->s[a] - g->pb[a], d = g->d[a];
+        /* window clipped to the padded input (ORT's divisor) */
+        int64_t end = LECTOR_MIN(start + (g->k[a] - 1) * d + 1, g->in[a] + g->pe[a]);
+        int64_t last = g->in[a] - 1 - start; /* the last tap offset inside the input */
+        sp[o].start = start;
+        sp[o].lo = start >= 0 ? 0 : (-start + d - 1) / d;
+        sp[o].hi = last < 0 ? 0 : LECTOR_MIN(g->k[a], last / d + 1);
+        if (sp[o].hi < sp[o].lo) sp[o].hi = sp[o].lo;
+        sp[o].cnt_pad = (end - start + d - 1) / d;
+    }
+}
+
+/* AveragePool: the taps inside the input summed in the order of pool()'s
+ * loops below (the same bits), with each window's range along each axis
+ * found once per output coordinate instead of tested per tap. */
+static lector_status average_pool(const rt_node *nd, const rt_conv_geom *g, const lector_tensor *xt, float *y,
+                                  const rt_kernel_ctx *ctx)
+{
+    int include_pad = (int)rt_attr_int(nd, "count_include_pad", 0);
+    int64_t planes = xt->dims[0] * xt->dims[1];
+    int64_t isp = g->in[0] * g->in[1] * g->in[2], osp = g->out[0] * g->out[1] * g->out[2];
+    pool_span *sp = lector__malloc(sizeof *sp * (size_t)(g->out[0] + g->out[1] + g->out[2] + 1));
+    if (!sp) return lector__error(ctx->err, LECTOR_ERR_OUT_OF_MEMORY, "node %s: out of memory", nd->name);
+    pool_span *sz = sp, *sy = sz + g->out[0], *sx = sy + g->out[1];
+    pool_spans(g, 0, sz);
+    pool_spans(g, 1, sy);
+    pool_spans(g, 2, sx);
+    const float *x = xt->data;
+#pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * isp;
+        float *yp = y + p * osp;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++)
+                for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                    const pool_span *a = &sz[od], *b = &sy[oh], *c = &sx[ow];
+                    float sum = 0.f;
+                    for (int64_t kz = a->lo; kz < a->hi; kz++)
+                        for (int64_t ky = b->lo; ky < b->hi; ky++) {
+                            const float *xr =
+                                xp + ((a->start + kz * g->d[0]) * g->in[1] + b->start + ky * g->d[1]) * g->in[2] +
+                                c->start;
+                            for (int64_t kx = c->lo; kx < c->hi; kx++) sum += xr[kx * g->d[2]];
+                        }
+                    int64_t cnt = (a->hi - a->lo) * (b->hi - b->lo) * (c->hi - c->lo);
+                    yp[(od * g->out[1] + oh) * g->out[2] + ow] =
+                        include_pad ? sum / (float)(a->cnt_pad * b->cnt_pad * c->cnt_pad)
+                                    : (cnt ? sum / (float)cnt : 0.f);
+                }
+    }
+    lector__free(sp);
+    return LECTOR_OK;
+}
+
+/* MaxPool, AveragePool: the geometry, then the operator's loops. */
 static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx,
                           int is_max)
 {
@@ -16,14 +81,14 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
     rt_conv_geom g;
     lector_status st = rt_conv_geom_make(nd, RT_GEOM_POOL, xt->ndim, xt->dims, NULL, &g, ctx->err);
     if (st) return st;
-    int include_pad = (int)rt_attr_int(nd, "count_include_pad", 0);
+    if (!is_max) return average_pool(nd, &g, xt, out->data, ctx);
     int64_t planes = xt->dims[0] * xt->dims[1];
     int64_t isp = g.in[0] * g.in[1] * g.in[2], osp = g.out[0] * g.out[1] * g.out[2];
     const float *x = xt->data;
     float *y = out->data;
     /* MaxPool Indices: flat index into the input, row-major (storage_order 0)
      * or with the spatial dims in column-major order (storage_order 1) */
-    int64_t *ind = is_max && nd->n_out > 1 ? out[1].data : NULL;
+    int64_t *ind = nd->n_out > 1 ? out[1].data : NULL;
     int col_major = (int)rt_attr_int(nd, "storage_order", 0);
 #pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
     for (int64_t p = 0; p < planes; p++) {
@@ -32,15 +97,10 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
         for (int64_t od = 0; od < g.out[0]; od++)
             for (int64_t oh = 0; oh < g.out[1]; oh++)
                 for (int64_t ow = 0; ow < g.out[2]; ow++) {
-                    int64_t o[3] = {od, oh, ow}, start[3], cnt_pad = 1;
-                    for (int a = 0; a < 3; a++) {
-                        start[a] = o[a] * g.s[a] - g.pb[a];
-                        /* window clipped to the padded input (ORT's divisor) */
-                        int64_t end = LECTOR_MIN(start[a] + (g.k[a] - 1) * g.d[a] + 1, g.in[a] + g.pe[a]);
-                        cnt_pad *= (end - start[a] + g.d[a] - 1) / g.d[a];
-                    }
-                    float mx = -INFINITY, sum = 0.f;
-                    int64_t cnt = 0, arg = -1;
+                    int64_t o[3] = {od, oh, ow}, start[3];
+                    for (int a = 0; a < 3; a++) start[a] = o[a] * g.s[a] - g.pb[a];
+                    float mx = -INFINITY;
+                    int64_t arg = -1;
                     for (int64_t kz = 0; kz < g.k[0]; kz++) {
                         int64_t iz = start[0] + kz * g.d[0];
                         if (iz < 0 || iz >= g.in[0]) continue;
@@ -57,17 +117,10 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
                                     arg = col_major ? (ix * g.in[1] + iy) * g.in[0] + iz
                                                     : (iz * g.in[1] + iy) * g.in[2] + ix;
                                 }
-                                sum += v;
-                                cnt++;
                             }
                         }
                     }
-                    float r;
-                    if (is_max)
-                        r = mx;
-                    else
-                        r = include_pad ? sum / (float)cnt_pad : (cnt ? sum / (float)cnt : 0.f);
-                    yp[(od * g.out[1] + oh) * g.out[2] + ow] = r;
+                    yp[(od * g.out[1] + oh) * g.out[2] + ow] = mx;
                     if (ind) ind[p * osp + (od * g.out[1] + oh) * g.out[2] + ow] = p * isp + arg;
                 }
     }
