@@ -54,8 +54,8 @@ void rt_host_profile_node(const rt_plan *p, int s, int n, rt_prof_kind kind, dou
         char dims[64] = "";
         for (int d = 0, at = 0; v && d < v->ndim && at < (int)sizeof dims - 24; d++)
             at += snprintf(dims + at, sizeof dims - at, d ? "x%lld" : "%lld", (long long)v->dims[d]);
-        fprintf(stderr, "host step %4d %-18s %-9s %9.4f ms %-20s %s", s, rt_op_table[op].name, kind_name[kind], ms, dims,
-                nd->name);
+        fprintf(stderr, "host step %4d %-18s %-9s %9.4f ms %-20s %s", s, rt_op_table[op].name, kind_name[kind], ms,
+                dims, nd->name);
         for (int k = 1; k < n; k++) fprintf(stderr, " +%s", rt_op_table[g->nodes[p->order[s + k]].op].name);
         fputc('\n', stderr);
     }

@@ -20,6 +20,14 @@
  * runtime-sized matmul with a bias on its reference implementation only, so
  * the bias and the fused activation are added afterwards, row by row, as
  * the reference kernel adds them.
+ *
+ * Two more of the recogniser's nodes are sized by the line's width and run
+ * on oneDNN the same way: a MatMul by a constant [K, N] matrix (the
+ * classifier head, [steps, 120] by [120, 6625]) is a matmul whose row count
+ * is given at run time, and a Softmax over the last axis runs its rows in
+ * chunks of SOFTMAX_CHUNK rows and then one at a time, on two softmax
+ * kernels made for those row counts and the axis's length alone. Both the
+ * reference kernels took two to four times as long (docs/BENCHMARKS.md).
  */
 #include <omp.h>
 
@@ -27,11 +35,15 @@
 #include "rt/infer_util.h"
 #include "util/util.h"
 
+/* Rows of a Softmax run by one call of its larger kernel. */
+#define SOFTMAX_CHUNK 16
+
+/* One node's oneDNN kernels in a generic plan. */
 typedef struct dn_pointwise {
-    dn_kernel *kern; /* the cached matmul (referenced) */
-    dnnl_primitive_t prim;
+    dn_kernel *kern[2]; /* the cached kernels (referenced; [1] only for Softmax) */
+    dnnl_primitive_t prim[2];
     dnnl_engine_t eng;
-    int64_t M, K; /* Cout, Cin */
+    int64_t M, K; /* pointwise Conv: Cout, Cin; MatMul: K, N; Softmax: the axis's length */
     int nthr;     /* OpenMP threads it was created for and runs with */
 } dn_pointwise;
 
@@ -41,6 +53,9 @@ typedef struct dn_generic {
     dn_pointwise *pw;
     int n;
 } dn_generic;
+
+/* The nodes this file runs. */
+typedef enum { GEN_NONE, GEN_POINTWISE, GEN_MATMUL, GEN_SOFTMAX } gen_kind;
 
 /* Is node n a pointwise convolution this file runs: f32, 4-D, a constant
  * [Cout, Cin, 1, 1] weight, one group, stride 1, no padding? */
@@ -60,17 +75,72 @@ static int pointwise(const rt_graph *g, const rt_node *n, int64_t *M, int64_t *K
     return *M > 0 && *K > 0;
 }
 
-/* The matmul of an M x K weight by a K x (any) input, from the cache. */
-static dn_kernel *matmul_kernel(dn_backend *db, int64_t M, int64_t K, int nthr)
+/* Is node n a MatMul of an f32 input [..., K] by a constant f32 [K, N]? */
+static int matmul_const(const rt_graph *g, const rt_node *n, int64_t *K, int64_t *N)
+{
+    if (n->op != RT_OP_MatMul || n->n_in != 2 || n->n_out != 1 || n->in[0] < 0 || n->in[1] < 0) return 0;
+    const rt_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
+    if (!dn_is_f32(a) || !dn_is_f32(b) || a->data || !b->data || a->ndim < 2 || b->ndim != 2) return 0;
+    if (a->dims[a->ndim - 1] != b->dims[0] || n->act != RT_ACT_NONE) return 0;
+    *K = b->dims[0];
+    *N = b->dims[1];
+    return *K > 0 && *N > 0;
+}
+
+/* The node that writes value v (NULL: an input or a constant). */
+static const rt_node *producer(const rt_graph *g, int v)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_out; k++)
+            if (g->nodes[i].out[k] == v) return &g->nodes[i];
+    return NULL;
+}
+
+/* Is node n a Softmax of an f32 input over its last axis (of length *len),
+ * where that length is a constant's: the input is a MatMul by a constant
+ * [K, len], perhaps plus a constant (the classifier head). A kernel is made
+ * per length, so a length that follows the input's size (attention over a
+ * line's steps) would make one per line width: those stay on the reference
+ * kernel. */
+static int softmax_last(const rt_graph *g, const rt_node *n, int64_t *len)
+{
+    if (n->op != RT_OP_Softmax || n->n_in != 1 || n->n_out != 1 || n->in[0] < 0) return 0;
+    const rt_value *x = &g->values[n->in[0]];
+    if (!dn_is_f32(x) || x->data || x->ndim < 1) return 0;
+    int old = rt_node_opset(n) < 13;
+    if (rt_norm_axis(rt_attr_int(n, "axis", old ? 1 : -1), x->ndim) != x->ndim - 1) return 0;
+    *len = x->dims[x->ndim - 1];
+    const rt_node *src = producer(g, n->in[0]);
+    if (src && src->op == RT_OP_Add && src->n_in == 2 && src->in[0] >= 0 && src->in[1] >= 0) {
+        int c = g->values[src->in[1]].data ? 1 : g->values[src->in[0]].data ? 0 : -1;
+        src = c < 0 ? NULL : producer(g, src->in[1 - c]);
+    }
+    int64_t K, N;
+    return *len > 0 && src && matmul_const(g, src, &K, &N) && N == *len;
+}
+
+static gen_kind generic_kind(const rt_graph *g, const rt_node *n, int64_t *a, int64_t *b)
+{
+    *b = 0;
+    if (pointwise(g, n, a, b)) return GEN_POINTWISE;
+    if (matmul_const(g, n, a, b)) return GEN_MATMUL;
+    if (softmax_last(g, n, a)) return GEN_SOFTMAX;
+    return GEN_NONE;
+}
+
+/* A matmul of an R x C matrix by a C x S one, with -1 for the dimension
+ * given at run time, from the cache (key: tag, R, C, S, threads). */
+static dn_kernel *matmul_kernel(dn_backend *db, const char *tag, int64_t R, int64_t C, int64_t S, int nthr)
 {
     dn_key k;
-    dn_key_init(&k, "generic-pointwise");
-    int64_t mk[2] = {M, K};
-    dn_key_add(&k, mk, sizeof mk);
+    dn_key_init(&k, tag);
+    int64_t rcs[3] = {R, C, S};
+    dn_key_add(&k, rcs, sizeof rcs);
     dn_key_add(&k, &nthr, sizeof nthr);
     dn_kernel *e = dn_kernel_find(&db->caches, &k);
     if (!e && !k.fail) {
-        dnnl_dims_t sd = {M, K}, wd = {K, DNNL_RUNTIME_DIM_VAL}, yd = {M, DNNL_RUNTIME_DIM_VAL};
+        int64_t r = R < 0 ? DNNL_RUNTIME_DIM_VAL : R, s = S < 0 ? DNNL_RUNTIME_DIM_VAL : S;
+        dnnl_dims_t sd = {r, C}, wd = {C, s}, yd = {r, s};
         dnnl_memory_desc_t smd, wmd, ymd;
         dnnl_matmul_desc_t d;
         dnnl_primitive_desc_t pd = NULL;
@@ -85,6 +155,102 @@ static dn_kernel *matmul_kernel(dn_backend *db, int64_t M, int64_t K, int nthr)
     return e;
 }
 
+/* A softmax over the rows of a [rows, len] matrix, from the cache. */
+static dn_kernel *softmax_kernel(dn_backend *db, int64_t rows, int64_t len, int nthr)
+{
+    dn_key k;
+    dn_key_init(&k, "generic-softmax");
+    int64_t rl[2] = {rows, len};
+    dn_key_add(&k, rl, sizeof rl);
+    dn_key_add(&k, &nthr, sizeof nthr);
+    dn_kernel *e = dn_kernel_find(&db->caches, &k);
+    if (!e && !k.fail) {
+        dnnl_dims_t dd = {rows, len};
+        dnnl_memory_desc_t md;
+        dnnl_softmax_desc_t d;
+        dnnl_primitive_desc_t pd = NULL;
+        if (dn_ok(dnnl_memory_desc_init_by_tag(&md, 2, dd, dnnl_f32, dnnl_ab)) &&
+            dn_ok(dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1)) &&
+            dn_ok(dnnl_primitive_desc_create(&pd, &d, NULL, db->eng, NULL)))
+            e = dn_kernel_insert(&db->caches, &k, pd);
+    }
+    dn_key_free(&k);
+    return e;
+}
+
+/* Node kind's kernels for sizes a, b into kern[] (NULL where oneDNN refused). */
+static void generic_kernels(dn_backend *db, gen_kind kind, int64_t a, int64_t b, int nthr, dn_kernel *kern[2])
+{
+    kern[0] = kern[1] = NULL;
+    if (kind == GEN_POINTWISE) kern[0] = matmul_kernel(db, "generic-pointwise", a, b, -1, nthr);
+    if (kind == GEN_MATMUL) kern[0] = matmul_kernel(db, "generic-matmul", -1, a, b, nthr);
+    if (kind == GEN_SOFTMAX) {
+        kern[0] = softmax_kernel(db, SOFTMAX_CHUNK, a, nthr);
+        kern[1] = softmax_kernel(db, 1, a, nthr);
+    }
+}
+
+/* Runs primitive prim with memories over src (dims sd) and dst (dims yd), and
+ * for a matmul its weights w (dims wd; NULL: none), on the calling thread's
+ * stream; 1 when it ran. */
+static int run_prim(const dn_pointwise *pw, dnnl_primitive_t prim, int nd, const dnnl_dims_t sd, const void *src,
+                    const dnnl_dims_t wd, const void *w, const dnnl_dims_t yd, void *dst)
+{
+    dnnl_memory_desc_t smd, wmd, ymd;
+    dnnl_memory_t sm = NULL, wm = NULL, ym = NULL;
+    dnnl_stream_t stream = NULL;
+    int ok = dn_ok(dnnl_memory_desc_init_by_tag(&smd, nd, sd, dnnl_f32, dnnl_ab)) &&
+             dn_ok(dnnl_memory_desc_init_by_tag(&ymd, nd, yd, dnnl_f32, dnnl_ab)) &&
+             dn_ok(dnnl_memory_create(&sm, &smd, pw->eng, (void *)src)) &&
+             dn_ok(dnnl_memory_create(&ym, &ymd, pw->eng, dst)) &&
+             (!w || (dn_ok(dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dnnl_f32, dnnl_ab)) &&
+                     dn_ok(dnnl_memory_create(&wm, &wmd, pw->eng, (void *)w)))) &&
+             dn_ok(dnnl_stream_create(&stream, pw->eng, dnnl_stream_default_flags));
+    if (ok) {
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WEIGHTS, wm}};
+        ok = dn_ok(dnnl_primitive_execute(prim, stream, w ? 3 : 2, args)) && dn_ok(dnnl_stream_wait(stream));
+    }
+    if (stream) dnnl_stream_destroy(stream);
+    if (sm) dnnl_memory_destroy(sm);
+    if (wm) dnnl_memory_destroy(wm);
+    if (ym) dnnl_memory_destroy(ym);
+    return ok;
+}
+
+/* MatMul: the input's leading dimensions are the matmul's rows. */
+static lector_status matmul_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                const rt_kernel_ctx *ctx)
+{
+    const dn_pointwise *pw = state;
+    int64_t K = pw->M, N = pw->K, R = lector_tensor_numel(&in[0]) / K;
+    if (R * N == 0) return LECTOR_OK;
+    omp_set_num_threads(pw->nthr);
+    dnnl_dims_t sd = {R, K}, wd = {K, N}, yd = {R, N};
+    if (!run_prim(pw, pw->prim[0], 2, sd, in[0].data, wd, in[1].data, yd, out->data))
+        return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
+    return LECTOR_OK;
+}
+
+/* Softmax over the last axis: SOFTMAX_CHUNK rows a call, then the rest one by one. */
+static lector_status softmax_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
+                                 const rt_kernel_ctx *ctx)
+{
+    const dn_pointwise *pw = state;
+    int64_t len = pw->M, R = lector_tensor_numel(&in[0]) / len;
+    omp_set_num_threads(pw->nthr);
+    const float *x = in[0].data;
+    float *y = out->data;
+    int ok = 1;
+    for (int64_t r = 0; r < R && ok;) {
+        int64_t rows = R - r >= SOFTMAX_CHUNK ? SOFTMAX_CHUNK : 1;
+        dnnl_dims_t dd = {rows, len};
+        ok = run_prim(pw, pw->prim[rows > 1 ? 0 : 1], 2, dd, x + r * len, dd, NULL, dd, y + r * len);
+        r += rows;
+    }
+    if (!ok) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's softmax failed", nd->name);
+    return LECTOR_OK;
+}
+
 static lector_status pointwise_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
                                    const rt_kernel_ctx *ctx)
 {
@@ -96,6 +262,7 @@ static lector_status pointwise_run(const void *state, const rt_node *nd, const l
     dnnl_memory_desc_t smd, wmd, ymd;
     dnnl_memory_t sm = NULL, wm = NULL, ym = NULL;
     dnnl_stream_t stream = NULL;
+    /* the weights are the matmul's source, the image its "weights" (oneDNN's names) */
     int ok = dn_ok(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dnnl_f32, dnnl_ab)) &&
              dn_ok(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_f32, dnnl_ab)) &&
              dn_ok(dnnl_memory_desc_init_by_tag(&ymd, 2, yd, dnnl_f32, dnnl_ab)) &&
@@ -111,7 +278,7 @@ static lector_status pointwise_run(const void *state, const rt_node *nd, const l
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
         ok = dn_ok(dnnl_memory_set_data_handle(wm, (void *)(xd + n * K * HW))) &&
              dn_ok(dnnl_memory_set_data_handle(ym, yd_ + n * M * HW)) &&
-             dn_ok(dnnl_primitive_execute(pw->prim, stream, 3, args));
+             dn_ok(dnnl_primitive_execute(pw->prim[0], stream, 3, args));
     }
     if (stream) {
         if (!dn_ok(dnnl_stream_wait(stream))) ok = 0;
@@ -131,21 +298,27 @@ void dn_generic_prepare(rt_backend *be, const rt_plan *p)
     dn_backend *db = be->ctx;
     const rt_graph *g = p->g;
     int T = be->threads > 0 ? be->threads : 1;
-    int64_t M, K;
+    int64_t a, b;
     for (int s = 0; s < p->n_order; s++) {
-        if (!pointwise(g, &g->nodes[p->order[s]], &M, &K)) continue;
+        gen_kind kind = generic_kind(g, &g->nodes[p->order[s]], &a, &b);
+        if (kind == GEN_NONE) continue;
         omp_set_num_threads(T);
-        dn_kernel *e = matmul_kernel(db, M, K, T);
-        if (!e) continue;
-        dn_kernel_prim(&db->caches, e); /* a failure here is met again, and handled, by plan_generic */
-        dn_kernel_release(&db->caches, e);
+        dn_kernel *kern[2];
+        generic_kernels(db, kind, a, b, T, kern);
+        for (int k = 0; k < 2; k++) {
+            if (!kern[k]) continue;
+            dn_kernel_prim(&db->caches, kern[k]); /* a failure here is met again, and handled, by plan_generic */
+            dn_kernel_release(&db->caches, kern[k]);
+        }
     }
 }
 
 static void generic_free(dn_generic *gp)
 {
     if (!gp) return;
-    for (int i = 0; i < gp->n; i++) dn_kernel_release(gp->caches, gp->pw[i].kern);
+    for (int i = 0; i < gp->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (gp->pw[i].kern[k]) dn_kernel_release(gp->caches, gp->pw[i].kern[k]);
     lector__free(gp->pw);
     lector__free(gp);
 }
@@ -161,8 +334,8 @@ lector_status dn_plan_generic(rt_backend *be, rt_plan *p, lector_error *err)
     dn_backend *db = be->ctx;
     const rt_graph *g = p->g;
     int T = be->threads > 0 ? be->threads : 1, count = 0;
-    int64_t M, K;
-    for (int s = 0; s < p->n_order; s++) count += pointwise(g, &g->nodes[p->order[s]], &M, &K);
+    int64_t a, b;
+    for (int s = 0; s < p->n_order; s++) count += generic_kind(g, &g->nodes[p->order[s]], &a, &b) != GEN_NONE;
     if (!count) return LECTOR_OK;
     dn_generic *gp = lector__calloc(1, sizeof *gp);
     if (gp) gp->pw = lector__calloc((size_t)count, sizeof *gp->pw);
@@ -174,24 +347,36 @@ lector_status dn_plan_generic(rt_backend *be, rt_plan *p, lector_error *err)
     }
     gp->caches = &db->caches;
     p->be_plan = gp;
+    static lector_status (*const run[])(const void *, const rt_node *, const lector_tensor *, lector_tensor *,
+                                        const rt_kernel_ctx *) = {
+        [GEN_POINTWISE] = pointwise_run, [GEN_MATMUL] = matmul_run, [GEN_SOFTMAX] = softmax_run};
     for (int s = 0; s < p->n_order; s++) {
         int i = p->order[s];
         const rt_node *n = &g->nodes[i];
-        if (!pointwise(g, n, &M, &K)) continue;
+        gen_kind kind = generic_kind(g, n, &a, &b);
+        if (kind == GEN_NONE) continue;
         /* all threads whatever the size (oneDNN's GEMM splits small products less): the kernel must
          * not depend on the shape, or a new shape could need a new one */
         int nthr = T;
         omp_set_num_threads(nthr); /* oneDNN sizes some kernels by it when it creates them */
-        dn_kernel *e = matmul_kernel(db, M, K, nthr);
-        dnnl_primitive_t prim = e ? dn_kernel_prim(&db->caches, e) : NULL;
-        if (!prim) { /* oneDNN refused: the reference kernel stays */
-            if (e) dn_kernel_release(&db->caches, e);
-            lector__log(LECTOR_LOG_DEBUG, "%s: node %s: no runtime-sized matmul, reference kernel", g->name, n->name);
+        dn_kernel *kern[2];
+        generic_kernels(db, kind, a, b, nthr, kern);
+        dnnl_primitive_t prim[2] = {NULL, NULL};
+        int ok = 1;
+        for (int k = 0; k < 2; k++) {
+            if (kern[k]) prim[k] = dn_kernel_prim(&db->caches, kern[k]);
+            ok &= k == 1 && kind != GEN_SOFTMAX ? 1 : prim[k] != NULL;
+        }
+        if (!ok) { /* oneDNN refused: the reference kernel stays */
+            for (int k = 0; k < 2; k++)
+                if (kern[k]) dn_kernel_release(&db->caches, kern[k]);
+            lector__log(LECTOR_LOG_DEBUG, "%s: node %s: no oneDNN kernel for any size, reference kernel", g->name,
+                        n->name);
             continue;
         }
         dn_pointwise *pw = &gp->pw[gp->n++];
-        *pw = (dn_pointwise){e, prim, db->eng, M, K, nthr};
-        p->own[i] = (rt_own_kernel){pointwise_run, pw};
+        *pw = (dn_pointwise){{kern[0], kern[1]}, {prim[0], prim[1]}, db->eng, a, b, nthr};
+        p->own[i] = (rt_own_kernel){run[kind], pw};
     }
     return LECTOR_OK;
 }
