@@ -39,18 +39,18 @@
 #define SOFTMAX_CHUNK 16
 
 /* One node's oneDNN kernels in a generic plan. */
-typedef struct dn_pointwise {
+typedef struct dn_generic_node {
     dn_kernel *kern[2]; /* the cached kernels (referenced; [1] only for Softmax) */
     dnnl_primitive_t prim[2];
     dnnl_engine_t eng;
     int64_t M, K; /* pointwise Conv: Cout, Cin; MatMul: K, N; Softmax: the axis's length */
     int nthr;     /* OpenMP threads it was created for and runs with */
-} dn_pointwise;
+} dn_generic_node;
 
 /* A generic plan's state (rt_plan.be_plan). */
 typedef struct dn_generic {
     dn_caches *caches;
-    dn_pointwise *pw;
+    dn_generic_node *pw; /* the nodes given oneDNN kernels */
     int n;
 } dn_generic;
 
@@ -193,7 +193,7 @@ static void generic_kernels(dn_backend *db, gen_kind kind, int64_t a, int64_t b,
 /* Runs primitive prim with memories over src (dims sd) and dst (dims yd), and
  * for a matmul its weights w (dims wd; NULL: none), on the calling thread's
  * stream; 1 when it ran. */
-static int run_prim(const dn_pointwise *pw, dnnl_primitive_t prim, int nd, const dnnl_dims_t sd, const void *src,
+static int run_prim(const dn_generic_node *pw, dnnl_primitive_t prim, int nd, const dnnl_dims_t sd, const void *src,
                     const dnnl_dims_t wd, const void *w, const dnnl_dims_t yd, void *dst)
 {
     dnnl_memory_desc_t smd, wmd, ymd;
@@ -221,7 +221,7 @@ static int run_prim(const dn_pointwise *pw, dnnl_primitive_t prim, int nd, const
 static lector_status matmul_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
                                 const rt_kernel_ctx *ctx)
 {
-    const dn_pointwise *pw = state;
+    const dn_generic_node *pw = state;
     int64_t K = pw->M, N = pw->K, R = lector_tensor_numel(&in[0]) / K;
     if (R * N == 0) return LECTOR_OK;
     omp_set_num_threads(pw->nthr);
@@ -235,7 +235,7 @@ static lector_status matmul_run(const void *state, const rt_node *nd, const lect
 static lector_status softmax_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
                                  const rt_kernel_ctx *ctx)
 {
-    const dn_pointwise *pw = state;
+    const dn_generic_node *pw = state;
     int64_t len = pw->M, R = lector_tensor_numel(&in[0]) / len;
     omp_set_num_threads(pw->nthr);
     const float *x = in[0].data;
@@ -254,7 +254,7 @@ static lector_status softmax_run(const void *state, const rt_node *nd, const lec
 static lector_status pointwise_run(const void *state, const rt_node *nd, const lector_tensor *in, lector_tensor *out,
                                    const rt_kernel_ctx *ctx)
 {
-    const dn_pointwise *pw = state;
+    const dn_generic_node *pw = state;
     const lector_tensor *x = &in[0];
     int64_t N = x->dims[0], HW = x->dims[2] * x->dims[3], M = pw->M, K = pw->K;
     if (N * M * HW == 0) return LECTOR_OK;
@@ -374,8 +374,8 @@ lector_status dn_plan_generic(rt_backend *be, rt_plan *p, lector_error *err)
                         n->name);
             continue;
         }
-        dn_pointwise *pw = &gp->pw[gp->n++];
-        *pw = (dn_pointwise){{kern[0], kern[1]}, {prim[0], prim[1]}, db->eng, a, b, nthr};
+        dn_generic_node *pw = &gp->pw[gp->n++];
+        *pw = (dn_generic_node){{kern[0], kern[1]}, {prim[0], prim[1]}, db->eng, a, b, nthr};
         p->own[i] = (rt_own_kernel){run[kind], pw};
     }
     return LECTOR_OK;
