@@ -152,7 +152,7 @@ for k in range(4):
 assert set(seen) == bad, sorted(set(seen) ^ bad)
 PY
   for k in 1 2 3; do
-    r=$(cat "$tmp/rc$k"); [ "$r" -eq 0 ] || [ "$r" -eq 1 ] && ok || ko "shard $k exit $r: $(tail -2 "$tmp/shard$k.err")"
+    r=$(cat "$tmp/rc$k"); [ "$r" -eq 0 ] || [ "$r" -eq 1 ] && ok || ko "shard $k exit $r: $(tail -c 3000 "$tmp/shard$k.err")"
   done
   ;;
 
