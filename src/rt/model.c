@@ -216,10 +216,23 @@ static size_t plan_bytes(rt_plan *p, size_t fixed, int in_cache)
     return fixed;
 }
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+/* glibc sets up its malloc on the first call into it, and mallinfo2 marks
+ * it set up before it is (malloc.c, ptmalloc_init): a second thread's
+ * mallinfo2 meanwhile reads the arena's empty top chunk and faults. A
+ * normal process has called malloc long before its threads start, but
+ * under AddressSanitizer (which replaces malloc) mallinfo2 can be that
+ * first call, from two compiles at once: the intermittent SIGSEGV of the
+ * CLI's batch tests under ASan (2026-12-05). One call, once, first. */
+static pthread_once_t heap_probe_once = PTHREAD_ONCE_INIT;
+static void heap_probe_init(void) { (void)mallinfo2(); }
+#endif
+
 /* Host memory in use by malloc now, all arenas (0 where unknown). */
 static size_t heap_in_use(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    pthread_once(&heap_probe_once, heap_probe_init);
     struct mallinfo2 mi = mallinfo2();
     return mi.uordblks + mi.hblkhd;
 #else
