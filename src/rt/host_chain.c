@@ -39,7 +39,7 @@ static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min
 static signed char op_kind[RT_OP_COUNT];
 static pthread_once_t op_kind_once = PTHREAD_ONCE_INIT;
 
-/* per op index: its fast_binary operator (-1: none, the reference kernel runs) */
+/* per op index: its rt_binary_span operator (-1: none, the reference kernel runs) */
 static signed char fast_op[RT_OP_COUNT];
 
 static void op_kind_init(void)
@@ -231,34 +231,6 @@ typedef struct chain_run {
     int64_t per_row;                                 /* tiles per row */
 } chain_run;
 
-/* Add, Sub, Mul and Div on float tiles, the operator computed as the
- * reference kernel computes it (one IEEE operation per element, a
- * broadcast operand as its one value), without the reference kernel's
- * broadcast plan: a chain calls its nodes once per tile, and in PP-OCR's
- * recognisers most of its nodes are such a product or sum with a constant
- * per channel, where the plan cost as much as the arithmetic.
- * op: 0 Add, 1 Sub, 2 Mul, 3 Div; a or b is NULL when that operand is
- * the scalar ac or bc. */
-#define FAST_SPAN(EXPR)                                              \
-    do {                                                             \
-        if (a && b)                                                  \
-            for (int64_t i = 0; i < len; i++) y[i] = a[i] EXPR b[i]; \
-        else if (a)                                                  \
-            for (int64_t i = 0; i < len; i++) y[i] = a[i] EXPR bc;   \
-        else                                                         \
-            for (int64_t i = 0; i < len; i++) y[i] = ac EXPR b[i];   \
-    } while (0)
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
-fast_binary(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len)
-{
-    switch (op) {
-    case 0: FAST_SPAN(+); break;
-    case 1: FAST_SPAN(-); break;
-    case 2: FAST_SPAN(*); break;
-    default: FAST_SPAN(/); break;
-    }
-}
-
 /* Tiles [t0, t1) of a chain through every node, each node's tile in
  * bufs[i * TILE] (the last one's in dst), on the calling thread. */
 static lector_status run_tiles(const chain_run *r, float *bufs, int64_t t0, int64_t t1, lector_error *err)
@@ -302,7 +274,7 @@ static lector_status run_tiles(const chain_run *r, float *bufs, int64_t t0, int6
                  * is written after a[i] and b[i] are read, in every version of the loop) */
                 const float *a = in[0].data, *b = in[1].data;
                 int wa = in[0].dims[0] == len, wb = in[1].dims[0] == len;
-                fast_binary(fo, wa ? a : NULL, wa ? 0.f : a[0], wb ? b : NULL, wb ? 0.f : b[0], out.data, len);
+                rt_binary_span(fo, wa ? a : NULL, wa ? 0.f : a[0], wb ? b : NULL, wb ? 0.f : b[0], out.data, len);
                 if (nd->act != RT_ACT_NONE) rt_apply_act(out.data, len, nd->act, nd->act_alpha, nd->act_beta);
                 continue;
             }

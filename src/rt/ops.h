@@ -90,6 +90,13 @@ int rt_op_find(const char *name);
 RT_OP_LIST(RT_OP_DECL)
 #undef RT_OP_DECL
 
+/* y[i] = a[i] op b[i] for i < len, op 0 Add, 1 Sub, 2 Mul, 3 Div, as the
+ * reference kernels compute it (one IEEE operation per element); a NULL a
+ * or b stands for the scalar ac or bc. y may be a or b. The host
+ * executor's chains (host_chain.c) call it per tile: the reference
+ * kernel's broadcast plan cost as much as the arithmetic there. */
+void rt_binary_span(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len);
+
 /* Applies a fused activation to `n` floats in place. */
 void rt_apply_act(float *x, int64_t n, rt_act act, float alpha, float beta);
 /* A convolution's output y, n_img images of m channels of sp values each:

@@ -134,6 +134,27 @@ REF_KERNEL(Sub, binary_act, OP_SUB)
 REF_KERNEL(Mul, binary_act, OP_MUL)
 REF_KERNEL(Div, binary_act, OP_DIV)
 
+#define SPAN(EXPR)                                                   \
+    do {                                                             \
+        if (a && b)                                                  \
+            for (int64_t i = 0; i < len; i++) y[i] = a[i] EXPR b[i]; \
+        else if (a)                                                  \
+            for (int64_t i = 0; i < len; i++) y[i] = a[i] EXPR bc;   \
+        else                                                         \
+            for (int64_t i = 0; i < len; i++) y[i] = ac EXPR b[i];   \
+    } while (0)
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+rt_binary_span(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len)
+{
+    switch (op) {
+    case 0: SPAN(+); break;
+    case 1: SPAN(-); break;
+    case 2: SPAN(*); break;
+    default: SPAN(/); break;
+    }
+}
+#undef SPAN
+
 /* out = in[0] broadcast to out's shape. */
 static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
