@@ -143,8 +143,8 @@ REF_KERNEL(Div, binary_act, OP_DIV)
         else                                                         \
             for (int64_t i = 0; i < len; i++) y[i] = ac EXPR b[i];   \
     } while (0)
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
-rt_binary_span(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+binary_span(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len)
 {
     switch (op) {
     case 0: SPAN(+); break;
@@ -154,6 +154,13 @@ rt_binary_span(int op, const float *a, float ac, const float *b, float bc, float
     }
 }
 #undef SPAN
+
+/* A plain function around the multiversioned one: clang (14) emits a
+ * target_clones function's dispatcher only in a unit that calls it. */
+void rt_binary_span(int op, const float *a, float ac, const float *b, float bc, float *y, int64_t len)
+{
+    binary_span(op, a, ac, b, bc, y, len);
+}
 
 /* out = in[0] broadcast to out's shape. */
 static lector_status bcast_copy(const rt_node *nd, const lector_tensor *a, lector_tensor *out, const rt_kernel_ctx *ctx)
