@@ -190,31 +190,58 @@ static void generic_kernels(dn_backend *db, gen_kind kind, int64_t a, int64_t b,
     }
 }
 
-/* Runs primitive prim with memories over src (dims sd) and dst (dims yd), and
- * for a matmul its weights w (dims wd; NULL: none), on the calling thread's
- * stream; 1 when it ran. */
-static int run_prim(const dn_generic_node *pw, dnnl_primitive_t prim, int nd, const dnnl_dims_t sd, const void *src,
-                    const dnnl_dims_t wd, const void *w, const dnnl_dims_t yd, void *dst)
+/* One run of a node's kernels: a oneDNN stream and row-major f32 matrices
+ * (memory objects without data; each call of exec_run points them at its
+ * operands), made once per run however many calls it makes. */
+typedef struct gen_exec {
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    dnnl_memory_t mem[4];
+    int n, ok;
+} gen_exec;
+
+static void exec_begin(gen_exec *x, dnnl_engine_t eng, int nthr)
 {
-    dnnl_memory_desc_t smd, wmd, ymd;
-    dnnl_memory_t sm = NULL, wm = NULL, ym = NULL;
-    dnnl_stream_t stream = NULL;
-    int ok = dn_ok(dnnl_memory_desc_init_by_tag(&smd, nd, sd, dnnl_f32, dnnl_ab)) &&
-             dn_ok(dnnl_memory_desc_init_by_tag(&ymd, nd, yd, dnnl_f32, dnnl_ab)) &&
-             dn_ok(dnnl_memory_create(&sm, &smd, pw->eng, (void *)src)) &&
-             dn_ok(dnnl_memory_create(&ym, &ymd, pw->eng, dst)) &&
-             (!w || (dn_ok(dnnl_memory_desc_init_by_tag(&wmd, nd, wd, dnnl_f32, dnnl_ab)) &&
-                     dn_ok(dnnl_memory_create(&wm, &wmd, pw->eng, (void *)w)))) &&
-             dn_ok(dnnl_stream_create(&stream, pw->eng, dnnl_stream_default_flags));
-    if (ok) {
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WEIGHTS, wm}};
-        ok = dn_ok(dnnl_primitive_execute(prim, stream, w ? 3 : 2, args)) && dn_ok(dnnl_stream_wait(stream));
+    *x = (gen_exec){.eng = eng};
+    x->ok = dn_ok(dnnl_stream_create(&x->stream, eng, dnnl_stream_default_flags));
+    omp_set_num_threads(nthr); /* oneDNN (OpenMP runtime) runs with the calling thread's count */
+}
+
+/* A rows x cols matrix of the run (NULL, and the run failed, when oneDNN refuses). */
+static dnnl_memory_t exec_matrix(gen_exec *x, int64_t rows, int64_t cols)
+{
+    dnnl_dims_t d = {rows, cols};
+    dnnl_memory_desc_t md;
+    dnnl_memory_t m = NULL;
+    if (!x->ok || x->n == (int)(sizeof x->mem / sizeof x->mem[0]) ||
+        !dn_ok(dnnl_memory_desc_init_by_tag(&md, 2, d, dnnl_f32, dnnl_ab)) ||
+        !dn_ok(dnnl_memory_create(&m, &md, x->eng, DNNL_MEMORY_NONE))) {
+        x->ok = 0;
+        return NULL;
     }
-    if (stream) dnnl_stream_destroy(stream);
-    if (sm) dnnl_memory_destroy(sm);
-    if (wm) dnnl_memory_destroy(wm);
-    if (ym) dnnl_memory_destroy(ym);
-    return ok;
+    return x->mem[x->n++] = m;
+}
+
+/* prim on src (data s), dst (data d) and, for a matmul, weights w (data wd; w NULL: none). */
+static void exec_run(gen_exec *x, dnnl_primitive_t prim, dnnl_memory_t src, const void *s, dnnl_memory_t w,
+                     const void *wd, dnnl_memory_t dst, void *d)
+{
+    if (!x->ok) return;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WEIGHTS, w}};
+    x->ok = dn_ok(dnnl_memory_set_data_handle(src, (void *)s)) && dn_ok(dnnl_memory_set_data_handle(dst, d)) &&
+            (!w || dn_ok(dnnl_memory_set_data_handle(w, (void *)wd))) &&
+            dn_ok(dnnl_primitive_execute(prim, x->stream, w ? 3 : 2, args));
+}
+
+/* Waits for the run's calls and frees what it made: 1 when all of them ran. */
+static int exec_end(gen_exec *x)
+{
+    if (x->stream) {
+        if (x->ok && !dn_ok(dnnl_stream_wait(x->stream))) x->ok = 0;
+        dnnl_stream_destroy(x->stream);
+    }
+    for (int i = 0; i < x->n; i++) dnnl_memory_destroy(x->mem[i]);
+    return x->ok;
 }
 
 /* MatMul: the input's leading dimensions are the matmul's rows. */
@@ -224,10 +251,11 @@ static lector_status matmul_run(const void *state, const rt_node *nd, const lect
     const dn_generic_node *pw = state;
     int64_t K = pw->M, N = pw->K, R = lector_tensor_numel(&in[0]) / K;
     if (R * N == 0) return LECTOR_OK;
-    omp_set_num_threads(pw->nthr);
-    dnnl_dims_t sd = {R, K}, wd = {K, N}, yd = {R, N};
-    if (!run_prim(pw, pw->prim[0], 2, sd, in[0].data, wd, in[1].data, yd, out->data))
-        return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
+    gen_exec x;
+    exec_begin(&x, pw->eng, pw->nthr);
+    dnnl_memory_t a = exec_matrix(&x, R, K), b = exec_matrix(&x, K, N), y = exec_matrix(&x, R, N);
+    exec_run(&x, pw->prim[0], a, in[0].data, b, in[1].data, y, out->data);
+    if (!exec_end(&x)) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
     return LECTOR_OK;
 }
 
@@ -237,17 +265,19 @@ static lector_status softmax_run(const void *state, const rt_node *nd, const lec
 {
     const dn_generic_node *pw = state;
     int64_t len = pw->M, R = lector_tensor_numel(&in[0]) / len;
-    omp_set_num_threads(pw->nthr);
-    const float *x = in[0].data;
-    float *y = out->data;
-    int ok = 1;
-    for (int64_t r = 0; r < R && ok;) {
-        int64_t rows = R - r >= SOFTMAX_CHUNK ? SOFTMAX_CHUNK : 1;
-        dnnl_dims_t dd = {rows, len};
-        ok = run_prim(pw, pw->prim[rows > 1 ? 0 : 1], 2, dd, x + r * len, dd, NULL, dd, y + r * len);
-        r += rows;
+    if (R == 0) return LECTOR_OK;
+    gen_exec x;
+    exec_begin(&x, pw->eng, pw->nthr);
+    dnnl_memory_t src[2] = {exec_matrix(&x, SOFTMAX_CHUNK, len), exec_matrix(&x, 1, len)};
+    dnnl_memory_t dst[2] = {exec_matrix(&x, SOFTMAX_CHUNK, len), exec_matrix(&x, 1, len)};
+    const float *xd = in[0].data;
+    float *yd = out->data;
+    for (int64_t r = 0; r < R && x.ok;) {
+        int k = R - r >= SOFTMAX_CHUNK ? 0 : 1; /* kernel 0: SOFTMAX_CHUNK rows, 1: one */
+        exec_run(&x, pw->prim[k], src[k], xd + r * len, NULL, NULL, dst[k], yd + r * len);
+        r += k ? 1 : SOFTMAX_CHUNK;
     }
-    if (!ok) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's softmax failed", nd->name);
+    if (!exec_end(&x)) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's softmax failed", nd->name);
     return LECTOR_OK;
 }
 
@@ -258,38 +288,17 @@ static lector_status pointwise_run(const void *state, const rt_node *nd, const l
     const lector_tensor *x = &in[0];
     int64_t N = x->dims[0], HW = x->dims[2] * x->dims[3], M = pw->M, K = pw->K;
     if (N * M * HW == 0) return LECTOR_OK;
-    dnnl_dims_t sd = {M, K}, wd = {K, HW}, yd = {M, HW};
-    dnnl_memory_desc_t smd, wmd, ymd;
-    dnnl_memory_t sm = NULL, wm = NULL, ym = NULL;
-    dnnl_stream_t stream = NULL;
+    gen_exec e;
+    exec_begin(&e, pw->eng, pw->nthr);
     /* the weights are the matmul's source, the image its "weights" (oneDNN's names) */
-    int ok = dn_ok(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dnnl_f32, dnnl_ab)) &&
-             dn_ok(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_f32, dnnl_ab)) &&
-             dn_ok(dnnl_memory_desc_init_by_tag(&ymd, 2, yd, dnnl_f32, dnnl_ab)) &&
-             dn_ok(dnnl_memory_create(&sm, &smd, pw->eng, in[1].data)) &&
-             dn_ok(dnnl_memory_create(&wm, &wmd, pw->eng, DNNL_MEMORY_NONE)) &&
-             dn_ok(dnnl_memory_create(&ym, &ymd, pw->eng, DNNL_MEMORY_NONE)) &&
-             dn_ok(dnnl_stream_create(&stream, pw->eng, dnnl_stream_default_flags));
-    /* oneDNN (OpenMP runtime) runs with the calling thread's count */
-    omp_set_num_threads(pw->nthr);
+    dnnl_memory_t w = exec_matrix(&e, M, K), img = exec_matrix(&e, K, HW), y = exec_matrix(&e, M, HW);
     const float *xd = x->data;
-    float *yd_ = out->data;
-    for (int64_t n = 0; n < N && ok; n++) {
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
-        ok = dn_ok(dnnl_memory_set_data_handle(wm, (void *)(xd + n * K * HW))) &&
-             dn_ok(dnnl_memory_set_data_handle(ym, yd_ + n * M * HW)) &&
-             dn_ok(dnnl_primitive_execute(pw->prim[0], stream, 3, args));
-    }
-    if (stream) {
-        if (!dn_ok(dnnl_stream_wait(stream))) ok = 0;
-        dnnl_stream_destroy(stream);
-    }
-    if (sm) dnnl_memory_destroy(sm);
-    if (wm) dnnl_memory_destroy(wm);
-    if (ym) dnnl_memory_destroy(ym);
-    if (!ok) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
+    float *yd = out->data;
+    for (int64_t n = 0; n < N && e.ok; n++)
+        exec_run(&e, pw->prim[0], w, in[1].data, img, xd + n * K * HW, y, yd + n * M * HW);
+    if (!exec_end(&e)) return lector__error(ctx->err, LECTOR_ERR_BACKEND, "node %s: oneDNN's matmul failed", nd->name);
     /* then the bias and the activation, as the reference kernel adds them */
-    rt_apply_bias_act(nd, yd_, N, M, HW, nd->n_in > 2 && in[2].data ? in[2].data : NULL, pw->nthr);
+    rt_apply_bias_act(nd, yd, N, M, HW, nd->n_in > 2 && in[2].data ? in[2].data : NULL, pw->nthr);
     return LECTOR_OK;
 }
 
