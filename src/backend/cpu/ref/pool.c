@@ -30,49 +30,9 @@ static void pool_spans(const rt_conv_geom *g, int a, pool_span *sp)
     }
 }
 
-/* AveragePool: the taps inside the input summed in the order of pool()'s
- * loops below (the same bits), with each window's range along each axis
- * found once per output coordinate instead of tested per tap. */
-static lector_status average_pool(const rt_node *nd, const rt_conv_geom *g, const lector_tensor *xt, float *y,
-                                  const rt_kernel_ctx *ctx)
-{
-    int include_pad = (int)rt_attr_int(nd, "count_include_pad", 0);
-    int64_t planes = xt->dims[0] * xt->dims[1];
-    int64_t isp = g->in[0] * g->in[1] * g->in[2], osp = g->out[0] * g->out[1] * g->out[2];
-    pool_span *sp = lector__malloc(sizeof *sp * (size_t)(g->out[0] + g->out[1] + g->out[2] + 1));
-    if (!sp) return lector__error(ctx->err, LECTOR_ERR_OUT_OF_MEMORY, "node %s: out of memory", nd->name);
-    pool_span *sz = sp, *sy = sz + g->out[0], *sx = sy + g->out[1];
-    pool_spans(g, 0, sz);
-    pool_spans(g, 1, sy);
-    pool_spans(g, 2, sx);
-    const float *x = xt->data;
-#pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
-    for (int64_t p = 0; p < planes; p++) {
-        const float *xp = x + p * isp;
-        float *yp = y + p * osp;
-        for (int64_t od = 0; od < g->out[0]; od++)
-            for (int64_t oh = 0; oh < g->out[1]; oh++)
-                for (int64_t ow = 0; ow < g->out[2]; ow++) {
-                    const pool_span *a = &sz[od], *b = &sy[oh], *c = &sx[ow];
-                    float sum = 0.f;
-                    for (int64_t kz = a->lo; kz < a->hi; kz++)
-                        for (int64_t ky = b->lo; ky < b->hi; ky++) {
-                            const float *xr =
-                                xp + ((a->start + kz * g->d[0]) * g->in[1] + b->start + ky * g->d[1]) * g->in[2] +
-                                c->start;
-                            for (int64_t kx = c->lo; kx < c->hi; kx++) sum += xr[kx * g->d[2]];
-                        }
-                    int64_t cnt = (a->hi - a->lo) * (b->hi - b->lo) * (c->hi - c->lo);
-                    yp[(od * g->out[1] + oh) * g->out[2] + ow] =
-                        include_pad ? sum / (float)(a->cnt_pad * b->cnt_pad * c->cnt_pad)
-                                    : (cnt ? sum / (float)cnt : 0.f);
-                }
-    }
-    lector__free(sp);
-    return LECTOR_OK;
-}
-
-/* MaxPool, AveragePool: the geometry, then the operator's loops. */
+/* MaxPool, AveragePool over the taps of each window that fall inside the
+ * input, in the order kz, ky, kx, each window's range along each axis
+ * found once per output coordinate (pool_spans) instead of tested per tap. */
 static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx,
                           int is_max)
 {
@@ -81,14 +41,20 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
     rt_conv_geom g;
     lector_status st = rt_conv_geom_make(nd, RT_GEOM_POOL, xt->ndim, xt->dims, NULL, &g, ctx->err);
     if (st) return st;
-    if (!is_max) return average_pool(nd, &g, xt, out->data, ctx);
+    int include_pad = (int)rt_attr_int(nd, "count_include_pad", 0);
     int64_t planes = xt->dims[0] * xt->dims[1];
     int64_t isp = g.in[0] * g.in[1] * g.in[2], osp = g.out[0] * g.out[1] * g.out[2];
+    pool_span *sp = lector__malloc(sizeof *sp * (size_t)(g.out[0] + g.out[1] + g.out[2] + 1));
+    if (!sp) return lector__error(ctx->err, LECTOR_ERR_OUT_OF_MEMORY, "node %s: out of memory", nd->name);
+    pool_span *sz = sp, *sy = sz + g.out[0], *sx = sy + g.out[1];
+    pool_spans(&g, 0, sz);
+    pool_spans(&g, 1, sy);
+    pool_spans(&g, 2, sx);
     const float *x = xt->data;
     float *y = out->data;
     /* MaxPool Indices: flat index into the input, row-major (storage_order 0)
      * or with the spatial dims in column-major order (storage_order 1) */
-    int64_t *ind = nd->n_out > 1 ? out[1].data : NULL;
+    int64_t *ind = is_max && nd->n_out > 1 ? out[1].data : NULL;
     int col_major = (int)rt_attr_int(nd, "storage_order", 0);
 #pragma omp parallel for num_threads(ctx->threads) if (planes * osp > 16384)
     for (int64_t p = 0; p < planes; p++) {
@@ -97,33 +63,38 @@ static lector_status pool(const rt_node *nd, const lector_tensor *in, lector_ten
         for (int64_t od = 0; od < g.out[0]; od++)
             for (int64_t oh = 0; oh < g.out[1]; oh++)
                 for (int64_t ow = 0; ow < g.out[2]; ow++) {
-                    int64_t o[3] = {od, oh, ow}, start[3];
-                    for (int a = 0; a < 3; a++) start[a] = o[a] * g.s[a] - g.pb[a];
-                    float mx = -INFINITY;
+                    const pool_span *a = &sz[od], *b = &sy[oh], *c = &sx[ow];
+                    int64_t o = (od * g.out[1] + oh) * g.out[2] + ow;
+                    float acc = is_max ? -INFINITY : 0.f;
                     int64_t arg = -1;
-                    for (int64_t kz = 0; kz < g.k[0]; kz++) {
-                        int64_t iz = start[0] + kz * g.d[0];
-                        if (iz < 0 || iz >= g.in[0]) continue;
-                        for (int64_t ky = 0; ky < g.k[1]; ky++) {
-                            int64_t iy = start[1] + ky * g.d[1];
-                            if (iy < 0 || iy >= g.in[1]) continue;
+                    for (int64_t kz = a->lo; kz < a->hi; kz++)
+                        for (int64_t ky = b->lo; ky < b->hi; ky++) {
+                            int64_t iz = a->start + kz * g.d[0], iy = b->start + ky * g.d[1];
                             const float *xr = xp + (iz * g.in[1] + iy) * g.in[2];
-                            for (int64_t kx = 0; kx < g.k[2]; kx++) {
-                                int64_t ix = start[2] + kx * g.d[2];
-                                if (ix < 0 || ix >= g.in[2]) continue;
+                            if (!is_max) {
+                                for (int64_t kx = c->lo; kx < c->hi; kx++) acc += xr[c->start + kx * g.d[2]];
+                                continue;
+                            }
+                            for (int64_t kx = c->lo; kx < c->hi; kx++) {
+                                int64_t ix = c->start + kx * g.d[2];
                                 float v = xr[ix];
-                                if (v > mx || (v != v && mx == mx) || arg < 0) {
-                                    mx = v;
+                                if (v > acc || (v != v && acc == acc) || arg < 0) {
+                                    acc = v;
                                     arg = col_major ? (ix * g.in[1] + iy) * g.in[0] + iz
                                                     : (iz * g.in[1] + iy) * g.in[2] + ix;
                                 }
                             }
                         }
+                    if (!is_max) {
+                        int64_t cnt = (a->hi - a->lo) * (b->hi - b->lo) * (c->hi - c->lo);
+                        acc = include_pad ? acc / (float)(a->cnt_pad * b->cnt_pad * c->cnt_pad)
+                                          : (cnt ? acc / (float)cnt : 0.f);
                     }
-                    yp[(od * g.out[1] + oh) * g.out[2] + ow] = mx;
-                    if (ind) ind[p * osp + (od * g.out[1] + oh) * g.out[2] + ow] = p * isp + arg;
+                    yp[o] = acc;
+                    if (ind) ind[p * osp + o] = p * isp + arg;
                 }
     }
+    lector__free(sp);
     return LECTOR_OK;
 }
 
