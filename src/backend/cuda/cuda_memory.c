@@ -290,6 +290,10 @@ size_t cbuf_add(cbuf *b, const void *data, size_t n, int *oom)
         b->p = np;
         b->cap = cap;
     }
+    /* the alignment gap zeroed too: the block is compared byte for byte with
+     * other plans' (the shared store), and left as realloc gave it, the same
+     * constants of two line widths made two blocks, each uploaded */
+    memset(b->p + b->n, 0, off - b->n);
     if (data)
         memcpy(b->p + off, data, n);
     else
