@@ -391,7 +391,7 @@ static cu_shared *shared_find(int dev, uint64_t h, const void *host, size_t n)
  * behind each other's uploads (5.4 s of waiting summed over a CLI run of
  * 1,000 distinct pages); two that upload the same bytes at once keep the
  * first one stored. */
-static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, lector_error *err)
+static lector_status shared_get(int dev, void *host, size_t n, const char *what, cu_shared **out, lector_error *err)
 {
     double t0 = cu_now_ms();
     uint64_t h = bytes_hash(host, n);
@@ -408,12 +408,14 @@ static lector_status shared_get(int dev, void *host, size_t n, cu_shared **out, 
     double t1 = cu_now_ms();
     s = cu_calloc(1, sizeof *s);
     char *d = NULL;
-    lector_status st = s ? cu_dev_alloc(dev, n, (void **)&d, "the model's weights", err)
-                         : cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
+    lector_status st =
+        s ? cu_dev_alloc(dev, n, (void **)&d, what, err) : cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     if (!st) {
         cudaError_t e = cudaMemcpy(d, host, n, cudaMemcpyHostToDevice);
         if (e != cudaSuccess) {
-            st = cu_cuda_fail(err, e, "uploading the weights");
+            char msg[96];
+            snprintf(msg, sizeof msg, "uploading %s", what);
+            st = cu_cuda_fail(err, e, msg);
             cu_dev_free(d);
         }
     }
@@ -551,7 +553,7 @@ lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error
             cp->shared[i] = ch->shared;
             ch->shared = NULL;
         } else {
-            st = shared_get(device, ch->p, ch->n, &cp->shared[i], err);
+            st = shared_get(device, ch->p, ch->n, "the model's weights", &cp->shared[i], err);
             ch->p = NULL; /* the store's now, or freed */
             if (!st && ch->src) memo_put(c, ch, cp->shared[i]);
         }
@@ -564,7 +566,7 @@ lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error
      * hundreds; per-shape tables, such as a Resize's, make blocks of their
      * own). */
     if (!st && cb->n) {
-        st = shared_get(device, cb->p, cb->n, &cp->cblock_shared, err);
+        st = shared_get(device, cb->p, cb->n, "the model's constants", &cp->cblock_shared, err);
         cb->p = NULL; /* the store's now, or freed */
         cb->cap = 0;
         if (!st) cp->cblock = cp->cblock_shared->dev;
