@@ -527,6 +527,7 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
 
 typedef struct kentry {
     char *key;           /* the kernel's source with the name "K" */
+    uint64_t hash;       /* of key (source_hash) */
     cudaKernel_t kernel; /* NULL: compiling it failed (the interpreter runs it) */
     int vec;
     int done; /* 0 while a plan's compile is making it (outside the lock) */
@@ -538,24 +539,53 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cache_compiled = PTHREAD_COND_INITIALIZER;
 static kentry *cache;
 static int n_cache, cap_cache;
+/* cache's indices by hash, open addressing (-1: empty; twice cap_cache slots):
+ * every plan of a new line width looks up each of its ~50 chains' sources,
+ * all of which are there already, and under the lock */
+static int *cache_index;
 
-static int cache_find(const char *key)
+static uint64_t source_hash(const char *key)
 {
-    for (int i = 0; i < n_cache; i++)
-        if (!strcmp(cache[i].key, key)) return i;
-    return -1;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    return h;
 }
 
-static int cache_add(char *key, int vec)
+static int cache_find(const char *key, uint64_t h)
+{
+    if (!cache_index) return -1;
+    size_t mask = (size_t)cap_cache * 2 - 1;
+    for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
+        int k = cache_index[j];
+        if (k < 0) return -1;
+        if (cache[k].hash == h && !strcmp(cache[k].key, key)) return k;
+    }
+}
+
+static void index_put(int k)
+{
+    size_t mask = (size_t)cap_cache * 2 - 1, j = (size_t)cache[k].hash & mask;
+    while (cache_index[j] >= 0) j = (j + 1) & mask;
+    cache_index[j] = k;
+}
+
+static int cache_add(char *key, uint64_t h, int vec)
 {
     if (n_cache == cap_cache) {
         int cap = cap_cache ? 2 * cap_cache : 64;
         kentry *nc = cu_realloc(cache, sizeof *nc * (size_t)cap);
         if (!nc) return -1;
         cache = nc;
+        int *ni = cu_malloc(sizeof *ni * (size_t)cap * 2);
+        if (!ni) return -1; /* cache grew; the old index still fits the old count */
+        cu_free(cache_index);
+        cache_index = ni;
         cap_cache = cap;
+        for (int j = 0; j < 2 * cap; j++) cache_index[j] = -1;
+        for (int k = 0; k < n_cache; k++) index_put(k);
     }
-    cache[n_cache] = (kentry){key, NULL, vec, 0};
+    cache[n_cache] = (kentry){key, h, NULL, vec, 0};
+    index_put(n_cache);
     return n_cache++;
 }
 
@@ -727,23 +757,36 @@ static int dw_epilogue_ext(const compile_ctx *cc, const cu_step *s, const cu_ste
     return raw;
 }
 
-/* A new kernel source for the cache (or the entry that has it); -1 on failure. */
-static int cache_slot(sbuf *b, int vec, int *todo, int *n_todo)
+/* A kernel's source, made outside the cache's lock. */
+typedef struct ksource {
+    char *src; /* NULL: none (or out of memory) */
+    uint64_t hash;
+    int vec;
+} ksource;
+
+static ksource source_of(sbuf *b, int vec)
 {
     if (b->oom) {
         cu_free(b->p);
-        return -1;
+        return (ksource){0};
     }
-    int k = cache_find(b->p);
+    return (ksource){b->p, source_hash(b->p), vec};
+}
+
+/* The cache's entry for a source, a new one (added to todo) if none has it; -1
+ * for none. Under cache_lock; takes the source. */
+static int cache_slot(ksource *ks, int *todo, int *n_todo)
+{
+    if (!ks->src) return -1;
+    int k = cache_find(ks->src, ks->hash);
     if (k >= 0) {
-        cu_free(b->p);
-        return k;
+        cu_free(ks->src);
+    } else if ((k = cache_add(ks->src, ks->hash, ks->vec)) < 0) {
+        cu_free(ks->src);
+    } else {
+        todo[(*n_todo)++] = k;
     }
-    if ((k = cache_add(b->p, vec)) < 0) {
-        cu_free(b->p);
-        return -1;
-    }
-    todo[(*n_todo)++] = k;
+    ks->src = NULL;
     return k;
 }
 
@@ -756,30 +799,38 @@ int cu_compile_chains(compile_ctx *cc)
     int *todo = cu_malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
     int *slot = cu_malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
     int *dwslot = cu_malloc(sizeof(int) * (size_t)(cp->n_steps + 1));
-    if (!todo || !slot || !dwslot) {
+    ksource *src = cu_calloc((size_t)(2 * cp->n_steps + 1), sizeof *src);
+    if (!todo || !slot || !dwslot || !src) {
         cu_free(todo);
         cu_free(slot);
         cu_free(dwslot);
+        cu_free(src);
         return 0;
     }
     int n_todo = 0, fuse_dw = dw_fusion_enabled();
     double t0 = cu_now_ms();
-    pthread_mutex_lock(&cache_lock);
+    /* the sources first, outside the lock (16 workers' compiles of new widths
+     * made theirs one after another under it) */
     for (int i = 0; i < cp->n_steps; i++) {
-        slot[i] = dwslot[i] = -1;
         cu_step *s = &cp->steps[i];
         if (s->kind == S_CHAIN) {
             sbuf b = {0};
             gen_kernel(&b, s->chain, "K");
-            slot[i] = cache_slot(&b, chain_vec(s->chain), todo, &n_todo);
+            src[2 * i] = source_of(&b, chain_vec(s->chain));
         }
         int raw = fuse_dw && i + 1 < cp->n_steps ? dw_epilogue_ext(cc, s, &cp->steps[i + 1]) : -1;
         if (raw >= 0) {
             sbuf b = {0};
             gen_dw_kernel(&b, cp->steps[i + 1].chain, raw, dw_work(s), s->half, "K");
-            dwslot[i] = cache_slot(&b, dw_work(s).v, todo, &n_todo);
+            src[2 * i + 1] = source_of(&b, dw_work(s).v);
         }
     }
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < cp->n_steps; i++) {
+        slot[i] = cache_slot(&src[2 * i], todo, &n_todo);
+        dwslot[i] = cache_slot(&src[2 * i + 1], todo, &n_todo);
+    }
+    cu_free(src);
     const char **keys = cu_calloc((size_t)n_todo + 1, sizeof *keys);
     cudaKernel_t *got = cu_calloc((size_t)n_todo + 1, sizeof *got);
     for (int i = 0; i < n_todo && keys; i++) keys[i] = cache[todo[i]].key;
