@@ -68,7 +68,7 @@
 #           page size is new; bench pipeline --rounds 1 over them (after its warm-up pass over the same pages),
 #           then the CLI over them once, fp32 and --fp16, in turns (ARCHIVE_TURNS, default 2), and the CLI's
 #           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); then a debug
-#           log of the CLI's run (fp32) split by compile_split.py
+#           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -597,10 +597,14 @@ PY
         python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag"
         tail -1 "$out/archive_cli_$tag.err"
       done; done; done
-      # where the CLI's compiles on distinct pages go: each plan's compile split (fp32, each line at its own width)
-      LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
-          2>&1 >/dev/null | stamp | xz >"$out/archive_debug_fp32_q0.log.xz"
-      python3 "$(dirname "$0")/compile_split.py" "$out/archive_debug_fp32_q0.log.xz" | grep -v "^ *[0-9]* *lector: debug"
+      # where the CLI's compiles on distinct pages go: each plan's compile split (each line at its own width),
+      # fp32 or as ARCHIVE_DEBUG says (e.g. "fp32 --fp16")
+      for f in ${ARCHIVE_DEBUG:-fp32}; do
+        LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 ${f#fp32} --format json @/tmp/archive/list.txt \
+            2>&1 >/dev/null | stamp | xz >"$out/archive_debug_${f}_q0.log.xz"
+        echo "-- debug split, $f"
+        python3 "$(dirname "$0")/compile_split.py" "$out/archive_debug_${f}_q0.log.xz" | grep -v "^ *[0-9]* *lector: debug"
+      done
       ;;
     fp16cost)
       doc_pages
