@@ -67,7 +67,8 @@
 #           PaddleOCR's, and the generated ones of stage.sh --docs), each JPEG scaled and cropped so that every
 #           page size is new; bench pipeline --rounds 1 over them (after its warm-up pass over the same pages),
 #           then the CLI over them once, fp32 and --fp16, in turns (ARCHIVE_TURNS, default 2), and the CLI's
-#           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); then a debug
+#           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); the CLI once more
+#           with each setting of ARCHIVE_CLI_ENV (e.g. LECTOR_CUDA_GRAPHS=0) against the same figure; then a debug
 #           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
@@ -596,6 +597,13 @@ PY
         t1=$(date +%s.%N)
         python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag"
         tail -1 "$out/archive_cli_$tag.err"
+        for e in ${ARCHIVE_CLI_ENV:-}; do   # the CLI again with a setting, e.g. LECTOR_CUDA_GRAPHS=0
+          t0=$(date +%s.%N)
+          env "$e" $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
+              @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$out/archive_cli_${tag}_$e.err"
+          t1=$(date +%s.%N)
+          python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag $e"
+        done
       done; done; done
       # where the CLI's compiles on distinct pages go: each plan's compile split (each line at its own width),
       # fp32 or as ARCHIVE_DEBUG says (e.g. "fp32 --fp16")
