@@ -46,7 +46,8 @@
 #           fp32, --fp16 and --device cpu (the kernel cache empty for the first), each with the models
 #           loaded one after another (LECTOR_PARALLEL_LOAD=0) and side by side (the default), in turns;
 #           then one run of each with LECTOR_LOG=debug, timestamped,
-#           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles)
+#           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
+#           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
 #           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
 #           and 1 workers, bench pipeline with 1 and 2 rounds with CUDA graphs on and off, the CLI over the
@@ -328,10 +329,21 @@ PY
         for cache in empty kept kept kept kept kept; do   # the models loaded one after another and side by side (the default), in turns
           [ $cache = empty ] && rm -rf "$kc"
           for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1; do
+            # COLD_LOG=1: every run logged (debug, timestamped) and the log of one over 1.3 s kept, for the outliers
             t0=$(date +%s.%N)
-            env $e $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
+            if [ -n "${COLD_LOG:-}" ]; then
+              env $e LECTOR_LOG=debug $L $f --gpu-kernel-cache "$kc" "$first" 2> >(stamp >/tmp/cold_run.log)
+            else
+              env $e $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null
+            fi | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
             t1=$(date +%s.%N)
-            echo "cold $f, kernel cache $cache, $e: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s, exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+            tf=$(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}")
+            echo "cold $f, kernel cache $cache, $e: first result $tf s, exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+            if [ -n "${COLD_LOG:-}" ] && awk "BEGIN {exit !($tf > 1.3)}"; then
+              sleep 0.2; n=$((${n_slow:-0} + 1)); n_slow=$n
+              printf 't0 %.3f\n' "$(awk "BEGIN {print $t0 % 1e4}")" | cat - /tmp/cold_run.log >"$out/cold_slow_$n.log"
+              echo "  (slow: its debug log in cold_slow_$n.log)"
+            fi
           done
         done
         for cache in empty kept; do
