@@ -1,13 +1,16 @@
 /* kcache_format.h - the file format of the kernel cache (cuda_kcache.c):
- * NVRTC's compiled code for one program, kept on disk between processes.
+ * NVRTC's compiled code for one kernel, kept on disk between processes.
  * Plain C over bytes, no CUDA, so that its fuzz target builds anywhere.
  *
  *   "LECTORK1"            8 bytes, the format
  *   key length            8 bytes, little-endian
- *   key                   the compile's whole input: NVRTC's version, the
- *                         options, the source text
+ *   key                   what the kernel's code depends on: NVRTC's
+ *                         version, the options, the program of that
+ *                         kernel alone (cuda_nvrtc.c)
  *   image length          8 bytes, little-endian
- *   image                 the cubin or PTX NVRTC gave
+ *   image                 the cubin or PTX NVRTC gave for the program the
+ *                         kernel was compiled in (with the other kernels
+ *                         new to that plan: the same code for this one)
  *
  * A file is used only when its key equals the key of the compile that asks,
  * byte for byte, so a file name (a hash of the key) that collides, a file
