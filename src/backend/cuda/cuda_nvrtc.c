@@ -31,6 +31,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/kcache_format.h"
+#include "util/hash.h"
 
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
@@ -527,7 +528,7 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
 
 typedef struct kentry {
     char *key;           /* the kernel's source with the name "K" */
-    uint64_t hash;       /* of key (source_hash) */
+    uint64_t hash;       /* of key (lector__fnv1a64) */
     cudaKernel_t kernel; /* NULL: compiling it failed (the interpreter runs it) */
     int vec;
     int done; /* 0 while a plan's compile is making it (outside the lock) */
@@ -543,13 +544,6 @@ static int n_cache, cap_cache;
  * every plan of a new line width looks up each of its ~50 chains' sources,
  * all of which are there already, and under the lock */
 static int *cache_index;
-
-static uint64_t source_hash(const char *key)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 1099511628211ULL;
-    return h;
-}
 
 static int cache_find(const char *key, uint64_t h)
 {
@@ -844,7 +838,7 @@ static ksource source_of(sbuf *b, int vec)
         cu_free(b->p);
         return (ksource){0};
     }
-    return (ksource){b->p, source_hash(b->p), vec};
+    return (ksource){b->p, lector__fnv1a64(b->p, b->n), vec};
 }
 
 /* The cache's entry for a source, a new one (added to todo) if none has it; -1
