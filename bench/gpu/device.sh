@@ -603,18 +603,14 @@ PY
         tag=${f:-fp32}_q${q}_$turn
         bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $f --rec-width-bucket $q \
             --json $(cat /tmp/archive/list.txt) 2>"$out/archive_bench_$tag.err" | tail -1)
-        t0=$(date +%s.%N)
-        $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
-            @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$out/archive_cli_$tag.err"
-        t1=$(date +%s.%N)
-        python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag"
-        tail -1 "$out/archive_cli_$tag.err"
-        for e in ${ARCHIVE_CLI_ENV:-}; do   # the CLI again with a setting, e.g. LECTOR_CUDA_GRAPHS=0
+        for e in "" ${ARCHIVE_CLI_ENV:-}; do   # as it is, then with each setting (e.g. LECTOR_CUDA_GRAPHS=0)
+          err="$out/archive_cli_$tag${e:+_$e}.err"
           t0=$(date +%s.%N)
-          env "$e" $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
-              @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$out/archive_cli_${tag}_$e.err"
+          env ${e:+"$e"} $L --models "$B/models" --device cuda --workers 16 $f --rec-width-bucket $q --format json \
+              @/tmp/archive/list.txt >/tmp/archive_cli.jsonl 2>"$err"
           t1=$(date +%s.%N)
-          python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag $e"
+          python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag${e:+ $e}"
+          tail -1 "$err"
         done
       done; done; done
       # where the CLI's compiles on distinct pages go: each plan's compile split (each line at its own width),
