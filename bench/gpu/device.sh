@@ -47,7 +47,8 @@
 #           loaded one after another (LECTOR_PARALLEL_LOAD=0) and side by side (the default), in turns;
 #           then one run of each with LECTOR_LOG=debug, timestamped,
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
-#           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log)
+#           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log); on the GPU a run
+#           with LECTOR_CUDA_PROFILE=1 lists the plans' first-run steps of 2 ms or more (what a start waits for)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
 #           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
 #           and 1 workers, bench pipeline with 1 and 2 rounds with CUDA graphs on and off, the CLI over the
@@ -355,6 +356,12 @@ PY
           grep -i "nvrtc\|kernel cache\|algorithm\|loaded\|compiled\|plan" "$out/cold_${f//[ -]/_}_$cache.log" | head -30
           tail -3 "$out/cold_${f//[ -]/_}_$cache.log"
         done
+        # what the plans' first runs wait for (the kernel cache kept): their steps of 2 ms or more
+        [ "$f" = "--device cpu" ] || {
+          echo "--- $f, kernel cache kept, LECTOR_CUDA_PROFILE=1: the plans' first-run steps of 2 ms or more"
+          LECTOR_CUDA_PROFILE=1 LECTOR_LOG=debug $L $f --gpu-kernel-cache "$kc" "$first" 2>&1 >/dev/null |
+              grep "a plan's first run" | sed 's/.*onnx: //' | sort -t' ' -k10,10 -rn | head -25
+        }
       done
       # the same bytes whether a plan's kernels were compiled or loaded from the cache
       rm -rf "$kc"

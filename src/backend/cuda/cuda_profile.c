@@ -14,7 +14,8 @@
 /* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
  * per operator (with its step kind: cudnn/own kernel/host) is printed at exit.
  * A plan's first run is left out: it holds the libraries' lazy loading (cuBLAS
- * loads its kernels on first use), which would swamp a small model's figures.
+ * loads its kernels on first use), which would swamp a small model's figures;
+ * its steps that take CU_PROFILE_FIRST_MS or more are logged (debug) instead.
  * LECTOR_CUDA_PROFILE=2 also prints every step of each plan's second run.
  * LECTOR_CUDA_PROFILE=3 times each step as a CUDA graph of its own, replayed
  * back to back: what the step costs inside the plan's graph, without the host
@@ -22,6 +23,9 @@
  * The replays run a step again over its own results (in-place chains), so the
  * outputs of a profiled run are meaningless. */
 int cu_profiling(void) { return (int)H->testctl_long(LECTOR__TC_CUDA_PROFILE, 0); }
+
+/* A first run's step logged (debug) when it takes this long, host and GPU together. */
+#define CU_PROFILE_FIRST_MS 2.0
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */
@@ -87,6 +91,7 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
     int run = ++cp->prof_runs;
     pthread_mutex_unlock(&prof_lock);
     for (int s = 0; s < cp->n_steps && !st; s++) {
+        double t0 = cu_now_ms();
         cudaEventRecord(a, x->w->stream);
         st = cu_run_step(x, &cp->steps[s], be, err);
         cudaEventRecord(b, x->w->stream);
@@ -95,7 +100,15 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
         cudaEventElapsedTime(&ms, a, b);
         const cu_step *sp = &cp->steps[s];
         int op = sp->node >= 0 ? x->p->g->nodes[sp->node].op : RT_OP_COUNT;
-        if (run == 1) continue;
+        if (run == 1) {
+            /* left out of the figures, but what a first run waits for (a
+             * library loading kernels, a JIT) is what a cold start pays */
+            double host = cu_now_ms() - t0;
+            if (host >= CU_PROFILE_FIRST_MS)
+                H->log(3, "cuda: %s: a plan's first run: step %d %s (%s) took %.1f ms, %.2f ms of it on the GPU",
+                       x->p->g->name, s, op < RT_OP_COUNT ? H->ops[op].name : "-", prof_kind_name(sp), host, ms);
+            continue;
+        }
         if (cu_profiling() >= 3 && !st) {
             float gms = step_graph_ms(x, sp, be, a, b);
             if (gms >= 0) ms = gms;
