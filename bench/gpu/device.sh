@@ -71,7 +71,8 @@
 #           then the CLI over them once, fp32 and --fp16, in turns (ARCHIVE_TURNS, default 2), and the CLI's
 #           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); the CLI once more
 #           with each setting of ARCHIVE_CLI_ENV (e.g. LECTOR_CUDA_GRAPHS=0) against the same figure; then a debug
-#           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py
+#           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py;
+#           ARCHIVE_PROFILE=1 adds the CLI with LECTOR_CUDA_PROFILE=1 (plans' first runs against later ones)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -620,6 +621,13 @@ PY
           tail -1 "$err"
         done
       done; done; done
+      # ARCHIVE_PROFILE=1: the CLI over the archive with LECTOR_CUDA_PROFILE=1 (fp32): the steps' time in the
+      # plans' first runs against their later runs (each step synchronised, so slower than the runs above)
+      [ -n "${ARCHIVE_PROFILE:-}" ] && {
+        echo "-- LECTOR_CUDA_PROFILE=1, fp32"
+        LECTOR_CUDA_PROFILE=1 $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
+            2>&1 >/dev/null | grep -v "^ *[a-zA-Z0-9]* *[a-z0-9-]* *[0-9]* steps *[0-9.]* ms *0\.[0-4]%" | tail -60
+      }
       # where the CLI's compiles on distinct pages go: each plan's compile split (each line at its own width),
       # fp32 or as ARCHIVE_DEBUG says (e.g. "fp32 --fp16")
       for f in ${ARCHIVE_DEBUG:-fp32}; do

@@ -13,9 +13,12 @@
 
 /* LECTOR_CUDA_PROFILE=1: steps run one by one between events, and the time
  * per operator (with its step kind: cudnn/own kernel/host) is printed at exit.
- * A plan's first run is left out: it holds the libraries' lazy loading (cuBLAS
- * loads its kernels on first use), which would swamp a small model's figures;
- * its steps that take CU_PROFILE_FIRST_MS or more are logged (debug) instead.
+ * A plan's first run is left out of that table: it holds the libraries' lazy
+ * loading (cuBLAS loads its kernels on first use), which would swamp a small
+ * model's figures. First runs get a table of their own (each step's time on
+ * the host, launch to the end of its GPU work, and on the GPU), and their
+ * steps that take CU_PROFILE_FIRST_MS or more are logged (debug): what a cold
+ * start and a first pass over new shapes wait for.
  * LECTOR_CUDA_PROFILE=2 also prints every step of each plan's second run.
  * LECTOR_CUDA_PROFILE=3 times each step as a CUDA graph of its own, replayed
  * back to back: what the step costs inside the plan's graph, without the host
@@ -32,6 +35,11 @@ static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 #define PROF_KINDS (S_KIND_COUNT + 3)
 static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS];
 static long prof_n[RT_OP_COUNT + 1][PROF_KINDS];
+/* plans' first runs, apart: each step's time on the host (launch to the
+ * end of its GPU work) and on the GPU */
+static double first_host[RT_OP_COUNT + 1][PROF_KINDS], first_gpu[RT_OP_COUNT + 1][PROF_KINDS];
+static long first_n[RT_OP_COUNT + 1][PROF_KINDS];
+static int prof_registered; /* prof_report is registered with atexit (under prof_lock) */
 
 static const char *const prof_kinds[PROF_KINDS] = {
     "cudnn-conv", "cudnn-deconv", "affine",    "binary",  "unary",   "rowmean",    "pool",
@@ -53,6 +61,17 @@ static void prof_report(void)
             if (prof_n[o][k])
                 fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", o < RT_OP_COUNT ? H->ops[o].name : "-",
                         prof_kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
+    double host = 0, gpu = 0;
+    for (int o = 0; o <= RT_OP_COUNT; o++)
+        for (int k = 0; k < PROF_KINDS; k++) host += first_host[o][k], gpu += first_gpu[o][k];
+    fprintf(stderr, "cuda profile: plans' first runs (not above): %.1f ms in steps, %.1f ms of it on the GPU\n", host,
+            gpu);
+    for (int o = 0; o <= RT_OP_COUNT; o++)
+        for (int k = 0; k < PROF_KINDS; k++)
+            if (first_n[o][k] && first_host[o][k] >= host / 200)
+                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%% (GPU %.2f ms)\n",
+                        o < RT_OP_COUNT ? H->ops[o].name : "-", prof_kinds[k], first_n[o][k], first_host[o][k],
+                        100 * first_host[o][k] / (host > 0 ? host : 1), first_gpu[o][k]);
 }
 
 /* LECTOR_CUDA_PROFILE=3: step s captured alone, the mean of its graph's replays in ms (-1: not capturable). */
@@ -107,6 +126,13 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
             if (host >= CU_PROFILE_FIRST_MS)
                 H->log(3, "cuda: %s: a plan's first run: step %d %s (%s) took %.1f ms, %.2f ms of it on the GPU",
                        x->p->g->name, s, op < RT_OP_COUNT ? H->ops[op].name : "-", prof_kind_name(sp), host, ms);
+            pthread_mutex_lock(&prof_lock);
+            if (!prof_registered++) atexit(prof_report);
+            int pk = prof_kind(sp);
+            first_host[op][pk] += host;
+            first_gpu[op][pk] += ms;
+            first_n[op][pk]++;
+            pthread_mutex_unlock(&prof_lock);
             continue;
         }
         if (cu_profiling() >= 3 && !st) {
@@ -123,8 +149,7 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
                     prof_kind_name(sp), ms, dims, n ? n->name : "convert", sp->chain ? " +chain" : "");
         }
         pthread_mutex_lock(&prof_lock);
-        static int registered;
-        if (!registered++) atexit(prof_report);
+        if (!prof_registered++) atexit(prof_report);
         int pk = prof_kind(sp);
         prof_ms[op][pk] += ms;
         prof_n[op][pk]++;
