@@ -44,7 +44,8 @@
 #   cold    the cold start: process start to the first byte of the first page's text (the CLI writes
 #           and flushes each result as it is done) and to the process's exit, one receipt, 6 runs each
 #           fp32, --fp16 and --device cpu (the kernel cache empty for the first), each with the models
-#           loaded one after another (LECTOR_PARALLEL_LOAD=0) and side by side (the default), in turns;
+#           loaded one after another (LECTOR_PARALLEL_LOAD=0) and side by side (the default), in turns (or
+#           the settings COLD_ENV names, e.g. "LECTOR_GPU_WARMUP=0 LECTOR_GPU_WARMUP=1");
 #           then one run of each with LECTOR_LOG=debug, timestamped,
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
 #           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log); on the GPU a run
@@ -330,7 +331,7 @@ PY
       for f in "--device cuda" "--device cuda --fp16" "--device cpu"; do
         for cache in empty kept kept kept kept kept; do   # the models loaded one after another and side by side (the default), in turns
           [ $cache = empty ] && rm -rf "$kc"
-          for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1; do
+          for e in ${COLD_ENV:-LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1}; do
             # COLD_LOG=1: every run logged (debug, timestamped) and the log of one over 1.3 s kept, for the outliers
             t0=$(date +%s.%N)
             if [ -n "${COLD_LOG:-}" ]; then
@@ -625,7 +626,7 @@ PY
       # plans' first runs against their later runs (each step synchronised, so slower than the runs above)
       [ -n "${ARCHIVE_PROFILE:-}" ] && {
         echo "-- LECTOR_CUDA_PROFILE=1, fp32"
-        LECTOR_CUDA_PROFILE=1 $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
+        LECTOR_CUDA_PROFILE=1 LECTOR_CLI_FREE_ENGINE=1 $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
             2>&1 >/dev/null | grep -v "^ *[a-zA-Z0-9]* *[a-z0-9-]* *[0-9]* steps *[0-9.]* ms *0\.[0-4]%" | tail -60
       }
       # where the CLI's compiles on distinct pages go: each plan's compile split (each line at its own width),

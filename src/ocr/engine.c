@@ -342,6 +342,47 @@ lector_status ocr_batch_limits(lector_engine *e, lector_error *err)
     return st;
 }
 
+/* A plan's first run on a GPU waits for the libraries to load the kernels it
+ * uses: cuBLAS's half-precision products took 60-80 ms in the first runs of
+ * a cold `--fp16` start on an H100, every plan of the first page waiting
+ * for it (docs/BENCHMARKS.md, "Cold start: what first runs wait for"). So a
+ * thread started with the engine runs the line models once on a blank line
+ * of their base width while the caller reads and detects its first page;
+ * the first page's lines then find the kernels loaded (and the plan of
+ * that width, and the batch limits, made). Its errors are only logged: a
+ * real read meets them again and reports them. */
+static void *gpu_warmup_run(void *arg)
+{
+    lector_engine *e = arg;
+    lector_error err = {0};
+    double t0 = lector__now_ms();
+    if (ocr_batch_limits(e, &err)) {
+        lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: %s", err.message);
+        return NULL;
+    }
+    const lector_params *p = &e->p;
+    struct {
+        lector_model *m;
+        int h, w;
+    } line_models[] = {{e->rec, p->rec_image_height, p->rec_image_width},
+                       {e->rec32, p->rec_image_height, p->rec_image_width},
+                       {p->use_angle_cls ? e->cls : NULL, p->cls_image_height, p->cls_image_width}};
+    for (size_t i = 0; i < sizeof line_models / sizeof line_models[0]; i++) {
+        if (!line_models[i].m) continue;
+        int64_t h = line_models[i].h, w = line_models[i].w;
+        float *blank = lector__calloc((size_t)(3 * h * w), sizeof(float));
+        if (!blank) return NULL;
+        lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, h, w}, blank}, *out = NULL;
+        size_t n_out = 0;
+        if (lector_model_run(line_models[i].m, &in, 1, &out, &n_out, &err))
+            lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: %s", err.message);
+        lector_tensors_free(out, n_out);
+        lector__free(blank);
+    }
+    lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: the line models ran once in %.0f ms", lector__now_ms() - t0);
+    return NULL;
+}
+
 lector_status lector_engine_create(const lector_params *params, lector_engine **out, lector_error *err)
 {
     if (!params || !out) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "NULL argument");
@@ -396,6 +437,8 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
         lector_engine_free(e);
         return st;
     }
+    if (e->on_gpu && !e->rec_masked && lector__tc_flag(LECTOR__TC_GPU_WARMUP, 1))
+        e->warmup_started = pthread_create(&e->warmup, NULL, gpu_warmup_run, e) == 0;
     if (e->on_gpu) {
         snprintf(e->device, sizeof e->device, "cuda:%d%s", params->device_id,
                  !params->gpu_fp16      ? ""
@@ -414,6 +457,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
 void lector_engine_free(lector_engine *e)
 {
     if (!e) return;
+    if (e->warmup_started) pthread_join(e->warmup, NULL);
     lector_model_free(e->det);
     lector_model_free(e->cls);
     lector_model_free(e->rec);

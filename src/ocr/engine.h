@@ -47,6 +47,9 @@ struct lector_engine {
     int gpu_cls_rows, gpu_rec_rows;
     atomic_int limits_known;
     pthread_mutex_t limits_lock;
+    /* on a GPU: the thread that runs the line models once while the first page is read (engine.c) */
+    pthread_t warmup;
+    int warmup_started;
 };
 
 /* One text line between cropping and its text. */

@@ -725,8 +725,13 @@ static int load_image(loaded_lib *libs, int *n_libs, const char *image, size_t s
  * side by side). So each new kernel's file holds the image of the program
  * it was compiled in, and kernels whose files hold the same image share its
  * library. */
+/* Where a compile_batch call's time went, in ms (for the debug log). */
+typedef struct batch_times {
+    double read, nvrtc, store, load;
+} batch_times;
+
 static int compile_batch(int sm, const char *const *keys, int n, const char *kcache_dir, const char *plan_name,
-                         cudaKernel_t *got)
+                         cudaKernel_t *got, batch_times *bt)
 {
     char arch[64];
     int cubin = 0;
@@ -741,6 +746,7 @@ static int compile_batch(int sm, const char *const *keys, int n, const char *kca
     char *fresh = NULL;
     size_t fresh_size = 0;
     if (!ckey || !image || !ckey_len || !size || !missing || !libs) goto done;
+    double t = cu_now_ms();
     for (int i = 0; i < n; i++) {
         if (kcache_dir && (ckey[i] = kernel_cache_key(keys, i, arch, &ckey_len[i])))
             image[i] = cu_kcache_load(kcache_dir, ckey[i], ckey_len[i], &size[i]);
@@ -749,14 +755,20 @@ static int compile_batch(int sm, const char *const *keys, int n, const char *kca
         else
             missing[n_missing++] = i;
     }
+    bt->read = cu_now_ms() - t;
     if (n_missing) {
+        t = cu_now_ms();
         char *src = batch_program(keys, missing, n_missing);
         if (src) fresh = nvrtc_image(src, arch, cubin, plan_name, &fresh_size);
         cu_free(src);
+        bt->nvrtc = cu_now_ms() - t;
+        t = cu_now_ms();
         for (int m = 0; m < n_missing && fresh; m++)
             if (ckey[missing[m]])
                 cu_kcache_store(kcache_dir, ckey[missing[m]], ckey_len[missing[m]], fresh, fresh_size);
+        bt->store = cu_now_ms() - t;
     }
+    t = cu_now_ms();
     for (int i = 0; i < n; i++) {
         const char *img = image[i] ? image[i] : fresh;
         size_t sz = image[i] ? size[i] : fresh_size;
@@ -770,6 +782,7 @@ static int compile_batch(int sm, const char *const *keys, int n, const char *kca
         else
             cudaGetLastError();
     }
+    bt->load = cu_now_ms() - t;
 done:
     for (int i = 0; i < n && ckey; i++) cu_free(ckey[i]);
     for (int i = 0; i < n && image; i++) cu_free(image[i]);
@@ -904,7 +917,9 @@ int cu_compile_chains(compile_ctx *cc)
     for (int i = 0; i < n_todo && keys; i++) keys[i] = cache[todo[i]].key;
     pthread_mutex_unlock(&cache_lock);
     int cached = 0;
-    if (n_todo && keys && got) cached = compile_batch(cc->sm, keys, n_todo, cc->be->kernel_cache_dir, cc->g->name, got);
+    batch_times bt = {0};
+    if (n_todo && keys && got)
+        cached = compile_batch(cc->sm, keys, n_todo, cc->be->kernel_cache_dir, cc->g->name, got, &bt);
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n_todo; i++) {
         cache[todo[i]].kernel = got ? got[i] : NULL;
@@ -950,9 +965,11 @@ int cu_compile_chains(compile_ctx *cc)
     pthread_mutex_unlock(&cache_lock);
     if (n_todo)
         H->log(3,
-               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d compiled by NVRTC) in %.0f ms; "
+               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d compiled by NVRTC) in %.0f ms "
+               "(cache read %.0f, NVRTC %.0f, cache write %.0f, load %.0f); "
                "%d chains use compiled kernels, %d run inside their depthwise convolution's",
-               cc->g->name, n_todo, cached, n_todo - cached, cu_now_ms() - t0, compiled - fused, fused);
+               cc->g->name, n_todo, cached, n_todo - cached, cu_now_ms() - t0, bt.read, bt.nvrtc, bt.store, bt.load,
+               compiled - fused, fused);
     cu_free(todo);
     cu_free(slot);
     cu_free(dwslot);
