@@ -50,6 +50,8 @@
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
 #           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log); on the GPU a run
 #           with LECTOR_CUDA_PROFILE=1 lists the plans' first-run steps of 2 ms or more (what a start waits for)
+#   nvrtc   the NVRTC programs of a cold start with an empty kernel cache (fp32, --fp16), their sources
+#           kept in nvrtc.tar.xz and named by compile time (LECTOR_CUDA_NVRTC_DUMP)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
 #           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
 #           and 1 workers, bench pipeline with 1 and 2 rounds with CUDA graphs on and off, the CLI over the
@@ -637,6 +639,19 @@ PY
         echo "-- debug split, $f"
         python3 "$(dirname "$0")/compile_split.py" "$out/archive_debug_${f}_q0.log.xz" | grep -v "^ *[0-9]* *lector: debug"
       done
+      ;;
+    nvrtc)
+      # which NVRTC programs are slow to compile: the cold start's first page with an empty kernel cache,
+      # fp32 and --fp16, models loaded one after another and side by side, each program's source kept
+      # (LECTOR_CUDA_NVRTC_DUMP; named by compile time) in nvrtc.tar.xz
+      first=$(images sroie_subset | head -1)
+      mkdir -p /tmp/nvrtc
+      for f in "--fp16" "" "--fp16"; do for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1; do
+        rm -rf /tmp/kc_nvrtc; d=/tmp/nvrtc/${f:-fp32}_${e#*=}_$((++n_nv)); mkdir -p "$d"
+        env $e LECTOR_CUDA_NVRTC_DUMP="$d" $L --device cuda $f --gpu-kernel-cache /tmp/kc_nvrtc "$first" >/dev/null 2>&1
+        echo "nvrtc ${f:-fp32} $e: $(ls "$d" | tr '\n' ' ')"
+      done; done
+      tar -C /tmp -cJf "$out/nvrtc.tar.xz" nvrtc
       ;;
     fp16cost)
       doc_pages

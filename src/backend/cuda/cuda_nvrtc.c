@@ -725,6 +725,21 @@ static int load_image(loaded_lib *libs, int *n_libs, const char *image, size_t s
  * side by side). So each new kernel's file holds the image of the program
  * it was compiled in, and kernels whose files hold the same image share its
  * library. */
+/* LECTOR_CUDA_NVRTC_DUMP=DIR: the program's source in DIR, its name the
+ * compile's time and kernel count (which programs NVRTC is slow on). */
+static void dump_program(const char *src, int n_kernels, double ms)
+{
+    const char *dir = H->testctl_str(LECTOR__TC_CUDA_NVRTC_DUMP);
+    if (!dir || !*dir) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/nvrtc_%05.0fms_%02dk_%016llx.cu", dir, ms, n_kernels,
+             (unsigned long long)kcache_hash(src, strlen(src)));
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fputs(src, f);
+    fclose(f);
+}
+
 /* Where a compile_batch call's time went, in ms (for the debug log). */
 typedef struct batch_times {
     double read, nvrtc, store, load;
@@ -760,8 +775,9 @@ static int compile_batch(int sm, const char *const *keys, int n, const char *kca
         t = cu_now_ms();
         char *src = batch_program(keys, missing, n_missing);
         if (src) fresh = nvrtc_image(src, arch, cubin, plan_name, &fresh_size);
-        cu_free(src);
         bt->nvrtc = cu_now_ms() - t;
+        if (src) dump_program(src, n_missing, bt->nvrtc);
+        cu_free(src);
         t = cu_now_ms();
         for (int m = 0; m < n_missing && fresh; m++)
             if (ckey[missing[m]])
