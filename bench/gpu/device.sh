@@ -642,15 +642,19 @@ PY
       ;;
     nvrtc)
       # which NVRTC programs are slow to compile: the cold start's first page with an empty kernel cache,
-      # fp32 and --fp16, models loaded one after another and side by side, each program's source kept
+      # fp32 and --fp16, models loaded one after another, side by side, and without the unrolled depthwise
+      # kernels (LECTOR_CUDA_DW_UNROLL=0), each program's source kept
       # (LECTOR_CUDA_NVRTC_DUMP; named by compile time) in nvrtc.tar.xz
       first=$(images sroie_subset | head -1)
       mkdir -p /tmp/nvrtc
-      for f in "--fp16" "" "--fp16"; do for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1; do
-        rm -rf /tmp/kc_nvrtc; d=/tmp/nvrtc/${f:-fp32}_${e#*=}_$((++n_nv)); mkdir -p "$d"
-        env $e LECTOR_CUDA_NVRTC_DUMP="$d" $L --device cuda $f --gpu-kernel-cache /tmp/kc_nvrtc "$first" >/dev/null 2>&1
-        echo "nvrtc ${f:-fp32} $e: $(ls "$d" | tr '\n' ' ')"
-      done; done
+      for f in "--fp16" "" "--fp16"; do
+        for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1 LECTOR_CUDA_DW_UNROLL=0; do
+          rm -rf /tmp/kc_nvrtc; d=/tmp/nvrtc/${f:-fp32}_${e//[^A-Z0-9]/}_$((++n_nv)); mkdir -p "$d"
+          t0=$(date +%s.%N)
+          env $e LECTOR_CUDA_NVRTC_DUMP="$d" $L --device cuda $f --gpu-kernel-cache /tmp/kc_nvrtc "$first" >/dev/null 2>&1
+          echo "nvrtc ${f:-fp32} $e: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $t0}") s; $(ls "$d" | tr '\n' ' ')"
+        done
+      done
       tar -C /tmp -cJf "$out/nvrtc.tar.xz" nvrtc
       ;;
     fp16cost)
