@@ -643,12 +643,13 @@ PY
     nvrtc)
       # which NVRTC programs are slow to compile: the cold start's first page with an empty kernel cache,
       # fp32 and --fp16, models loaded one after another, side by side, and without the unrolled depthwise
-      # kernels (LECTOR_CUDA_DW_UNROLL=0), each program's source kept
+      # kernels (LECTOR_CUDA_DW_UNROLL=0) and with blocking waits for the GPU (LECTOR_CUDA_SYNC=block: no
+      # thread spinning beside NVRTC), each program's source kept
       # (LECTOR_CUDA_NVRTC_DUMP; named by compile time) in nvrtc.tar.xz
       first=$(images sroie_subset | head -1)
       mkdir -p /tmp/nvrtc
       for f in "--fp16" "" "--fp16"; do
-        for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1 LECTOR_CUDA_DW_UNROLL=0; do
+        for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1 LECTOR_CUDA_DW_UNROLL=0 LECTOR_CUDA_SYNC=block; do
           rm -rf /tmp/kc_nvrtc; d=/tmp/nvrtc/${f:-fp32}_${e//[^A-Z0-9]/}_$((++n_nv)); mkdir -p "$d"
           t0=$(date +%s.%N)
           env $e LECTOR_CUDA_NVRTC_DUMP="$d" $L --device cuda $f --gpu-kernel-cache /tmp/kc_nvrtc "$first" >/dev/null 2>&1
