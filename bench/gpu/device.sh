@@ -650,7 +650,7 @@ PY
       mkdir -p /tmp/nvrtc
       for f in "--fp16" "" "--fp16"; do
         for e in LECTOR_PARALLEL_LOAD=0 LECTOR_PARALLEL_LOAD=1 LECTOR_CUDA_DW_UNROLL=0 LECTOR_CUDA_SYNC=block; do
-          rm -rf /tmp/kc_nvrtc; d=/tmp/nvrtc/${f:-fp32}_${e//[^A-Z0-9]/}_$((++n_nv)); mkdir -p "$d"
+          rm -rf /tmp/kc_nvrtc; n_nv=$((${n_nv:-0} + 1)); d=/tmp/nvrtc/${f:-fp32}_${e//[^A-Z0-9]/}_$n_nv; mkdir -p "$d"
           t0=$(date +%s.%N)
           env $e LECTOR_CUDA_NVRTC_DUMP="$d" $L --device cuda $f --gpu-kernel-cache /tmp/kc_nvrtc "$first" >/dev/null 2>&1
           echo "nvrtc ${f:-fp32} $e: $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $t0}") s; $(ls "$d" | tr '\n' ' ')"
