@@ -711,20 +711,6 @@ static int load_image(loaded_lib *libs, int *n_libs, const char *image, size_t s
     return 0;
 }
 
-/* Compiles the cache's kernels keys[0..n); got[i]: the kernel, or NULL (the
- * interpreter runs it). Returns how many came from the disk cache.
- *
- * The disk cache is keyed per kernel (its program alone), and what is not
- * there is compiled as one program. Keyed by that program, as it was, a
- * kernel's key depended on which kernels a plan happened to be first to
- * need, which changes from run to run when plans compile side by side, and
- * a run that grouped them anew compiled them again (about a second for 15
- * fp16 kernels, the plans that needed them waiting). One program per kernel
- * would make the key the kernel's but costs NVRTC's start per kernel (20
- * kernels: 0.4-0.5 s against 0.05 s as one program, NVRTC not running them
- * side by side). So each new kernel's file holds the image of the program
- * it was compiled in, and kernels whose files hold the same image share its
- * library. */
 /* LECTOR_CUDA_NVRTC_DUMP=DIR: the program's source in DIR, its name the
  * compile's time and kernel count (which programs NVRTC is slow on). */
 static void dump_program(const char *src, int n_kernels, double ms)
@@ -745,6 +731,20 @@ typedef struct batch_times {
     double read, nvrtc, store, load;
 } batch_times;
 
+/* Compiles the cache's kernels keys[0..n); got[i]: the kernel, or NULL (the
+ * interpreter runs it). Returns how many came from the disk cache.
+ *
+ * The disk cache is keyed per kernel (its program alone), and what is not
+ * there is compiled as one program. Keyed by that program, as it was, a
+ * kernel's key depended on which kernels a plan happened to be first to
+ * need, which changes from run to run when plans compile side by side, and
+ * a run that grouped them anew compiled them again (about a second for 15
+ * fp16 kernels, the plans that needed them waiting). One program per kernel
+ * would make the key the kernel's but costs NVRTC's preludes per kernel
+ * (40-70 ms each; 20 kernels 0.4-0.5 s against 0.05 s as one program on a
+ * machine that had compiled them before). So each new kernel's file holds
+ * the image of the program it was compiled in, and kernels whose files
+ * hold the same image share its library. */
 static int compile_batch(int sm, const char *const *keys, int n, const char *kcache_dir, const char *plan_name,
                          cudaKernel_t *got, batch_times *bt)
 {
