@@ -50,8 +50,9 @@
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
 #           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log); on the GPU a run
 #           with LECTOR_CUDA_PROFILE=1 lists the plans' first-run steps of 2 ms or more (what a start waits for)
-#   nvrtc   the NVRTC programs of a cold start with an empty kernel cache (fp32, --fp16), their sources
-#           kept in nvrtc.tar.xz and named by compile time (LECTOR_CUDA_NVRTC_DUMP)
+#   nvrtc   the NVRTC programs of a cold start with an empty kernel cache (--fp16, fp32, --fp16 again; each
+#           loaded one after another, side by side, with LECTOR_CUDA_DW_UNROLL=0 and LECTOR_CUDA_SYNC=block),
+#           their sources kept in nvrtc.tar.xz and named by compile time (LECTOR_CUDA_NVRTC_DUMP)
 #   firstpass where a first pass over document pages goes (the CLI reads every page size and line width
 #           for the first time there): each plan's compile split into its parts (LECTOR_LOG=debug) at 16
 #           and 1 workers, bench pipeline with 1 and 2 rounds with CUDA graphs on and off, the CLI over the

@@ -345,7 +345,7 @@ lector_status ocr_batch_limits(lector_engine *e, lector_error *err)
 /* A plan's first run on a GPU waits for the libraries to load the kernels it
  * uses: cuBLAS's half-precision products took 60-80 ms in the first runs of
  * a cold `--fp16` start on an H100, every plan of the first page waiting
- * for it (docs/BENCHMARKS.md, "Cold start: what first runs wait for"). So a
+ * for it (docs/BENCHMARKS.md, "What first runs wait for"). So a
  * thread started with the engine runs the line models once on a blank line
  * of their base width while the caller reads and detects its first page;
  * the first page's lines then find the kernels loaded (and the plan of
