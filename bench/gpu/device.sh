@@ -77,6 +77,9 @@
 #           with each setting of ARCHIVE_CLI_ENV (e.g. LECTOR_CUDA_GRAPHS=0) against the same figure; then a debug
 #           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py;
 #           ARCHIVE_PROFILE=1 adds the CLI with LECTOR_CUDA_PROFILE=1 (plans' first runs against later ones)
+#   envab   the models alone (lector bench gpu --only rec/det, batches 8 and 32, fp32 and --fp16) with each setting
+#           of AB_ENV (e.g. "LECTOR_X=1 LECTOR_CUDA_DW_ROWS=0"; LECTOR_X=1 is none) in turns, AB_TURNS times
+#           (default 3): what a setting does to the run time, the device medians side by side
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -125,6 +128,12 @@ for step in "$@"; do
         echo "nodes [$cfg] rc=$?: $(grep -c '^ok ' "$log") ok"; grep -v "^ok " "$log" | head -25
       done
       "$dev/bin/test_backend_ops" perf -b cuda --runs 20 --patterns "$dev/patterns.txt" >"$out/ops_perf.log" 2>&1; head -60 "$out/ops_perf.log"
+      ;;
+    envab)
+      for turn in $(seq ${AB_TURNS:-3}); do for m in rec det; do for f in "" --fp16; do for e in ${AB_ENV:-LECTOR_X=1}; do
+        echo "-- $m ${f:-fp32} $e (turn $turn)"
+        env "$e" $L bench gpu --models "$B/models" --only $m --batches 8,32 --runs 20 $f 2>&1 | grep -v "^lector: debug" | tail -4
+      done; done; done; done
       ;;
     check)     # every step against the reference kernels (cuda_check.c), fp32 and fp16
       for f in "" --fp16; do

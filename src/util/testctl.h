@@ -32,9 +32,11 @@
     X(LECTOR__TC_CUDA_NVRTC,        "LECTOR_CUDA_NVRTC",        "0: chains run in the interpreter, not NVRTC kernels") \
     X(LECTOR__TC_CUDA_DW,           "LECTOR_CUDA_DW",           "0: depthwise convolutions on cuDNN, not the own kernels") \
     X(LECTOR__TC_CUDA_DW_UNROLL,    "LECTOR_CUDA_DW_UNROLL",    "0: no depthwise kernels with unrolled taps") \
+    X(LECTOR__TC_CUDA_DW_ROWS,      "LECTOR_CUDA_DW_ROWS",      "0: the unrolled depthwise kernels loop over their rows (NVRTC compiles them faster)") \
     X(LECTOR__TC_CUDA_DWFUSE,       "LECTOR_CUDA_DWFUSE",       "0: no chains inside depthwise kernels") \
     X(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, "LECTOR_CUDA_DWFUSE_LIFETIMES", "0: no value kept longer for them") \
     X(LECTOR__TC_CUDA_NVRTC_DUMP,   "LECTOR_CUDA_NVRTC_DUMP",   "DIR: each NVRTC program's source written there, named by its compile time") \
+    X(LECTOR__TC_CUDA_POOL,         "LECTOR_CUDA_POOL",         "0: device memory by cudaMalloc/cudaFree (each waits for every stream), not the stream-ordered pool") \
     X(LECTOR__TC_CUDA_GEMM1X1,      "LECTOR_CUDA_GEMM1X1",      "0: pointwise convolutions on cuDNN, not cuBLAS") \
     X(LECTOR__TC_CUDA_DECONV,       "LECTOR_CUDA_DECONV",       "0: ConvTranspose on cuDNN, not the own kernels") \
     X(LECTOR__TC_ONEDNN_NOFUSE,     "LECTOR_ONEDNN_NOFUSE",     "set: no post-op chains") \

@@ -6,6 +6,13 @@
  * of the process that holds the same bytes (uploaded once). Fault injection
  * for tests: LECTOR_CUDA_FAIL=alloc:N fails the Nth device allocation,
  * LECTOR_CUDA_FAIL=launch:N the Nth step.
+ *
+ * Device memory comes from a stream-ordered pool of the module's own
+ * (cudaMallocFromPoolAsync / cudaFreeAsync) where the GPU has them, not
+ * from cudaMalloc / cudaFree: those make every stream of the GPU wait
+ * (CUDA Programming Guide, "Stream-Ordered Memory Allocator"), and a first
+ * pass over pages of new sizes grows arenas, image buffers and workspaces
+ * while 16 workers keep the GPU busy. LECTOR_CUDA_POOL=0 goes back to them.
  */
 #include <math.h>
 #include <pthread.h>
@@ -46,12 +53,11 @@ int cu_fault_launch(void)
 
 /* ---- device memory under a cap ------------------------------------------------ */
 
-/* ---- device memory under a cap ------------------------------------------------ */
-
 typedef struct dev_block {
     void *p;
     size_t size;
     int device;
+    int pooled; /* from the device's pool (freed with cudaFreeAsync) */
 } dev_block;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,6 +73,92 @@ void cu_mem_set_limit(int dev, size_t limit)
     pthread_mutex_lock(&mem_lock);
     mem_limit[dev] = limit;
     pthread_mutex_unlock(&mem_lock);
+}
+
+/* ---- the stream-ordered pool ----------------------------------------------------- */
+
+/* Freed memory the pool keeps for reuse instead of giving it back to the
+ * driver at the next synchronisation (at most a quarter of a cap). */
+#define CU_POOL_KEEP ((size_t)1 << 30)
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pool_state[CU_MAX_DEV]; /* 0 not yet tried, 1 the pool, -1 cudaMalloc */
+static cudaMemPool_t pools[CU_MAX_DEV];
+/* The pool's allocations and frees go on a stream of their own: every
+ * buffer is freed after the call that used it has synchronised its worker's
+ * stream, so no other stream needs ordering with the free, and an
+ * allocation is made usable on every stream by synchronising this one. */
+static cudaStream_t pool_streams[CU_MAX_DEV];
+
+/* Device memory the host waited for 1 ms or more to allocate or free: logged
+ * (debug), since that wait is every stream's when it is cudaMalloc's or
+ * cudaFree's. */
+#define CU_MEM_WAIT_LOG_MS 1.0
+
+static int pool_ready(int dev)
+{
+    pthread_mutex_lock(&pool_lock);
+    if (!pool_state[dev]) {
+        int ok = 0;
+        pool_state[dev] = -1;
+        if (H->testctl_long(LECTOR__TC_CUDA_POOL, 1) &&
+            cudaDeviceGetAttribute(&ok, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess && ok) {
+            struct cudaMemPoolProps props;
+            memset(&props, 0, sizeof props);
+            props.allocType = cudaMemAllocationTypePinned;
+            props.location.type = cudaMemLocationTypeDevice;
+            props.location.id = dev;
+            pthread_mutex_lock(&mem_lock);
+            size_t lim = mem_limit[dev];
+            pthread_mutex_unlock(&mem_lock);
+            uint64_t keep = lim && lim / 4 < CU_POOL_KEEP ? lim / 4 : CU_POOL_KEEP;
+            if (cudaMemPoolCreate(&pools[dev], &props) == cudaSuccess) {
+                if (cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess &&
+                    cudaStreamCreateWithFlags(&pool_streams[dev], cudaStreamNonBlocking) == cudaSuccess)
+                    pool_state[dev] = 1;
+                else
+                    cudaMemPoolDestroy(pools[dev]);
+            }
+            if (pool_state[dev] < 0) H->log(2, "cuda: GPU %d: no stream-ordered memory pool; cudaMalloc instead", dev);
+        }
+        cudaGetLastError(); /* a refusal above is not the next call's error */
+    }
+    int ready = pool_state[dev] > 0;
+    pthread_mutex_unlock(&pool_lock);
+    return ready;
+}
+
+static cudaError_t raw_alloc(int dev, size_t size, void **p, int *pooled)
+{
+    cudaError_t e;
+    *pooled = pool_ready(dev);
+    if (*pooled) {
+        e = cudaMallocFromPoolAsync(p, size, pools[dev], pool_streams[dev]);
+        if (e == cudaSuccess && (e = cudaStreamSynchronize(pool_streams[dev])) != cudaSuccess) {
+            cudaFreeAsync(*p, pool_streams[dev]);
+            *p = NULL;
+        }
+    } else {
+        e = cudaMalloc(p, size);
+    }
+    return e;
+}
+
+static void raw_free(void *p, int dev, int pooled, size_t size)
+{
+    double t0 = cu_now_ms();
+    int cur = dev;
+    cudaGetDevice(&cur);
+    if (cur != dev) cudaSetDevice(dev);
+    if (pooled)
+        cudaFreeAsync(p, pool_streams[dev]);
+    else
+        cudaFree(p);
+    if (cur != dev) cudaSetDevice(cur);
+    double ms = cu_now_ms() - t0;
+    if (ms >= CU_MEM_WAIT_LOG_MS)
+        H->log(3, "cuda: freeing %zu KiB of device memory (%s) took %.1f ms", size >> 10,
+               pooled ? "cudaFreeAsync" : "cudaFree", ms);
 }
 
 lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, lector_error *err)
@@ -88,7 +180,13 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
     pthread_mutex_unlock(&mem_lock);
     cudaSetDevice(dev);
     void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, size);
+    int pooled = 0;
+    double t0 = cu_now_ms();
+    cudaError_t e = raw_alloc(dev, size, &p, &pooled);
+    double ms = cu_now_ms() - t0;
+    if (ms >= CU_MEM_WAIT_LOG_MS)
+        H->log(3, "cuda: allocating %zu KiB for %s (%s) took %.1f ms", size >> 10, what,
+               pooled ? "cudaMallocFromPoolAsync" : "cudaMalloc", ms);
     pthread_mutex_lock(&mem_lock);
     if (e != cudaSuccess) {
         mem_used[dev] -= size;
@@ -107,30 +205,37 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
         if (!nb) {
             mem_used[dev] -= size;
             pthread_mutex_unlock(&mem_lock);
-            cudaFree(p);
+            raw_free(p, dev, pooled, size);
             return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
         }
         blocks = nb;
         cap_blocks = cap;
     }
-    blocks[n_blocks++] = (dev_block){p, size, dev};
+    blocks[n_blocks++] = (dev_block){p, size, dev, pooled};
     pthread_mutex_unlock(&mem_lock);
     *out = p;
     return LECTOR_OK;
 }
 
+/* Frees device memory whose every use has finished (the call that used it
+ * synchronised its stream). */
 void cu_dev_free(void *p)
 {
     if (!p) return;
+    dev_block b = {p, 0, -1, 0};
     pthread_mutex_lock(&mem_lock);
     for (int i = n_blocks - 1; i >= 0; i--)
         if (blocks[i].p == p) {
-            mem_used[blocks[i].device] -= blocks[i].size;
+            b = blocks[i];
+            mem_used[b.device] -= b.size;
             blocks[i] = blocks[--n_blocks];
             break;
         }
     pthread_mutex_unlock(&mem_lock);
-    cudaFree(p);
+    if (b.device >= 0)
+        raw_free(p, b.device, b.pooled, b.size);
+    else
+        cudaFree(p); /* not ours: never expected */
 }
 
 /* ---- backend state and workers ------------------------------------------------- */
@@ -232,11 +337,15 @@ lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *e
 lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
 {
     if (need <= w->pin_size) return LECTOR_OK;
+    /* both wait for every stream of the GPU, as cudaFree does: timed */
+    double t0 = cu_now_ms();
     if (w->pin) cudaFreeHost(w->pin);
     w->pin = NULL;
     w->pin_size = 0;
     size_t sz = need < ((size_t)1 << 20) ? ((size_t)1 << 20) : need + need / 4;
     cudaError_t e = cudaMallocHost(&w->pin, sz);
+    double ms = cu_now_ms() - t0;
+    if (ms >= CU_MEM_WAIT_LOG_MS) H->log(3, "cuda: pinned staging grown to %zu KiB in %.1f ms", sz >> 10, ms);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return cu_cuda_fail(err, e, "allocating pinned host memory");

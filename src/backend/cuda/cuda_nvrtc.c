@@ -457,8 +457,9 @@ static void gen_dw_kernel(sbuf *b, const ck_chain *c, int raw_e, ck_dw_work wk, 
                  "    float acc[TW][V];\n"
                  "    _Pragma(\"unroll\") for (int t = 0; t < TW; t++) _Pragma(\"unroll\") for (int j = 0; j < V; j++) "
                  "acc[t][j] = 0.f;\n");
-    if (K)
-        sb_printf(b, "    _Pragma(\"unroll\") for (int ka = 0; ka < %d; ka++) {\n", K);
+    if (K) /* LECTOR_CUDA_DW_ROWS=0: the rows not unrolled (the 5x5 fp16 kernel with its epilogue: NVRTC 300-350 -> 108 ms) */
+        sb_printf(b, "    _Pragma(\"unroll%s\") for (int ka = 0; ka < %d; ka++) {\n",
+                  H->testctl_long(LECTOR__TC_CUDA_DW_ROWS, 1) ? "" : " 1", K);
     else
         sb_printf(b, "    for (int ka = 0; ka < a.kh; ka++) {\n");
     sb_printf(b,
