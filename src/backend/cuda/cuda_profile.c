@@ -33,7 +33,7 @@ int cu_profiling(void) { return (int)H->testctl_long(LECTOR__TC_CUDA_PROFILE, 0)
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* kinds, then cuDNN convolutions by class (dense, pointwise, depthwise) */
 #define PROF_KINDS (S_KIND_COUNT + 3)
-static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS];
+static double prof_ms[RT_OP_COUNT + 1][PROF_KINDS], prof_host[RT_OP_COUNT + 1][PROF_KINDS];
 static long prof_n[RT_OP_COUNT + 1][PROF_KINDS];
 /* plans' first runs, apart: each step's time on the host (launch to the
  * end of its GPU work) and on the GPU */
@@ -59,8 +59,9 @@ static void prof_report(void)
     for (int o = 0; o <= RT_OP_COUNT; o++)
         for (int k = 0; k < PROF_KINDS; k++)
             if (prof_n[o][k])
-                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%%\n", o < RT_OP_COUNT ? H->ops[o].name : "-",
-                        prof_kinds[k], prof_n[o][k], prof_ms[o][k], 100 * prof_ms[o][k] / (total > 0 ? total : 1));
+                fprintf(stderr, "  %-20s %-12s %8ld steps %10.2f ms %5.1f%% (host %.2f ms)\n",
+                        o < RT_OP_COUNT ? H->ops[o].name : "-", prof_kinds[k], prof_n[o][k], prof_ms[o][k],
+                        100 * prof_ms[o][k] / (total > 0 ? total : 1), prof_host[o][k]);
     double host = 0, gpu = 0;
     for (int o = 0; o <= RT_OP_COUNT; o++)
         for (int k = 0; k < PROF_KINDS; k++) host += first_host[o][k], gpu += first_gpu[o][k];
@@ -117,12 +118,12 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
         cudaEventSynchronize(b);
         float ms = 0;
         cudaEventElapsedTime(&ms, a, b);
+        double host = cu_now_ms() - t0; /* launch to the end of the step's GPU work */
         const cu_step *sp = &cp->steps[s];
         int op = sp->node >= 0 ? x->p->g->nodes[sp->node].op : RT_OP_COUNT;
         if (run == 1) {
             /* left out of the figures, but what a first run waits for (a
              * library loading kernels, a JIT) is what a cold start pays */
-            double host = cu_now_ms() - t0;
             if (host >= CU_PROFILE_FIRST_MS)
                 H->log(3, "cuda: %s: a plan's first run: step %d %s (%s) took %.1f ms, %.2f ms of it on the GPU",
                        x->p->g->name, s, op < RT_OP_COUNT ? H->ops[op].name : "-", prof_kind_name(sp), host, ms);
@@ -152,6 +153,7 @@ lector_status cu_run_profiled(const exec_ctx *x, cu_plan *cp, rt_backend *be, le
         if (!prof_registered++) atexit(prof_report);
         int pk = prof_kind(sp);
         prof_ms[op][pk] += ms;
+        prof_host[op][pk] += host;
         prof_n[op][pk]++;
         pthread_mutex_unlock(&prof_lock);
     }
