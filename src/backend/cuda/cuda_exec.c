@@ -134,7 +134,7 @@ static lector_status worker_for_plan(cu_ctx *c, const cu_plan *cp, size_t extra_
 {
     lector_status st = cu_worker_get(c, out, err);
     if (st) return st;
-    if ((st = cu_worker_ws(c, *out, cp->ws, err)) || (st = cu_worker_pin(*out, cp->io_bytes + extra_pin, err))) {
+    if ((st = cu_worker_ws(c, *out, cp->ws, err)) || (st = cu_worker_pin(c, *out, cp->io_bytes + extra_pin, err))) {
         cu_worker_put(c, *out);
         *out = NULL;
     }
@@ -309,15 +309,9 @@ lector_status cu_run_images(rt_backend *be, const rt_plan *p, void *arena, const
     lector_status st = call_begin(be, p, arena, NULL, align256(cp->io_bytes) - cp->io_bytes + total, &x, err);
     if (st) goto out;
     cu_worker *w = x.w;
-    if (w->img_size < crops) {
-        cu_dev_free(w->img);
-        w->img = NULL;
-        w->img_size = 0;
-        if ((st = cu_dev_alloc(c->device, crops, &w->img, "an image input", err))) {
-            call_end(be, &x);
-            goto out;
-        }
-        w->img_size = crops;
+    if ((st = cu_worker_img(c, w, crops, err))) {
+        call_end(be, &x);
+        goto out;
     }
     char *stage = (char *)w->pin + align256(cp->io_bytes), *dev = w->img; /* outputs first, then the image */
     for (size_t i = 0; i < n_rows; i++) {

@@ -86,6 +86,11 @@ typedef struct cu_ctx {
     } * memo;
     int n_memo, cap_memo;
     _Atomic size_t own_bytes; /* the plans' own arenas (cu_own) */
+    /* the largest pinned staging and image buffer any worker has grown to:
+     * a worker that must grow grows to at least these, so that 16 workers
+     * meeting ever larger pages do not each grow step by step (each growth
+     * of pinned memory waits for every stream of the GPU) */
+    _Atomic size_t pin_high, img_high;
 } cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -390,7 +395,9 @@ void cu_worker_put(cu_ctx *c, cu_worker *w);
 /* A workspace of at least `need` bytes after cuBLAS's. */
 lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
 /* Pinned staging of at least `need` bytes. */
-lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err);
+lector_status cu_worker_pin(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
+/* A device buffer for image inputs of at least `need` bytes (w->img). */
+lector_status cu_worker_img(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
 void cu_cbuf_free(cbuf *b);
 void cu_shared_put(cu_shared *s);
 lector_status cu_upload_constants(cu_ctx *c, cu_plan *cp, cbuf *cb, lector_error *err);

@@ -78,7 +78,8 @@ void cu_mem_set_limit(int dev, size_t limit)
 /* ---- the stream-ordered pool ----------------------------------------------------- */
 
 /* Freed memory the pool keeps for reuse instead of giving it back to the
- * driver at the next synchronisation (at most a quarter of a cap). */
+ * driver at the next synchronisation; none under a cap (gpu_mem_limit), so
+ * that what the process holds stays within it. */
 #define CU_POOL_KEEP ((size_t)1 << 30)
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,7 +112,7 @@ static int pool_ready(int dev)
             pthread_mutex_lock(&mem_lock);
             size_t lim = mem_limit[dev];
             pthread_mutex_unlock(&mem_lock);
-            uint64_t keep = lim && lim / 4 < CU_POOL_KEEP ? lim / 4 : CU_POOL_KEEP;
+            uint64_t keep = lim ? 0 : CU_POOL_KEEP;
             if (cudaMemPoolCreate(&pools[dev], &props) == cudaSuccess) {
                 if (cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess &&
                     cudaStreamCreateWithFlags(&pool_streams[dev], cudaStreamNonBlocking) == cudaSuccess)
@@ -334,7 +335,18 @@ lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *e
     return LECTOR_OK;
 }
 
-lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
+/* The size a worker's buffer grows to for `need` bytes: half as much again,
+ * and no less than any worker of the backend has grown to (`high`, raised). */
+static size_t grown_size(_Atomic size_t *high, size_t need, size_t floor)
+{
+    size_t want = need < floor ? floor : need + need / 2, hi = atomic_load(high);
+    if (want < hi) want = hi;
+    while (hi < want && !atomic_compare_exchange_weak(high, &hi, want)) {
+    }
+    return want;
+}
+
+lector_status cu_worker_pin(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
 {
     if (need <= w->pin_size) return LECTOR_OK;
     /* both wait for every stream of the GPU, as cudaFree does: timed */
@@ -342,7 +354,7 @@ lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
     if (w->pin) cudaFreeHost(w->pin);
     w->pin = NULL;
     w->pin_size = 0;
-    size_t sz = need < ((size_t)1 << 20) ? ((size_t)1 << 20) : need + need / 4;
+    size_t sz = grown_size(&c->pin_high, need, (size_t)1 << 20);
     cudaError_t e = cudaMallocHost(&w->pin, sz);
     double ms = cu_now_ms() - t0;
     if (ms >= CU_MEM_WAIT_LOG_MS) H->log(3, "cuda: pinned staging grown to %zu KiB in %.1f ms", sz >> 10, ms);
@@ -352,6 +364,18 @@ lector_status cu_worker_pin(cu_worker *w, size_t need, lector_error *err)
     }
     w->pin_size = sz;
     return LECTOR_OK;
+}
+
+lector_status cu_worker_img(cu_ctx *c, cu_worker *w, size_t need, lector_error *err)
+{
+    if (need <= w->img_size) return LECTOR_OK;
+    cu_dev_free(w->img);
+    w->img = NULL;
+    w->img_size = 0;
+    size_t sz = grown_size(&c->img_high, need, 0);
+    lector_status st = cu_dev_alloc(c->device, sz, &w->img, "an image input", err);
+    if (!st) w->img_size = sz;
+    return st;
 }
 
 /* ---- constant blocks ----------------------------------------------------------- */
