@@ -634,6 +634,22 @@ PY
           t1=$(date +%s.%N)
           python3 "$(dirname "$0")/cli_ratio.py" "$bp" /tmp/archive_cli.jsonl "$(awk "BEGIN {print $t1 - $t0}")" "$tag${e:+ $e}"
           tail -1 "$err"
+          # a setting's texts against the CLI's as it is (fp32: the same; --fp16: a batch's rows can move a line)
+          if [ -z "$e" ]; then cp /tmp/archive_cli.jsonl /tmp/archive_cli_base.jsonl
+          else python3 - /tmp/archive_cli_base.jsonl /tmp/archive_cli.jsonl <<'PY'
+import json, sys
+def texts(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        r = json.loads(line)
+        out[r.get("file")] = [l["text"] for pg in r.get("pages", []) for l in pg.get("lines", [])]
+    return out
+a, b = texts(sys.argv[1]), texts(sys.argv[2])
+lines = sum(len(v) for v in a.values())
+same = sum(x == y for f in a for x, y in zip(a[f], b.get(f, [])) ) 
+print(f"  texts against the CLI as it is: {sum(a[f] != b.get(f) for f in a)} of {len(a)} pages differ; {same} of {lines} lines the same")
+PY
+          fi
         done
       done; done; done
       # ARCHIVE_PROFILE=1: the CLI over the archive with LECTOR_CUDA_PROFILE=1 (fp32): the steps' time in the
