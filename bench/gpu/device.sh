@@ -646,7 +646,7 @@ def texts(path):
     return out
 a, b = texts(sys.argv[1]), texts(sys.argv[2])
 lines = sum(len(v) for v in a.values())
-same = sum(x == y for f in a for x, y in zip(a[f], b.get(f, [])) ) 
+same = sum(x == y for f in a for x, y in zip(a[f], b.get(f, [])))
 print(f"  texts against the CLI as it is: {sum(a[f] != b.get(f) for f in a)} of {len(a)} pages differ; {same} of {lines} lines the same")
 PY
           fi
