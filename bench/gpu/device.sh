@@ -8,7 +8,7 @@
 #   fuse    the fused depthwise epilogues (LECTOR_CUDA_DWFUSE) leave the output bytes as they were
 #   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
 #   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images
-#   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads
+#   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads of six page sizes
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
 #   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
 #           breaker sends reads to the CPU engine), breaker counters, GPU memory over SERVE_N requests
@@ -233,7 +233,8 @@ PY
       # without the warm-up: its runs, beside the first read, would make the Nth allocation or not by timing
       # (a warm-up that fails is only logged)
       LECTOR_CUDA_FAIL=alloc:4 LECTOR_GPU_WARMUP=0 $T fault --models "$B/models" $imgs 2>&1 | tail -3
-      $T memory --reads "${READS:-10000}" --models "$B/models" samples/sample.jpg 2>&1 | tail -4
+      # the pages in turns: six sizes (issue 19: flat over 10,000 reads of varied sizes)
+      $T memory --reads "${READS:-10000}" --models "$B/models" $imgs 2>&1 | tail -4
       ;;
     bench)
       PY=/opt/torch/.venv/bin/python3; [ -x $PY ] || PY=python3
