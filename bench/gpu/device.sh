@@ -76,7 +76,8 @@
 #           plans compiled after each quarter of the archive; buckets in ARCHIVE_Q (default 0); the CLI once more
 #           with each setting of ARCHIVE_CLI_ENV (e.g. LECTOR_CUDA_GRAPHS=0) against the same figure; then a debug
 #           log of the CLI's run (fp32; ARCHIVE_DEBUG="fp32 --fp16" for both) split by compile_split.py;
-#           ARCHIVE_PROFILE=1 adds the CLI with LECTOR_CUDA_PROFILE=1 (plans' first runs against later ones)
+#           ARCHIVE_PROFILE=1 adds the CLI with LECTOR_CUDA_PROFILE=1 (plans' first runs against later ones);
+#           ARCHIVE_CURVE=1 the CLI's results per tenth of its time (a slow start against a slow first pass)
 #   envab   the models alone (lector bench gpu --only rec/det, batches 8 and 32, fp32 and --fp16) with each setting
 #           of AB_ENV (e.g. "LECTOR_X=1 LECTOR_CUDA_DW_ROWS=0"; LECTOR_X=1 is none) in turns, AB_TURNS times
 #           (default 3): what a setting does to the run time, the device medians side by side
@@ -653,6 +654,25 @@ PY
           fi
         done
       done; done; done
+      # ARCHIVE_CURVE=1: the CLI once more, fp32 and --fp16, each result stamped as it arrives (the CLI writes
+      # and flushes each in input order): pages done in each tenth of the process's time, so that a slow start
+      # and a slow first pass can be told apart
+      [ -n "${ARCHIVE_CURVE:-}" ] && for f in "" --fp16; do
+        t0=$(python3 -c 'import time; print(time.time() % 1e4)')
+        $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/archive/list.txt 2>/dev/null \
+            | stamp >/tmp/archive_curve.txt
+        python3 - "$t0" "${f:-fp32}" /tmp/archive_curve.txt <<'PY'
+import sys
+t0, tag = float(sys.argv[1]), sys.argv[2]
+ts = [float(line.split(" ", 1)[0]) - t0 for line in open(sys.argv[3], encoding="utf-8") if line.strip()]
+if ts:
+    end = ts[-1]
+    tenths = [0] * 10
+    for t in ts:
+        tenths[min(9, int(10 * t / end))] += 1
+    print(f"curve {tag}: {len(ts)} results in {end:.2f} s after the start; first at {ts[0]:.2f} s; per tenth: {tenths}")
+PY
+      done
       # ARCHIVE_PROFILE=1: the CLI over the archive with LECTOR_CUDA_PROFILE=1 (fp32): the steps' time in the
       # plans' first runs against their later runs (each step synchronised, so slower than the runs above)
       [ -n "${ARCHIVE_PROFILE:-}" ] && {
