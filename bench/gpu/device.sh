@@ -231,9 +231,7 @@ PY
       LECTOR_GPU_PREPROCESS=0 $T same --models "$B/models" $imgs 2>&1 | tail -2
       $T threads --fp16 --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
-      # without the warm-up: its runs, beside the first read, would make the Nth allocation or not by timing
-      # (a warm-up that fails is only logged)
-      LECTOR_CUDA_FAIL=alloc:4 LECTOR_GPU_WARMUP=0 $T fault --models "$B/models" $imgs 2>&1 | tail -3
+      LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3   # fault turns the warm-up off
       # the pages in turns: six sizes (issue 19: flat over 10,000 reads of varied sizes)
       $T memory --reads "${READS:-10000}" --models "$B/models" $imgs 2>&1 | tail -4
       ;;
