@@ -237,9 +237,8 @@ void lector_engine_gpu_memory(const lector_engine *engine, size_t *used, size_t 
 /* Bytes the engine's plan caches hold now (see plan_cache_bytes). */
 size_t lector_engine_cache_bytes(const lector_engine *engine);
 /* Returns cached buffers (activation arenas, GPU workspaces) to the system;
- * on a GPU with no cap (gpu_mem_limit) up to 1 GiB of what is freed stays in
- * the CUDA module's memory pool for reuse, outside lector_engine_gpu_memory's
- * count (docs/GPU.md, "Allocation without waits"). */
+ * on a GPU, what the CUDA module's memory pool keeps for reuse too
+ * (docs/GPU.md, "Allocation without waits"). */
 void lector_engine_trim(lector_engine *engine);
 
 /* The worker threads a stream of this engine gets by default (lector_params.workers, or its default). */

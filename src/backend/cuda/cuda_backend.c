@@ -180,7 +180,8 @@ static lector_status cu_buffer_copy(rt_backend *be, void *dst, const void *src, 
 
 /* ---- device entries ------------------------------------------------------------- */
 
-/* Frees idle workers' workspaces and staging (the core trims plan arenas). */
+/* Frees idle workers' workspaces and staging (the core trims plan arenas
+ * first), then gives the memory pool's freed memory back. */
 static void cu_trim(rt_backend *be)
 {
     cu_ctx *c = be->ctx;
@@ -195,6 +196,7 @@ static void cu_trim(rt_backend *be)
         idle = w->next;
         cu_worker_free(w);
     }
+    cu_mem_trim(c->device);
 }
 
 static const char *cu_device_name(rt_backend *be)

@@ -390,6 +390,8 @@ void cu_memory_usage(rt_backend *be, size_t *used, size_t *limit);
 size_t cu_mem_limit(int dev);
 size_t cu_memory_available(rt_backend *be);
 void cu_worker_free(cu_worker *w);
+/* The device's memory pool trimmed to what is in use. */
+void cu_mem_trim(int dev);
 lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err);
 void cu_worker_put(cu_ctx *c, cu_worker *w);
 /* A workspace of at least `need` bytes after cuBLAS's. */

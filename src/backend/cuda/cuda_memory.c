@@ -218,6 +218,24 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
     return LECTOR_OK;
 }
 
+/* Gives the pool's freed memory back to the driver (lector_engine_trim):
+ * what it keeps for reuse is the process's, not counted under the cap. */
+void cu_mem_trim(int dev)
+{
+    pthread_mutex_lock(&pool_lock);
+    int ready = pool_state[dev] > 0;
+    pthread_mutex_unlock(&pool_lock);
+    if (!ready) return;
+    uint64_t before = 0, after = 0;
+    cudaMemPoolGetAttribute(pools[dev], cudaMemPoolAttrReservedMemCurrent, &before);
+    /* a free reaches the pool when its stream does */
+    if (cudaStreamSynchronize(pool_streams[dev]) == cudaSuccess) cudaMemPoolTrimTo(pools[dev], 0);
+    cudaMemPoolGetAttribute(pools[dev], cudaMemPoolAttrReservedMemCurrent, &after);
+    cudaGetLastError();
+    H->log(3, "cuda: GPU %d: memory pool trimmed from %llu to %llu KiB", dev, (unsigned long long)(before >> 10),
+           (unsigned long long)(after >> 10));
+}
+
 /* Frees device memory whose every use has finished (the call that used it
  * synchronised its stream). */
 void cu_dev_free(void *p)
