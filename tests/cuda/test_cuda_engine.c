@@ -416,7 +416,7 @@ static int mode_memory(lector_engine *e, int reads)
      * back in its own blocks, so part of a block still in use may stay. */
     size_t dropped = held > used1 ? held - used1 : 0;
     size_t returned = free1 > free0 ? free1 - free0 : 0;
-    int kept = free0 && dropped >= (64u << 20) && returned < dropped / 2;
+    int kept = free0 && dropped >= (64u << 20) && returned < dropped / 10 * 9;
     printf(
         "memory: after lector_engine_trim %zu KiB; the driver's free memory %+lld KiB (Lector's count %+lld KiB)%s\n",
         used1 >> 10, ((long long)free1 - (long long)free0) / 1024, -(long long)dropped / 1024,
