@@ -37,6 +37,7 @@
     X(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, "LECTOR_CUDA_DWFUSE_LIFETIMES", "0: no value kept longer for them") \
     X(LECTOR__TC_CUDA_NVRTC_DUMP,   "LECTOR_CUDA_NVRTC_DUMP",   "DIR: each NVRTC program's source written there, named by its compile time") \
     X(LECTOR__TC_CUDA_POOL,         "LECTOR_CUDA_POOL",         "0: device memory by cudaMalloc/cudaFree (each waits for every stream), not the stream-ordered pool") \
+    X(LECTOR__TC_CUDA_MEM_LOG,      "LECTOR_CUDA_MEM_LOG",      "1: every device allocation and free, and pinned staging grown, logged (debug) with what it is for") \
     X(LECTOR__TC_CUDA_GEMM1X1,      "LECTOR_CUDA_GEMM1X1",      "0: pointwise convolutions on cuDNN, not cuBLAS") \
     X(LECTOR__TC_CUDA_DECONV,       "LECTOR_CUDA_DECONV",       "0: ConvTranspose on cuDNN, not the own kernels") \
     X(LECTOR__TC_ONEDNN_NOFUSE,     "LECTOR_ONEDNN_NOFUSE",     "set: no post-op chains") \

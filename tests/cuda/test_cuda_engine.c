@@ -391,6 +391,15 @@ static int mode_memory(lector_engine *e, int reads)
         if (r == warm) {
             lector_engine_gpu_memory(e, &used0, &limit);
             rss0 = rss_kib();
+            fprintf(stderr, "memory: the warm-up ends after %d reads\n", r); /* a mark in a debug log */
+        }
+        if (r && r % (reads / 10 > 0 ? reads / 10 : 1) == 0) { /* the curve: where a growth happens */
+            size_t u = 0;
+            lector_engine_stats st;
+            lector_engine_gpu_memory(e, &u, &limit);
+            lector_engine_get_stats(e, &st);
+            printf("memory: after %d reads GPU memory through Lector %zu KiB, RSS %ld KiB, plans compiled %llu\n", r,
+                   u >> 10, rss_kib(), (unsigned long long)st.plans_compiled);
         }
         int i = r % n_images;
         char *t;

@@ -57,8 +57,13 @@ typedef struct dev_block {
     void *p;
     size_t size;
     int device;
-    int pooled; /* from the device's pool (freed with cudaFreeAsync) */
+    int pooled;       /* from the device's pool (freed with cudaFreeAsync) */
+    const char *what; /* a literal: what the memory is for (LECTOR_CUDA_MEM_LOG) */
 } dev_block;
+
+/* LECTOR_CUDA_MEM_LOG=1: every allocation and free logged, for where a
+ * process's device memory goes (docs/DEBUG.md) */
+static int mem_log(void) { return H->testctl_long(LECTOR__TC_CUDA_MEM_LOG, 0) > 0; }
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t mem_used[CU_MAX_DEV], mem_limit[CU_MAX_DEV];
@@ -185,7 +190,7 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
     double t0 = cu_now_ms();
     cudaError_t e = raw_alloc(dev, size, &p, &pooled);
     double ms = cu_now_ms() - t0;
-    if (ms >= CU_MEM_WAIT_LOG_MS)
+    if (ms >= CU_MEM_WAIT_LOG_MS || mem_log())
         H->log(3, "cuda: allocating %zu KiB for %s (%s) took %.1f ms", size >> 10, what,
                pooled ? "cudaMallocFromPoolAsync" : "cudaMalloc", ms);
     pthread_mutex_lock(&mem_lock);
@@ -212,8 +217,10 @@ lector_status cu_dev_alloc(int dev, size_t size, void **out, const char *what, l
         blocks = nb;
         cap_blocks = cap;
     }
-    blocks[n_blocks++] = (dev_block){p, size, dev, pooled};
+    blocks[n_blocks++] = (dev_block){p, size, dev, pooled, what};
+    size_t in_use = mem_used[dev];
     pthread_mutex_unlock(&mem_lock);
+    if (mem_log()) H->log(3, "cuda: memory +%zu KiB for %s, %zu KiB in use", size >> 10, what, in_use >> 10);
     *out = p;
     return LECTOR_OK;
 }
@@ -241,16 +248,20 @@ void cu_mem_trim(int dev)
 void cu_dev_free(void *p)
 {
     if (!p) return;
-    dev_block b = {p, 0, -1, 0};
+    dev_block b = {p, 0, -1, 0, NULL};
+    size_t in_use = 0;
     pthread_mutex_lock(&mem_lock);
     for (int i = n_blocks - 1; i >= 0; i--)
         if (blocks[i].p == p) {
             b = blocks[i];
             mem_used[b.device] -= b.size;
             blocks[i] = blocks[--n_blocks];
+            in_use = mem_used[b.device];
             break;
         }
     pthread_mutex_unlock(&mem_lock);
+    if (b.device >= 0 && mem_log())
+        H->log(3, "cuda: memory -%zu KiB of %s, %zu KiB in use", b.size >> 10, b.what, in_use >> 10);
     if (b.device >= 0)
         raw_free(p, b.device, b.pooled, b.size);
     else
@@ -375,7 +386,8 @@ lector_status cu_worker_pin(cu_ctx *c, cu_worker *w, size_t need, lector_error *
     size_t sz = grown_size(&c->pin_high, need, (size_t)1 << 20);
     cudaError_t e = cudaMallocHost(&w->pin, sz);
     double ms = cu_now_ms() - t0;
-    if (ms >= CU_MEM_WAIT_LOG_MS) H->log(3, "cuda: pinned staging grown to %zu KiB in %.1f ms", sz >> 10, ms);
+    if (ms >= CU_MEM_WAIT_LOG_MS || mem_log())
+        H->log(3, "cuda: pinned staging grown to %zu KiB in %.1f ms", sz >> 10, ms);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return cu_cuda_fail(err, e, "allocating pinned host memory");
