@@ -4,7 +4,40 @@
 #include <string.h>
 
 #include "rt/backend.h"
+#include "util/testctl.h"
 #include "util/util.h"
+
+/* The arena each thread last gave back to a pool (a thread runs a few
+ * models: the detector, the classifier, the recogniser). A run takes it
+ * again when it is idle and large enough, so that a thread keeps the same
+ * memory and a backend's state made per arena (the CUDA module's graphs,
+ * captured per stream and arena) is made once per thread, not once per
+ * pairing of threads and arenas. The pointers are only compared. */
+#define ARENA_AFFINITY 4
+static _Thread_local struct {
+    const rt_arena_pool *pool;
+    void *ptr;
+} last_given[ARENA_AFFINITY];
+static _Thread_local unsigned last_next;
+
+static void *last_arena(const rt_arena_pool *pool)
+{
+    for (int i = 0; i < ARENA_AFFINITY; i++)
+        if (last_given[i].pool == pool) return last_given[i].ptr;
+    return NULL;
+}
+
+static void remember_arena(const rt_arena_pool *pool, void *ptr)
+{
+    for (int i = 0; i < ARENA_AFFINITY; i++)
+        if (last_given[i].pool == pool) {
+            last_given[i].ptr = ptr;
+            return;
+        }
+    unsigned i = last_next++ % ARENA_AFFINITY;
+    last_given[i].pool = pool;
+    last_given[i].ptr = ptr;
+}
 
 void rt_arena_pool_init(rt_arena_pool *pool, rt_backend *be)
 {
@@ -43,8 +76,12 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
     pthread_mutex_lock(&pool->lock);
     if (size > pool->largest) pool->largest = size;
     int best = -1;
-    for (int i = 0; i < pool->n_idle; i++)
-        if (pool->idle[i].size >= size && (best < 0 || pool->idle[i].size < pool->idle[best].size)) best = i;
+    void *mine = lector__tc_flag(LECTOR__TC_AFFINITY, 1) ? last_arena(pool) : NULL;
+    for (int i = 0; i < pool->n_idle && mine; i++)
+        if (pool->idle[i].ptr == mine && pool->idle[i].size >= size) best = i;
+    if (best < 0)
+        for (int i = 0; i < pool->n_idle; i++)
+            if (pool->idle[i].size >= size && (best < 0 || pool->idle[i].size < pool->idle[best].size)) best = i;
     pool->borrowed++;
     if (pool->borrowed > pool->peak) pool->peak = pool->borrowed;
     if (best >= 0) {
@@ -88,6 +125,7 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
 void rt_arena_give(rt_arena_pool *pool, rt_arena a)
 {
     rt_arena drop = {0};
+    remember_arena(pool, a.ptr);
     pthread_mutex_lock(&pool->lock);
     pool->borrowed--;
     int keep = pool->peak < RT_ARENA_POOL ? RT_ARENA_POOL : pool->peak;

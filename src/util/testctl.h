@@ -50,6 +50,7 @@
     X(LECTOR__TC_HOST_PROFILE,      "LECTOR_HOST_PROFILE",      "1: the host executor's time per operator and kernel, printed at exit") \
     X(LECTOR__TC_GEMM_KERNEL,       "LECTOR_GEMM_KERNEL",       "avx2 or generic: a narrower reference GEMM kernel") \
     X(LECTOR__TC_PARALLEL_LOAD,     "LECTOR_PARALLEL_LOAD",     "0: an engine loads its models one after another; 1 (default): side by side") \
+    X(LECTOR__TC_AFFINITY,          "LECTOR_AFFINITY",          "0: a run takes the best-fitting idle arena and the GPU worker put back last, not its thread's own") \
     X(LECTOR__TC_GPU_WARMUP,        "LECTOR_GPU_WARMUP",        "0: a GPU engine does not run its line models once on a blank line while its first page is read") \
     X(LECTOR__TC_CLI_FREE_ENGINE,   "LECTOR_CLI_FREE_ENGINE",   "1: the CLI frees a GPU engine before it exits, not leaving it to the process's exit") \
     X(LECTOR__TC_GPU_PREPROCESS,    "LECTOR_GPU_PREPROCESS",    "0: the models' inputs made on the CPU, not the GPU") \

@@ -8,8 +8,11 @@
  * again on every round, and on the GPU every free waits for the whole
  * device. The pool keeps at most RT_ARENA_POOL_MAX however many ran at
  * once, grows an arena to the largest size asked for, and trim releases
- * every idle arena.
+ * every idle arena. A thread takes back the arena it last gave when it is
+ * idle (a worker keeps its memory, and the CUDA graphs made for it), even
+ * when another thread gave one back after it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +35,35 @@ static int take_n(rt_arena_pool *pool, rt_arena *a, int n, size_t size)
 static void give_n(rt_arena_pool *pool, rt_arena *a, int n)
 {
     for (int i = 0; i < n; i++) rt_arena_give(pool, a[i]);
+}
+
+/* Two threads in lock step: both take, A gives, B gives, then B takes
+ * before A does; each must get its own arena back. */
+static rt_arena_pool affinity_pool;
+static pthread_barrier_t step;
+static int affinity_bad;
+
+static void *affinity_thread(void *arg)
+{
+    int b = arg != NULL;
+    rt_arena mine, again;
+    lector_error err = {0};
+    if (rt_arena_take(&affinity_pool, 4096, &mine, "test", &err)) affinity_bad = 1;
+    pthread_barrier_wait(&step);
+    if (!b) rt_arena_give(&affinity_pool, mine);
+    pthread_barrier_wait(&step);
+    if (b) rt_arena_give(&affinity_pool, mine);
+    pthread_barrier_wait(&step);
+    if (b && rt_arena_take(&affinity_pool, 4096, &again, "test", &err)) affinity_bad = 1;
+    pthread_barrier_wait(&step);
+    if (!b && rt_arena_take(&affinity_pool, 4096, &again, "test", &err)) affinity_bad = 1;
+    pthread_barrier_wait(&step);
+    if (again.ptr != mine.ptr) {
+        fprintf(stderr, "FAIL: thread %c took back another thread's arena\n", b ? 'B' : 'A');
+        affinity_bad = 1;
+    }
+    rt_arena_give(&affinity_pool, again);
+    return NULL;
 }
 
 int main(void)
@@ -83,5 +115,18 @@ int main(void)
           MANY, RT_ARENA_POOL_MAX);
     rt_arena_pool_destroy(&pool);
 
-    return soft_check_exit("rt.arena_pool: runs in flight reuse their arenas, at most RT_ARENA_POOL_MAX kept idle");
+    /* each thread its own arena back */
+    rt_arena_pool_init(&affinity_pool, NULL);
+    pthread_barrier_init(&step, NULL, 2);
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, affinity_thread, NULL);
+    pthread_create(&tb, NULL, affinity_thread, &ta);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&step);
+    CHECK(!affinity_bad, "a thread did not get its own arena back");
+    rt_arena_pool_destroy(&affinity_pool);
+
+    return soft_check_exit("rt.arena_pool: runs in flight reuse their arenas, at most RT_ARENA_POOL_MAX kept idle, "
+                           "each thread its own");
 }

@@ -300,11 +300,29 @@ static cudnnStatus_t create_dnn(cudnnHandle_t *h)
     return ds;
 }
 
+/* The worker each thread last put back, per backend (a thread runs the
+ * models of an fp32 and an fp16 backend at most): a thread takes it again
+ * when it is idle, so that a worker meets the same arenas (rt/arena.c does
+ * the same) and its CUDA graphs, captured per worker and arena, are reused
+ * rather than captured anew for every pairing. Only compared. */
+#define CU_WORKER_AFFINITY 4
+static _Thread_local struct {
+    const cu_ctx *c;
+    const cu_worker *w;
+} last_put[CU_WORKER_AFFINITY];
+static _Thread_local unsigned last_next;
+
 lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
 {
+    const cu_worker *mine = NULL;
+    for (int i = 0; i < CU_WORKER_AFFINITY && !mine && H->testctl_long(LECTOR__TC_AFFINITY, 1); i++)
+        if (last_put[i].c == c) mine = last_put[i].w;
     pthread_mutex_lock(&c->lock);
-    cu_worker *w = c->idle;
-    if (w) c->idle = w->next;
+    cu_worker **at = &c->idle;
+    while (mine && *at && *at != mine) at = &(*at)->next;
+    if (!mine || !*at) at = &c->idle; /* not idle (or none): the last one put back */
+    cu_worker *w = *at;
+    if (w) *at = w->next;
     pthread_mutex_unlock(&c->lock);
     cudaSetDevice(c->device);
     if (w) {
@@ -340,6 +358,12 @@ lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
 
 void cu_worker_put(cu_ctx *c, cu_worker *w)
 {
+    int slot = -1;
+    for (int i = 0; i < CU_WORKER_AFFINITY && slot < 0; i++)
+        if (last_put[i].c == c) slot = i;
+    if (slot < 0) slot = (int)(last_next++ % CU_WORKER_AFFINITY);
+    last_put[slot].c = c;
+    last_put[slot].w = w;
     pthread_mutex_lock(&c->lock);
     w->next = c->idle;
     c->idle = w;
