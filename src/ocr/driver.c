@@ -102,8 +102,8 @@ struct lector_stream {
     void *cb_user;
     lector_read_options ropt;
     int workers, max_inputs, max_pages, gpu_batching;
-    int batch_wait; /* on a GPU, a partial batch waits for the running tasks that may add to it */
-    pthread_t *threads;
+    int batch_wait;       /* on a GPU, a partial batch waits for the running tasks that may add to it */
+    ocr_thread **threads; /* on the engine's threads (threads.c) */
     int n_threads;
     pthread_mutex_t lock;
     pthread_cond_t work; /* a task may have become available, or the stream stops */
@@ -649,7 +649,7 @@ static int run_one(lector_stream *s)
     return 1;
 }
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
     lector_stream *s = arg;
     pthread_mutex_lock(&s->lock);
@@ -659,7 +659,6 @@ static void *worker_main(void *arg)
         pthread_cond_wait(&s->work, &s->lock);
     }
     pthread_mutex_unlock(&s->lock);
-    return NULL;
 }
 
 /* ---- public API -------------------------------------------------------------------- */
@@ -724,9 +723,10 @@ lector_status lector_stream_create(lector_engine *e, const lector_stream_options
         }
     }
     for (int i = 0; i < s->workers; i++) {
-        if (pthread_create(&s->threads[i], NULL, worker_main, s)) {
+        lector_status started = ocr_thread_start(e, worker_main, s, &s->threads[i], err);
+        if (started) {
             lector_stream_free(s);
-            return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "cannot start worker thread %d", i + 1);
+            return started;
         }
         s->n_threads++;
     }
@@ -845,7 +845,7 @@ void lector_stream_free(lector_stream *s)
     s->stop = 1;
     pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->lock);
-    for (int i = 0; i < s->n_threads; i++) pthread_join(s->threads[i], NULL);
+    for (int i = 0; i < s->n_threads; i++) ocr_thread_join(s->e, s->threads[i]);
     lector__free(s->threads);
     lector__free(s->cls.v);
     for (int i = 0; i < s->n_rec; i++) lector__free(s->rec[i].v);

@@ -392,6 +392,7 @@ lector_status lector_engine_create(const lector_params *params, lector_engine **
     lector_engine *e = lector__calloc(1, sizeof *e);
     if (!e) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&e->limits_lock, NULL);
+    pthread_mutex_init(&e->threads_lock, NULL);
     e->p = *params;
     e->rec_bucket_asked = params->rec_width_bucket;
     kernel_cache_resolve(params->gpu_kernel_cache, e->kernel_cache, sizeof e->kernel_cache);
@@ -458,12 +459,14 @@ void lector_engine_free(lector_engine *e)
 {
     if (!e) return;
     if (e->warmup_started) pthread_join(e->warmup, NULL);
+    ocr_threads_free(e);
     lector_model_free(e->det);
     lector_model_free(e->cls);
     lector_model_free(e->rec);
     lector_model_free(e->rec32);
     ocr_dict_free(&e->dict);
     pthread_mutex_destroy(&e->limits_lock);
+    pthread_mutex_destroy(&e->threads_lock);
     lector__free(e);
 }
 

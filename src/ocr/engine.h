@@ -50,7 +50,21 @@ struct lector_engine {
     /* on a GPU: the thread that runs the line models once while the first page is read (engine.c) */
     pthread_t warmup;
     int warmup_started;
+    /* streams' worker threads parked between streams (threads.c) */
+    pthread_mutex_t threads_lock;
+    struct ocr_thread *parked;
+    int n_parked;
 };
+
+/* The engine's worker threads (threads.c): a stream's workers run on
+ * threads parked by earlier streams, started only when none is parked. */
+typedef struct ocr_thread ocr_thread;
+/* Runs fn(arg) on a parked thread, or a new one. */
+lector_status ocr_thread_start(lector_engine *e, void (*fn)(void *), void *arg, ocr_thread **out, lector_error *err);
+/* Waits for fn to return; the thread parks for the next stream. */
+void ocr_thread_join(lector_engine *e, ocr_thread *t);
+/* Ends the parked threads (lector_engine_free: every stream freed before). */
+void ocr_threads_free(lector_engine *e);
 
 /* One text line between cropping and its text. */
 typedef struct ocr_crop {

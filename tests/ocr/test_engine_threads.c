@@ -3,7 +3,13 @@
  * result for the same input (texts, boxes and scores, exactly). Inputs: the
  * sample image as a file, as encoded bytes, and sub-rectangles of it given
  * as raw pixels with a stride (RGB, BGR, gray), so shapes differ per read.
+ *
+ * Then an engine of 4 workers read by one thread: a read's workers are the
+ * engine's own threads, started by the first read and kept for the next
+ * (the thread ids the kernel lists in /proc/self/task stay the same over 10
+ * reads), not started and ended by every read.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +90,63 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The process's thread ids as the kernel lists them, in a sorted set. */
+static int task_ids(long *ids, int cap)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.' && n < cap) ids[n++] = atol(de->d_name);
+    if (d) closedir(d);
+    for (int i = 1; i < n; i++) /* insertion sort: a few dozen */
+        for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+            long t = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = t;
+        }
+    return n;
+}
+
+static int threads_kept(const char *models)
+{
+    lector_params p = lector_default_params();
+    p.models_dir = models;
+    p.threads = 1;
+    p.workers = 4;
+    lector_engine *e;
+    lector_error err = {0};
+    if (lector_engine_create(&p, &e, &err)) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    long before[256], after[256], later[256];
+    int n0 = task_ids(before, 256), n1 = 0, n2 = 0, bad = 0;
+    for (int r = 0; r < 11 && !bad; r++) {
+        lector_result *res;
+        if (lector_read_file(e, sample, NULL, &res, &err)) {
+            fprintf(stderr, "read %d: %s\n", r, err.message);
+            bad = 1;
+            break;
+        }
+        lector_result_free(res);
+        if (r == 0) n1 = task_ids(after, 256);
+    }
+    n2 = task_ids(later, 256);
+    if (!bad && n1 < n0 + 4) {
+        fprintf(stderr, "FAIL: %d threads before the first read, %d after it: its 4 workers were not kept\n", n0, n1);
+        bad = 1;
+    }
+    if (!bad && (n2 != n1 || memcmp(after, later, sizeof(long) * (size_t)n1))) {
+        fprintf(stderr, "FAIL: 10 more reads changed the process's threads (%d -> %d): workers started again\n", n1,
+                n2);
+        bad = 1;
+    }
+    lector_engine_free(e);
+    printf("an engine of 4 workers: %d threads before the first read, %d after it, %d after 10 more\n", n0, n1, n2);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -143,5 +206,6 @@ int main(int argc, char **argv)
     free(file_bytes);
     free(rgb);
     printf("%d threads x %d reads: %d mismatches\n", THREADS, ROUNDS, mismatches);
-    return mismatches ? 1 : 0;
+    int kept_bad = threads_kept(argv[1]);
+    return mismatches || kept_bad ? 1 : 0;
 }
