@@ -375,7 +375,10 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
  * Threading: push, finish and free are called from one thread at a time.
  * The callback runs on a worker thread or inside push/finish, never twice
  * at once; it must not call push or finish of its own stream. Several
- * streams may share one engine. */
+ * streams may share one engine. A stream's workers are the engine's
+ * threads: started by the first stream that needs them, parked when a
+ * stream is freed and taken by the next (lector_read_file and the other
+ * single reads run a stream of their own), ended by lector_engine_free. */
 typedef struct lector_stream lector_stream;
 
 /* One delivered input. `result` belongs to the callback (free it with

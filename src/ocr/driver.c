@@ -21,7 +21,9 @@
  *
  * With no worker threads the calling thread runs the tasks inside push
  * (when it would block) and finish: lector_read_file and friends run
- * their single input that way, with no thread created.
+ * their single input that way on an engine of one worker; with more, on
+ * the engine's worker threads (threads.c), so that the lines of one page
+ * run side by side.
  */
 #include <stdio.h>
 #include <stdlib.h>
