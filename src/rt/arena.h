@@ -47,9 +47,12 @@ typedef struct rt_arena_pool {
 void rt_arena_pool_init(rt_arena_pool *pool, rt_backend *be);
 /* Frees the idle arenas; none may be borrowed. */
 void rt_arena_pool_destroy(rt_arena_pool *pool);
-/* An arena of at least `size` bytes: an idle one that is large enough, else
- * a new one of max(size, the largest size asked for so far). `what` names
- * the model in the error message. */
+/* An arena of at least `size` bytes: the one the calling thread last gave
+ * back to this pool when it is idle and large enough (a backend's state made
+ * per arena, such as the CUDA module's graphs, is then reused; arena.c),
+ * else the smallest idle one that is large enough, else a new one of
+ * max(size, the largest size asked for so far). `what` names the model in
+ * the error message. */
 lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, const char *what, lector_error *err);
 /* Back to the pool, or freed when as many arenas are idle as the pool keeps
  * (the smallest goes). */
