@@ -216,6 +216,13 @@ typedef struct lector_model_options {
      * milliseconds a plan). Created when missing; shared safely by processes.
      * NULL or "" (default): nothing is kept. */
     const char *kernel_cache_dir;
+    /* GPU backend: the runs expected in flight at once (0: none assumed).
+     * A run needs a worker of the backend's own (a CUDA stream with its
+     * cuDNN and cuBLAS handles); this many are made ahead, on a thread of
+     * the backend's, while the model loads, rather than by the first runs
+     * (each of which then waited tens of milliseconds). More runs than this
+     * still work: each makes its worker when it needs one. */
+    int gpu_workers;
 } lector_model_options;
 
 /* Loads an ONNX model from a file. On success *out holds the model. */

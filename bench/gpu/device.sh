@@ -232,6 +232,7 @@ PY
       $T threads --fp16 --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3   # fault turns the warm-up off
+      bash tests/cuda/algo_cache.sh "$T" --models "$B/models" $imgs 2>&1 | tail -3   # cuDNN's choices between processes
       # the pages in turns: six sizes (issue 19: flat over 10,000 reads of varied sizes)
       $T memory --reads "${READS:-10000}" --models "$B/models" $imgs 2>&1 | tail -4
       ;;

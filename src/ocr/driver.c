@@ -671,15 +671,17 @@ lector_stream_options lector_default_stream_options(void)
     return o;
 }
 
-static int default_workers(const lector_engine *e)
+int ocr_workers(const lector_params *p, int on_gpu)
 {
-    if (e->p.workers > 0) return e->p.workers;
+    if (p->workers > 0) return p->workers;
     int cores = lector__physical_cores();
-    if (e->on_gpu) return 2 * cores < 16 ? 2 * cores : 16;
-    int threads = e->p.threads > 0 ? e->p.threads : 1;
+    if (on_gpu) return 2 * cores < 16 ? 2 * cores : 16;
+    int threads = p->threads > 0 ? p->threads : 1;
     int w = cores / threads;
     return w < 1 ? 1 : w;
 }
+
+static int default_workers(const lector_engine *e) { return ocr_workers(&e->p, e->on_gpu); }
 
 int lector_engine_workers(const lector_engine *e) { return e ? default_workers(e) : 0; }
 

@@ -106,7 +106,11 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                .plan_cache_bytes = share,
                                .gpu_mem_limit = p->gpu_mem_limit,
                                /* half precision is a GPU setting: the CPU fallback ignores it */
-                               .fp16 = !on_cpu && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det)};
+                               .fp16 = !on_cpu && p->gpu_fp16 && !fp32 && (!is_det || p->gpu_fp16_det),
+                               /* as many runs in flight as workers; the fp32 recogniser beside an fp16
+                                * one reads only the lines sent back to it, and makes its workers as
+                                * they are needed */
+                               .gpu_workers = on_cpu || fp32 ? 0 : ocr_workers(p, 1)};
     /* the recogniser's argmax and max per step, not its probabilities */
     return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
 }

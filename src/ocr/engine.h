@@ -89,6 +89,10 @@ typedef struct ocr_crop {
 /* On a GPU: batch sizes from its free memory, found once (the first call
  * compiles a one-row plan of cls and rec); a no-op on the CPU. */
 lector_status ocr_batch_limits(lector_engine *e, lector_error *err);
+
+/* The workers of an engine of these parameters (lector_engine_workers):
+ * the pages and lines it runs at once. */
+int ocr_workers(const lector_params *p, int on_gpu);
 /* Crops per cls batch, and per rec batch of tensor width tw. */
 int ocr_cls_batch_size(const lector_engine *e);
 int ocr_rec_batch_size(const lector_engine *e, int tw);

@@ -20,8 +20,9 @@
 #include "lector_rt.h"
 #include "lector_rt_image.h"
 #include "rt/plan.h"
+#include "util/testctl.h"
 
-#define RT_BACKEND_API_VERSION 7u
+#define RT_BACKEND_API_VERSION 8u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -111,6 +112,7 @@ struct rt_backend {
     size_t gpu_mem_limit;   /* bytes the process may take on that device; 0 = no cap */
     int fp16;               /* run plans in half precision where the backend can */
     char *kernel_cache_dir; /* where run-time compiled kernels are kept between processes; NULL: nowhere */
+    int gpu_workers;        /* runs expected in flight at once: workers made ahead (lector_model_options) */
 };
 
 /* ---- module backends ----------------------------------------------------------
@@ -134,7 +136,10 @@ typedef struct rt_host_api {
     void *(*aligned_alloc)(size_t size);
     void (*free)(void *p);
     void (*log)(int level, const char *fmt, ...);
-    /* the test controls (util/testctl.h; ids are lector__tc values), read once by the core */
+    /* the test controls (util/testctl.h; ids are lector__tc values), read once by the core;
+     * their list as the core was built with it (rt_host_testctls_match) */
+    int n_testctls;
+    const char *(*testctl_name)(int id);
     int (*testctl_flag)(int id, int dflt);
     long (*testctl_long)(int id, long dflt);
     const char *(*testctl_str)(int id);
@@ -149,8 +154,30 @@ typedef struct rt_host_api {
     int (*slice_params)(const rt_node *n, const rt_value *const *in, int64_t *start, int64_t *step, int64_t *count);
 } rt_host_api;
 
+/* 1 when the host's test controls are `names` (n of them), in that order: a
+ * module asks for a control by its place in util/testctl.h's list, so a
+ * module built with another list would read the wrong controls. A module's
+ * init passes its own list (RT_MODULE_TESTCTLS below). */
+static inline int rt_host_testctls_match(const rt_host_api *h, const char *const *names, int n)
+{
+    if (h->n_testctls != n) return 0;
+    for (int i = 0; i < n; i++) {
+        const char *a = h->testctl_name(i), *b = names[i];
+        while (*a && *a == *b) a++, b++;
+        if (*a != *b) return 0;
+    }
+    return 1;
+}
+
+/* The test controls' names as this file was compiled with them. */
+#define RT_TESTCTL_NAME(id, var, doc) var,
+#define RT_MODULE_TESTCTLS                    \
+    {                                         \
+        LECTOR__TESTCTL_LIST(RT_TESTCTL_NAME) \
+    }
+
 /* The init entry point: the module's table, or NULL when the host's API
- * version is not the one it was built for. */
+ * version or its test controls are not those it was built for. */
 typedef const rt_backend_iface *(*rt_module_init_fn)(const rt_host_api *host);
 /* The score entry point, called after init: 0 when the module cannot run on
  * this machine (the reason in `why`), else how well it fits (higher is
@@ -176,11 +203,12 @@ lector_status rt_backend_find(const char *name, const rt_backend_iface **out, in
  * NULL past the last. */
 const char *rt_backend_registered(size_t i);
 
-/* Creates the backend named by a device string (lector_device_parse: "ref",
- * "cpu", "onednn", "cuda", "cuda:N"; NULL = best CPU). For a device backend,
- * gpu_mem_limit and fp16 configure the device. */
-lector_status rt_backend_create(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
-                                lector_error *err);
+/* Creates the backend named by opt->backend, a device string
+ * (lector_device_parse: "ref", "cpu", "onednn", "cuda", "cuda:N"; NULL =
+ * best CPU), configured by the rest of the options (threads; for a device
+ * backend gpu_mem_limit, fp16, kernel_cache_dir, gpu_workers). opt NULL:
+ * the defaults. */
+lector_status rt_backend_create(const lector_model_options *opt, rt_backend **out, lector_error *err);
 void rt_backend_free(rt_backend *be);
 
 /* Bytes of the arena that the plan_execute (run_images, time_plan) running

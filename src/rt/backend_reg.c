@@ -126,13 +126,15 @@ lector_status rt_backend_find(const char *name, const rt_backend_iface **out, in
     return LECTOR_OK;
 }
 
-lector_status rt_backend_create(const char *name, int threads, size_t gpu_mem_limit, int fp16, rt_backend **out,
-                                lector_error *err)
+lector_status rt_backend_create(const lector_model_options *opt, rt_backend **out, lector_error *err)
 {
     *out = NULL;
+    static const lector_model_options defaults = {0};
+    if (!opt) opt = &defaults;
     const rt_backend_iface *iface;
     int index;
-    lector_status st = rt_backend_find(name, &iface, &index, err);
+    int fp16 = opt->fp16, threads = opt->threads;
+    lector_status st = rt_backend_find(opt->backend, &iface, &index, err);
     if (st) return st;
     if (fp16 && !(iface->features & RT_FEATURE_FP16))
         return lector__error(err, LECTOR_ERR_UNAVAILABLE, "backend '%s' cannot run in half precision (fp16)",
@@ -142,11 +144,18 @@ lector_status rt_backend_create(const char *name, int threads, size_t gpu_mem_li
     be->iface = iface;
     be->threads = threads > 0 ? threads : lector__physical_cores();
     be->device = index;
-    be->gpu_mem_limit = gpu_mem_limit;
+    be->gpu_mem_limit = opt->gpu_mem_limit;
     be->fp16 = fp16;
+    be->gpu_workers = opt->gpu_workers > 0 ? opt->gpu_workers : 0;
+    if (opt->kernel_cache_dir && *opt->kernel_cache_dir &&
+        !(be->kernel_cache_dir = lector__strdup(opt->kernel_cache_dir))) {
+        lector__free(be);
+        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     if (iface->init) {
         st = iface->init(be, err);
         if (st) {
+            lector__free(be->kernel_cache_dir);
             lector__free(be);
             return st;
         }

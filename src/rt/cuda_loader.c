@@ -72,7 +72,7 @@ int lector_engine_gpu_selftest(int device, char *msg, size_t len)
     rt_backend *be;
     lector_error err;
     double t0 = lector__now_ms();
-    if (rt_backend_create(name, 1, 0, 0, &be, &err)) {
+    if (rt_backend_create(&(lector_model_options){.backend = name, .threads = 1}, &be, &err)) {
         snprintf(msg, len, "%s", err.message);
         return -1;
     }

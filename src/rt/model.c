@@ -55,12 +55,8 @@ static lector_status model_init(lector_model *m, const lector_model_options *opt
     if (!m->cache) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->compiled, NULL);
-    lector_status st = rt_backend_create(opt ? opt->backend : NULL, opt ? opt->threads : 0,
-                                         opt ? opt->gpu_mem_limit : 0, opt ? opt->fp16 : 0, &m->be, err);
+    lector_status st = rt_backend_create(opt, &m->be, err);
     if (st) return st;
-    if (opt && opt->kernel_cache_dir && *opt->kernel_cache_dir &&
-        !(m->be->kernel_cache_dir = lector__strdup(opt->kernel_cache_dir)))
-        return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     rt_arena_pool_init(&m->arenas, m->be);
     m->arenas_ready = 1;
     /* what does not depend on the input shape is done once, on the base graph */

@@ -38,6 +38,7 @@ static void host_log(int level, const char *fmt, ...)
 static int tc_flag(int id, int dflt) { return lector__tc_flag((lector__tc)id, dflt); }
 static long tc_long(int id, long dflt) { return lector__tc_long((lector__tc)id, dflt); }
 static const char *tc_str(int id) { return lector__tc_str((lector__tc)id); }
+static const char *tc_name(int id) { return lector__tc_name((lector__tc)id); }
 
 static int host_slice_params(const rt_node *n, const rt_value *const *in, int64_t *start, int64_t *step, int64_t *count)
 {
@@ -61,6 +62,8 @@ static const rt_host_api host_api = {
     .aligned_alloc = lector__aligned_alloc,
     .free = lector__free,
     .log = host_log,
+    .n_testctls = LECTOR__TC_COUNT,
+    .testctl_name = tc_name,
     .testctl_flag = tc_flag,
     .testctl_long = tc_long,
     .testctl_str = tc_str,
@@ -185,7 +188,12 @@ static void load(const rt_module_desc *d, rt_module_state *st)
         return;
     }
     const rt_backend_iface *iface = init(&host_api);
-    if (!iface || iface->api_version != RT_BACKEND_API_VERSION) {
+    if (!iface) {
+        why(st, "%s was built for another version of Lector (it refused this one's: backend API %u, %d test controls)",
+            path, RT_BACKEND_API_VERSION, (int)LECTOR__TC_COUNT);
+        return;
+    }
+    if (iface->api_version != RT_BACKEND_API_VERSION) {
         why(st, "%s was built for another version of Lector (backend API %u, this one %u)", path,
             iface ? iface->api_version : 0u, RT_BACKEND_API_VERSION);
         return;

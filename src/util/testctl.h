@@ -25,6 +25,7 @@
     X(LECTOR__TC_CUDA_PROFILE,      "LECTOR_CUDA_PROFILE",      "1, 2, 3: time per operator, per step, per step as its own graph") \
     X(LECTOR__TC_CUDA_TF32,         "LECTOR_CUDA_TF32",         "1: fp32 convolutions in TF32 (changes results)") \
     X(LECTOR__TC_CUDA_CONV_SEARCH,  "LECTOR_CUDA_CONV_SEARCH",  "1: cuDNN algorithms by a timed search, not the heuristic") \
+    X(LECTOR__TC_CUDA_ALGO_CACHE,   "LECTOR_CUDA_ALGO_CACHE",   "0: cuDNN's algorithm choices not kept in the kernel cache's directory between processes") \
     X(LECTOR__TC_CUDA_NHWC,         "LECTOR_CUDA_NHWC",         "0/1: NHWC activations off/on (default: on in fp16)") \
     X(LECTOR__TC_CUDA_GRAPHS,       "LECTOR_CUDA_GRAPHS",       "0: no CUDA graphs, steps run one by one; N: a plan's graph from its Nth run") \
     X(LECTOR__TC_CUDA_SYNC,         "LECTOR_CUDA_SYNC",         "spin, yield or block: how a thread waits for the GPU (default: CUDA's choice)") \
@@ -37,6 +38,7 @@
     X(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, "LECTOR_CUDA_DWFUSE_LIFETIMES", "0: no value kept longer for them") \
     X(LECTOR__TC_CUDA_NVRTC_DUMP,   "LECTOR_CUDA_NVRTC_DUMP",   "DIR: each NVRTC program's source written there, named by its compile time") \
     X(LECTOR__TC_CUDA_POOL,         "LECTOR_CUDA_POOL",         "0: device memory by cudaMalloc/cudaFree (each waits for every stream), not the stream-ordered pool") \
+    X(LECTOR__TC_CUDA_WORKERS_AHEAD, "LECTOR_CUDA_WORKERS_AHEAD", "0: a GPU model's workers made by its first runs, not ahead while it loads") \
     X(LECTOR__TC_CUDA_MEM_LOG,      "LECTOR_CUDA_MEM_LOG",      "1: every device allocation and free, and pinned staging grown, logged (debug) with what it is for") \
     X(LECTOR__TC_CUDA_GEMM1X1,      "LECTOR_CUDA_GEMM1X1",      "0: pointwise convolutions on cuDNN, not cuBLAS") \
     X(LECTOR__TC_CUDA_DECONV,       "LECTOR_CUDA_DECONV",       "0: ConvTranspose on cuDNN, not the own kernels") \

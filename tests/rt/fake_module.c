@@ -15,7 +15,20 @@ static const rt_host_api *host;
 EXPORT const rt_backend_iface *lector_backend_init(const rt_host_api *h);
 const rt_backend_iface *lector_backend_init(const rt_host_api *h)
 {
-    if (!h || h->api_version != RT_BACKEND_API_VERSION) return NULL;
+#if FAKE_VARIANT == 5
+    /* built with one test control more, inserted before the last */
+    static const char *const own[] = RT_MODULE_TESTCTLS;
+    enum { N = sizeof own / sizeof own[0] };
+    const char *testctls[N + 1];
+    for (int i = 0; i < N - 1; i++) testctls[i] = own[i];
+    testctls[N - 1] = "LECTOR_FAKE_NEW_CONTROL";
+    testctls[N] = own[N - 1];
+    int n = N + 1;
+#else
+    static const char *const testctls[] = RT_MODULE_TESTCTLS;
+    int n = (int)(sizeof testctls / sizeof testctls[0]);
+#endif
+    if (!h || h->api_version != RT_BACKEND_API_VERSION || !rt_host_testctls_match(h, testctls, n)) return NULL;
     host = h;
     return FAKE_VARIANT == 2 ? &old : &good;
 }

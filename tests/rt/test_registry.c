@@ -150,6 +150,11 @@ static void test_modules(const char *dir)
     CHECK(!st->iface && strstr(st->why, "was built for another version of Lector (backend API 1, this one"),
           "old API: %s", st->why);
 
+    /* a module built with another list of test controls refuses the host */
+    st = load_variant(dir, "libfake-controls.so", base);
+    CHECK(!st->iface && strstr(st->why, "was built for another version of Lector (it refused this one's: backend API"),
+          "other test controls: %s", st->why);
+
     st = load_variant(dir, "libfake-noscore.so", base);
     CHECK(!st->iface && strstr(st->why, "has no entry point lector_backend_score: not a Lector FAKE module"),
           "no score: %s", st->why);

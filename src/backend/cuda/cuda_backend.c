@@ -16,6 +16,8 @@
  *   cuda_layout.c      the values' storages (fp16, NHWC)
  *   cuda_fuse.c        elementwise steps fused into chains
  *   cuda_nvrtc.c       chains compiled by NVRTC, cached by source for the process
+ *   cuda_kcache.c      NVRTC's kernels kept on disk between processes
+ *   cuda_algos.c       cuDNN's algorithm choices, for the process and on disk
  *   cuda_memory.c      device memory under a cap, workers, constants, shared weights
  *   cuda_exec.c        running a plan (a dispatch-only switch over step kinds)
  *   cuda_graphs.c      CUDA graphs of the plans that come back
@@ -137,6 +139,8 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
         return st;
     }
     cu_worker_put(c, w);
+    c->algo_ident = cu_algo_ident(c, be->kernel_cache_dir);
+    cu_workers_ahead(c, be->gpu_workers);
     be->ctx = c;
     H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB, %s%s", c->device, prop.name, prop.major,
            prop.minor, (size_t)(prop.totalGlobalMem >> 20), cudnnGetVersion(), be->gpu_mem_limit >> 20,
@@ -149,6 +153,8 @@ static void cu_shutdown(rt_backend *be)
     cu_ctx *c = be->ctx;
     if (!c) return;
     cudaSetDevice(c->device);
+    cu_workers_ahead_stop(c);
+    cu_algo_save(c->algo_ident, be->kernel_cache_dir, 1);
     while (c->idle) {
         cu_worker *w = c->idle;
         c->idle = w->next;
@@ -248,7 +254,10 @@ __attribute__((visibility("default"))) int lector_backend_score(char *why, size_
 
 const rt_backend_iface *lector_backend_init(const rt_host_api *host)
 {
-    if (!host || host->api_version != RT_BACKEND_API_VERSION) return NULL;
+    static const char *const testctls[] = RT_MODULE_TESTCTLS;
+    if (!host || host->api_version != RT_BACKEND_API_VERSION ||
+        !rt_host_testctls_match(host, testctls, (int)(sizeof testctls / sizeof testctls[0])))
+        return NULL;
     H = host;
     return &cuda_iface;
 }

@@ -63,7 +63,8 @@ static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhw
 
 /* ---- convolution algorithms ----
  * cuDNN's heuristic, or a timed search over its algorithms (cudnnFind*:
- * each algorithm once, bounded), cached for the life of the process.
+ * each algorithm once, bounded), cached for the life of the process
+ * and, the heuristic's, between processes (cuda_algos.c).
  *
  * The heuristic costs 1-10 ms a convolution (cuDNN 9 on the H200: 34 ms for
  * the recogniser's), and every recognised line has a width of its own, so a
@@ -75,28 +76,10 @@ static int set4d(cudnnTensorDescriptor_t d, const rt_value *v, int half, int nhw
  * the real size's own heuristic). The choice is a function of the shape
  * alone, never of the shapes compiled before, so a line's text never
  * depends on its neighbours or the stream's history. ConvTranspose (the
- * detector's head) and the timed search keep a choice per exact shape. */
+ * detector's head) and the timed search keep a choice per exact shape.
+ * The choices are kept in a table for the process and on disk between
+ * processes (cuda_algos.c). */
 
-typedef struct algo_key {
-    int64_t v[20];
-} algo_key;
-
-typedef struct algo_entry {
-    algo_key key;
-    int algo;
-    size_t ws;
-    int pending; /* claimed by a compile that is still choosing */
-} algo_entry;
-
-/* The table of choices. A key is claimed by the first compile that needs
- * it; the others needing the same key wait on algo_settled until the
- * choice is stored, instead of each asking cuDNN for the same answer (the
- * detector's first plans share their size classes: 16 workers made the
- * same choices side by side, 1.1 s summed). */
-static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t algo_settled = PTHREAD_COND_INITIALIZER;
-static algo_entry *algos;
-static int n_algos, cap_algos;
 /* Timed searches one at a time: each runs every algorithm on the GPU, and
  * searches side by side would time each other. The heuristic needs no lock:
  * cuDNN is thread-safe for threads on handles of their own (its developer
@@ -118,72 +101,6 @@ static int64_t algo_size(int64_t v)
     int64_t b = 64;
     while (b < v) b <<= 1;
     return b;
-}
-
-static int algo_find(const algo_key *k)
-{
-    for (int i = 0; i < n_algos; i++)
-        if (!memcmp(&algos[i].key, k, sizeof *k)) return i;
-    return -1;
-}
-
-/* ALGO_HIT: the choice for k is in *algo, *ws (another compile's, waited
- * for when it was being made). ALGO_CLAIMED: the caller makes the choice
- * and must end with algo_settle or algo_abandon. ALGO_UNTABLED: the table
- * could not grow; the caller chooses and keeps nothing. */
-enum { ALGO_HIT, ALGO_CLAIMED, ALGO_UNTABLED };
-
-static int algo_claim(const algo_key *k, int *algo, size_t *ws)
-{
-    pthread_mutex_lock(&algo_lock);
-    int i;
-    while ((i = algo_find(k)) >= 0 && algos[i].pending) pthread_cond_wait(&algo_settled, &algo_lock);
-    if (i >= 0) {
-        *algo = algos[i].algo;
-        *ws = algos[i].ws;
-        pthread_mutex_unlock(&algo_lock);
-        return ALGO_HIT;
-    }
-    if (n_algos == cap_algos) {
-        int cap = cap_algos ? 2 * cap_algos : 256;
-        algo_entry *na = cu_realloc(algos, sizeof *na * (size_t)cap);
-        if (na) {
-            algos = na;
-            cap_algos = cap;
-        }
-    }
-    int r = ALGO_UNTABLED;
-    if (n_algos < cap_algos) {
-        algos[n_algos++] = (algo_entry){*k, -1, 0, 1};
-        r = ALGO_CLAIMED;
-    }
-    pthread_mutex_unlock(&algo_lock);
-    return r;
-}
-
-/* Stores the claimed key's choice and wakes the compiles waiting for it. */
-static void algo_settle(const algo_key *k, int algo, size_t ws)
-{
-    pthread_mutex_lock(&algo_lock);
-    int i = algo_find(k);
-    if (i >= 0) {
-        algos[i].algo = algo;
-        algos[i].ws = ws;
-        algos[i].pending = 0;
-    }
-    pthread_cond_broadcast(&algo_settled);
-    pthread_mutex_unlock(&algo_lock);
-}
-
-/* Gives a claim up without a choice (cuDNN failed for the exact shape): the
- * next compile needing the key tries again. */
-static void algo_abandon(const algo_key *k)
-{
-    pthread_mutex_lock(&algo_lock);
-    int i = algo_find(k);
-    if (i >= 0) algos[i] = algos[--n_algos];
-    pthread_cond_broadcast(&algo_settled);
-    pthread_mutex_unlock(&algo_lock);
 }
 
 /* cuDNN's first usable algorithm for the descriptors (heuristic or timed
@@ -253,12 +170,14 @@ static int class_descriptors(const cu_step *s, const rt_value *x, cudnnTensorDes
     return 1;
 }
 
-/* The key of a convolution's exact shapes (bit 3 of v[0] clear). */
-static void exact_key(algo_key *k, const cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
-                      const rt_value *y, const int *conv)
+/* The key of a convolution's exact shapes (bit 3 of v[0] clear; the GPU's
+ * kind, cu_algo_ident, in bits 8 and up). */
+static void exact_key(cu_algo_key *k, const compile_ctx *cc, const cu_step *s, int transposed, const rt_value *x,
+                      const rt_value *wv, const rt_value *y, const int *conv)
 {
+    const cu_ctx *c = cc->be->ctx;
     memset(k, 0, sizeof *k);
-    k->v[0] = transposed | s->half << 1 | s->nhwc << 2;
+    k->v[0] = transposed | s->half << 1 | s->nhwc << 2 | (int64_t)c->algo_ident << 8;
     for (int d = 0; d < 4; d++) {
         k->v[1 + d] = d < x->ndim ? x->dims[d] : 1;
         k->v[5 + d] = d < wv->ndim ? wv->dims[d] : 1;
@@ -269,9 +188,9 @@ static void exact_key(algo_key *k, const cu_step *s, int transposed, const rt_va
 
 /* The same key for the input's size class (bit 3 set): the input's height
  * and width rounded up by algo_size; the output follows from them. */
-static algo_key class_key(const algo_key *exact, const rt_value *x)
+static cu_algo_key class_key(const cu_algo_key *exact, const rt_value *x)
 {
-    algo_key k = *exact;
+    cu_algo_key k = *exact;
     k.v[0] |= 8;
     if (x->ndim == 4) k.v[3] = algo_size(x->dims[2]);
     k.v[1 + x->ndim - 1] = algo_size(x->dims[x->ndim - 1]);
@@ -281,12 +200,12 @@ static algo_key class_key(const algo_key *exact, const rt_value *x)
 
 /* The size class's algorithm when cuDNN has one for the class and this size
  * runs it; 0 then, 1 when this size needs its own choice. */
-static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_value *x)
+static int class_algo(compile_ctx *cc, cu_step *s, const cu_algo_key *k, const rt_value *x)
 {
     int algo;
     size_t ws_class = 0;
-    int claim = algo_claim(k, &algo, &ws_class);
-    if (claim != ALGO_HIT) {
+    int claim = cu_algo_claim(k, &algo, &ws_class);
+    if (claim != CU_ALGO_HIT) {
         cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
         int made = class_descriptors(s, x, &xd, &yd);
         int r = made < 0 || cudnn_algo(cc, s, 0, xd, yd, &algo);
@@ -295,7 +214,7 @@ static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_v
             cudnnDestroyTensorDescriptor(yd);
         }
         if (r) algo = -1; /* no algorithm at the class size: each size its own */
-        if (claim == ALGO_CLAIMED) algo_settle(k, algo, 0);
+        if (claim == CU_ALGO_CLAIMED) cu_algo_settle(k, algo, 0);
     }
     if (algo < 0 || algo_workspace(cc, s, 0, algo, &s->ws)) return 1;
     s->algo = algo;
@@ -305,26 +224,26 @@ static int class_algo(compile_ctx *cc, cu_step *s, const algo_key *k, const rt_v
 static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value *x, const rt_value *wv,
                      const rt_value *y, const int *conv)
 {
-    algo_key k;
-    exact_key(&k, s, transposed, x, wv, y, conv);
+    cu_algo_key k;
+    exact_key(&k, cc, s, transposed, x, wv, y, conv);
     if (!transposed && !conv_search()) {
-        algo_key kc = class_key(&k, x);
+        cu_algo_key kc = class_key(&k, x);
         if (!class_algo(cc, s, &kc, x)) return 0;
     }
     int algo;
     size_t ws;
-    int claim = algo_claim(&k, &algo, &ws);
-    if (claim == ALGO_HIT) {
+    int claim = cu_algo_claim(&k, &algo, &ws);
+    if (claim == CU_ALGO_HIT) {
         if (algo < 0) return 1;
         s->algo = algo;
         s->ws = ws;
         return 0;
     }
     if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) {
-        if (claim == ALGO_CLAIMED) algo_abandon(&k);
+        if (claim == CU_ALGO_CLAIMED) cu_algo_abandon(&k);
         return 1;
     }
-    if (claim == ALGO_CLAIMED) algo_settle(&k, algo, ws);
+    if (claim == CU_ALGO_CLAIMED) cu_algo_settle(&k, algo, ws);
     s->algo = algo;
     s->ws = ws;
     return 0;

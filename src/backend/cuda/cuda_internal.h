@@ -91,6 +91,12 @@ typedef struct cu_ctx {
      * meeting ever larger pages do not each grow step by step (each growth
      * of pinned memory waits for every stream of the GPU) */
     _Atomic size_t pin_high, img_high;
+    /* workers made so far, and those asked for ahead (cu_workers_ahead) */
+    atomic_int made;
+    int ahead, ahead_started;
+    atomic_int ahead_stop;
+    pthread_t ahead_thread;
+    int algo_ident; /* the kind of GPU its convolution algorithm choices are for (cu_algo_ident) */
 } cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -394,6 +400,11 @@ void cu_worker_free(cu_worker *w);
 void cu_mem_trim(int dev);
 lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err);
 void cu_worker_put(cu_ctx *c, cu_worker *w);
+/* Makes workers on a thread of the backend's until n are made in all (the
+ * runs expected in flight at once); cu_workers_ahead_stop ends it (before
+ * the idle workers are freed). */
+void cu_workers_ahead(cu_ctx *c, int n);
+void cu_workers_ahead_stop(cu_ctx *c);
 /* A workspace of at least `need` bytes after cuBLAS's. */
 lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
 /* Pinned staging of at least `need` bytes. */
@@ -511,6 +522,32 @@ int cu_compile_chains(compile_ctx *cc);
  * copy of the image, or NULL; store: best effort. */
 void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *image_len);
 void cu_kcache_store(const char *dir, const char *key, size_t key_len, const void *image, size_t image_len);
+
+/* cuda_algos.c: cuDNN's convolution algorithm choices, one table for the
+ * process, kept between processes in the kernel cache's directory. A key is
+ * a convolution's signature (cuda_conv.c makes it) with cu_algo_ident's
+ * index in v[0]'s bits 8 and up. */
+typedef struct cu_algo_key {
+    int64_t v[20];
+} cu_algo_key;
+/* The index of the backend's kind of GPU (its name, cuDNN, CUDA and the
+ * driver); the first call for a kind reads its choices from `dir` (NULL:
+ * none). */
+int cu_algo_ident(const cu_ctx *c, const char *dir);
+/* CU_ALGO_HIT: the choice for k is in *algo, *ws (another compile's, waited
+ * for when it was being made). CU_ALGO_CLAIMED: the caller makes the choice
+ * and must end with cu_algo_settle or cu_algo_abandon. CU_ALGO_UNTABLED: the
+ * table could not grow; the caller chooses and keeps nothing. */
+enum { CU_ALGO_HIT, CU_ALGO_CLAIMED, CU_ALGO_UNTABLED };
+int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws);
+/* Stores the claimed key's choice (algo -1: none) and wakes the compiles
+ * waiting for it. */
+void cu_algo_settle(const cu_algo_key *k, int algo, size_t ws);
+/* Gives a claim up without a choice: the next compile needing it tries again. */
+void cu_algo_abandon(const cu_algo_key *k);
+/* Writes kind `id`'s choices to `dir` when some are new: at once with `now`,
+ * else when the last write is 250 ms old. */
+void cu_algo_save(int id, const char *dir, int now);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);
 /* Launches a depthwise convolution (S_DWCONV) whose epilogue chain was compiled

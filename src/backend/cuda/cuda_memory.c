@@ -312,24 +312,10 @@ static _Thread_local struct {
 } last_put[CU_WORKER_AFFINITY];
 static _Thread_local unsigned last_next;
 
-lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
+/* A new worker: its stream, cuDNN and cuBLAS handles. */
+static lector_status worker_new(cu_ctx *c, cu_worker **out, lector_error *err)
 {
-    const cu_worker *mine = NULL;
-    for (int i = 0; i < CU_WORKER_AFFINITY && !mine && H->testctl_long(LECTOR__TC_AFFINITY, 1); i++)
-        if (last_put[i].c == c) mine = last_put[i].w;
-    pthread_mutex_lock(&c->lock);
-    cu_worker **at = &c->idle;
-    while (mine && *at && *at != mine) at = &(*at)->next;
-    if (!mine || !*at) at = &c->idle; /* not idle (or none): the last one put back */
-    cu_worker *w = *at;
-    if (w) *at = w->next;
-    pthread_mutex_unlock(&c->lock);
-    cudaSetDevice(c->device);
-    if (w) {
-        *out = w;
-        return LECTOR_OK;
-    }
-    w = cu_calloc(1, sizeof *w);
+    cu_worker *w = cu_calloc(1, sizeof *w);
     if (!w) return cu_fail(err, LECTOR_ERR_OUT_OF_MEMORY, "out of host memory");
     cudaError_t e = cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
@@ -352,8 +338,73 @@ lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
     /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path); half-precision
      * products set the default math mode per call */
     cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
+    atomic_fetch_add(&c->made, 1);
     *out = w;
     return LECTOR_OK;
+}
+
+lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
+{
+    const cu_worker *mine = NULL;
+    for (int i = 0; i < CU_WORKER_AFFINITY && !mine && H->testctl_long(LECTOR__TC_AFFINITY, 1); i++)
+        if (last_put[i].c == c) mine = last_put[i].w;
+    pthread_mutex_lock(&c->lock);
+    cu_worker **at = &c->idle;
+    while (mine && *at && *at != mine) at = &(*at)->next;
+    if (!mine || !*at) at = &c->idle; /* not idle (or none): the last one put back */
+    cu_worker *w = *at;
+    if (w) *at = w->next;
+    pthread_mutex_unlock(&c->lock);
+    cudaSetDevice(c->device);
+    if (w) {
+        *out = w;
+        return LECTOR_OK;
+    }
+    return worker_new(c, out, err);
+}
+
+/* The workers a backend makes ahead (rt_backend.gpu_workers), on a thread
+ * of its own started by cu_init: made by the first runs instead, they were
+ * made side by side by 14-16 first plans at once, each waiting 18-52 ms
+ * (a cold start's debug log, 2026-12-06), while the models still load
+ * here. A run that finds none idle still makes its own; the thread stops
+ * once the backend has made as many as asked for, by whichever thread. */
+static void *make_ahead(void *arg)
+{
+    cu_ctx *c = arg;
+    cudaSetDevice(c->device);
+    double t0 = cu_now_ms();
+    int n = 0;
+    while (!atomic_load(&c->ahead_stop) && atomic_load(&c->made) < c->ahead) {
+        cu_worker *w;
+        lector_error err = {0};
+        if (worker_new(c, &w, &err)) {
+            H->log(3, "cuda: making a worker ahead: %s", err.message);
+            break;
+        }
+        pthread_mutex_lock(&c->lock);
+        w->next = c->idle;
+        c->idle = w;
+        pthread_mutex_unlock(&c->lock);
+        n++;
+    }
+    H->log(3, "cuda: GPU %d: %d workers made ahead in %.1f ms (%d in all)", c->device, n, cu_now_ms() - t0,
+           atomic_load(&c->made));
+    return NULL;
+}
+
+void cu_workers_ahead(cu_ctx *c, int n)
+{
+    c->ahead = n;
+    if (n > 1 && cu_switch(LECTOR__TC_CUDA_WORKERS_AHEAD, 1))
+        c->ahead_started = pthread_create(&c->ahead_thread, NULL, make_ahead, c) == 0;
+}
+
+void cu_workers_ahead_stop(cu_ctx *c)
+{
+    atomic_store(&c->ahead_stop, 1);
+    if (c->ahead_started) pthread_join(c->ahead_thread, NULL);
+    c->ahead_started = 0;
 }
 
 void cu_worker_put(cu_ctx *c, cu_worker *w)

@@ -397,7 +397,7 @@ static lector_status compile_mode(rt_backend *be, rt_plan *p, int half, int nhwc
     return LECTOR_OK;
 }
 
-lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+static lector_status plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
     int half = be->fp16, nhwc = cu_plan_nhwc(be, p), unsupported = 0;
     size_t arena = p->arena_size;
@@ -413,6 +413,14 @@ lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
         p->arena_size = arena;
     }
     return compile_mode(be, p, 0, 0, &unsupported, err);
+}
+
+lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
+{
+    lector_status st = plan_compile(be, p, err);
+    /* the algorithm choices this compile made, for the next process (at most every 250 ms) */
+    cu_algo_save(((cu_ctx *)be->ctx)->algo_ident, be->kernel_cache_dir, 0);
+    return st;
 }
 
 /* ---- execution ------------------------------------------------------------------- */
