@@ -81,6 +81,9 @@
 #   envab   the models alone (lector bench gpu --only rec/det, batches 8 and 32, fp32 and --fp16) with each setting
 #           of AB_ENV (e.g. "LECTOR_X=1 LECTOR_CUDA_DW_ROWS=0"; LECTOR_X=1 is none) in turns, AB_TURNS times
 #           (default 3): what a setting does to the run time, the device medians side by side
+#   firstruns what plans' first runs wait for over distinct pages: the CLI over the archive's first FIRSTRUNS_PAGES
+#           (300) with LECTOR_CUDA_PROFILE=1, fp32 and --fp16, with each setting of FIRSTRUNS_ENV (default: as it
+#           is, CUDA_MODULE_LOADING=EAGER): first-run steps of 2 ms or more by operator and kind
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -100,6 +103,15 @@ export LD_LIBRARY_PATH=$B/lib            # the test programs (bin/lector has its
 export LECTOR_CUDA_MODULE=$B/lib/liblector-cuda.so
 L=$B/bin/lector
 images() { find "$dev/data/$1" -name '*.jpg' | sort; }
+# the archive of ARCHIVE_PAGES (1000) distinct pages in /tmp/archive (list.txt): the staged document pages, each
+# JPEG scaled and cropped by bench/documents/variants.py so that every page size is new
+make_archive() {
+  { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -name '*.jpg'
+    [ -d "$dev/data/documents" ] && images documents; } | sort >/tmp/archive_src.txt
+  python3 bench/documents/variants.py --out /tmp/archive --count "${ARCHIVE_PAGES:-1000}" \
+      --lib "$B/lib/libturbojpeg.so.0" $(cat /tmp/archive_src.txt) || { echo "archive: variants failed"; return 1; }
+  echo "archive: $(wc -l </tmp/archive/list.txt) pages from $(wc -l </tmp/archive_src.txt) sources, $(du -sh /tmp/archive | cut -f1)"
+}
 # each line of stdin with the time it arrived (seconds, the last 4 digits): a log's timeline without a
 # fork a line, which held up the threads writing a debug log
 stamp() { python3 -u -c 'import sys, time
@@ -618,11 +630,7 @@ PY
       done
       ;;
     archive)
-      { images sroie_subset; find "$dev/data/paddleocr_doc_imgs/imgs" -name '*.jpg'
-        [ -d "$dev/data/documents" ] && images documents; } | sort >/tmp/archive_src.txt
-      python3 bench/documents/variants.py --out /tmp/archive --count "${ARCHIVE_PAGES:-1000}" \
-          --lib "$B/lib/libturbojpeg.so.0" $(cat /tmp/archive_src.txt) || { echo "archive: variants failed"; continue; }
-      echo "archive: $(wc -l </tmp/archive/list.txt) pages from $(wc -l </tmp/archive_src.txt) sources, $(du -sh /tmp/archive | cut -f1)"
+      make_archive || continue
       for turn in $(seq ${ARCHIVE_TURNS:-2}); do for q in ${ARCHIVE_Q:-0}; do for f in "" --fp16; do
         tag=${f:-fp32}_q${q}_$turn
         bp=$($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 $f --rec-width-bucket $q \
@@ -717,6 +725,21 @@ PY
         LECTOR_CUDA_PROFILE=1 $L bench pipeline --models "$B/models" --device cuda --workers 1 --rounds 1 $f \
             $(cat /tmp/docs.txt) 2>&1 | grep -v "^  .* 0\.[0-9]%$" | tail -28
       done
+      ;;
+    firstruns)
+      [ -s /tmp/archive/list.txt ] || make_archive || continue
+      head -n "${FIRSTRUNS_PAGES:-300}" /tmp/archive/list.txt >/tmp/fr_list.txt
+      for f in "" --fp16; do for e in ${FIRSTRUNS_ENV:-LECTOR_X=1 CUDA_MODULE_LOADING=EAGER}; do
+        t0=$(date +%s.%N)
+        env $e LECTOR_CUDA_PROFILE=1 LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers 16 $f --format json \
+            @/tmp/fr_list.txt 2>&1 >/dev/null | grep "a plan's first run" >/tmp/fr.txt
+        echo "-- first runs, ${f:-fp32}, $e: process $(awk "BEGIN {printf \"%.2f\", $(date +%s.%N) - $t0}") s;" \
+             "steps of 2 ms or more by operator and kind: count, ms summed, count of 20 ms or more"
+        sed 's/.*a plan.s first run: step [0-9]* //; s/ took / /; s/ ms, .*//' /tmp/fr.txt |
+            awk '{k = $1 " " $2; n[k]++; s[k] += $3; if ($3 >= 20) b[k]++}
+                 END {for (k in n) printf "  %-28s %6d %9.1f %6d\n", k, n[k], s[k], b[k]}' | sort -k4 -rn | head -12
+        sort -t' ' -k10,10 -rn /tmp/fr.txt | head -4 | sed 's/.*onnx: //'
+      done; done
       ;;
     *) echo "unknown step $step" ;;
   esac
