@@ -39,7 +39,6 @@
     X(LECTOR__TC_CUDA_NVRTC_DUMP,   "LECTOR_CUDA_NVRTC_DUMP",   "DIR: each NVRTC program's source written there, named by its compile time") \
     X(LECTOR__TC_CUDA_POOL,         "LECTOR_CUDA_POOL",         "0: device memory by cudaMalloc/cudaFree (each waits for every stream), not the stream-ordered pool") \
     X(LECTOR__TC_CUDA_WORKERS_AHEAD, "LECTOR_CUDA_WORKERS_AHEAD", "0: a GPU model's workers made by its first runs, not ahead while it loads") \
-    X(LECTOR__TC_CUDA_WARM_BLAS,    "LECTOR_CUDA_WARM_BLAS",    "1: a worker made ahead runs each kind of cuBLAS product once, small") \
     X(LECTOR__TC_CUDA_MEM_LOG,      "LECTOR_CUDA_MEM_LOG",      "1: every device allocation and free, and pinned staging grown, logged (debug) with what it is for") \
     X(LECTOR__TC_CUDA_GEMM1X1,      "LECTOR_CUDA_GEMM1X1",      "0: pointwise convolutions on cuDNN, not cuBLAS") \
     X(LECTOR__TC_CUDA_DECONV,       "LECTOR_CUDA_DECONV",       "0: ConvTranspose on cuDNN, not the own kernels") \

@@ -140,7 +140,6 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     }
     cu_worker_put(c, w);
     c->algo_ident = cu_algo_ident(c, be->kernel_cache_dir);
-    c->half = be->fp16;
     cu_workers_ahead(c, be->gpu_workers);
     be->ctx = c;
     H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB, %s%s", c->device, prop.name, prop.major,

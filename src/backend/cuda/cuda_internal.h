@@ -97,7 +97,6 @@ typedef struct cu_ctx {
     atomic_int ahead_stop;
     pthread_t ahead_thread;
     int algo_ident; /* the kind of GPU its convolution algorithm choices are for (cu_algo_ident) */
-    int half;       /* the backend runs its plans in half precision (rt_backend.fp16) */
 } cu_ctx;
 
 /* ---- plans ------------------------------------------------------------------ */

@@ -369,55 +369,12 @@ lector_status cu_worker_get(cu_ctx *c, cu_worker **out, lector_error *err)
  * (a cold start's debug log, 2026-12-06), while the models still load
  * here. A run that finds none idle still makes its own; the thread stops
  * once the backend has made as many as asked for, by whichever thread. */
-/* LECTOR_CUDA_WARM_BLAS=1: each kind of cuBLAS product the backend's plans
- * run, once on the new worker at a small size, so that what cuBLAS does at
- * a handle's first product of a kind happens here rather than in a plan's
- * first run (--fp16's first plans: 35 ms in a product, each plan). */
-static void warm_products(cu_ctx *c, cu_worker *w)
-{
-    enum { N = 64 };
-    lector_error err = {0};
-    void *buf = NULL;
-    size_t mat = (size_t)N * N * sizeof(float);
-    if (cu_worker_ws(c, w, 0, &err) || cu_dev_alloc(c->device, 6 * mat, &buf, "a worker's first products", &err)) {
-        H->log(3, "cuda: warming a worker's products: %s", err.message);
-        return;
-    }
-    char *a = buf, *b = a + 2 * mat, *y = b + 2 * mat;
-    cudaMemsetAsync(buf, 0, 6 * mat, w->stream);
-    cublasStatus_t bs[3] = {CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_SUCCESS};
-    if (c->half) {
-        cublasSetMathMode(w->blas, CUBLAS_DEFAULT_MATH);
-        bs[0] = cublasGemmStridedBatchedEx(w->blas, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &cu_one, b, CUDA_R_16F, N,
-                                           N * N, a, CUDA_R_16F, N, N * N, &cu_zero, y, CUDA_R_16F, N, N * N, 2,
-                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        bs[1] = cublasGemmStridedBatchedEx(w->blas, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &cu_one, b, CUDA_R_16F, N,
-                                           N * N, a, CUDA_R_16F, N, N * N, &cu_zero, y, CUDA_R_32F, N, N * N, 2,
-                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        bs[2] = cublasGemmEx(w->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &cu_one, b, CUDA_R_16F, N, a, CUDA_R_16F, N,
-                             &cu_zero, y, CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
-    } else {
-        bs[0] = cublasSgemmStridedBatched(w->blas, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &cu_one, (const float *)b, N,
-                                          N * N, (const float *)a, N, N * N, &cu_zero, (float *)y, N, N * N, 2);
-        bs[1] = cublasSgemm(w->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &cu_one, (const float *)b, N, (const float *)a,
-                            N, &cu_zero, (float *)y, N);
-    }
-    cudaError_t e = cudaStreamSynchronize(w->stream);
-    for (int i = 0; i < 3; i++)
-        if (bs[i] != CUBLAS_STATUS_SUCCESS)
-            H->log(3, "cuda: warming a worker's products: %s", cublasGetStatusString(bs[i]));
-    if (e != cudaSuccess) H->log(3, "cuda: warming a worker's products: %s", cudaGetErrorString(e));
-    cudaGetLastError();
-    cu_dev_free(buf);
-}
-
 static void *make_ahead(void *arg)
 {
     cu_ctx *c = arg;
     cudaSetDevice(c->device);
     double t0 = cu_now_ms();
-    int n = 0, warm = cu_switch(LECTOR__TC_CUDA_WARM_BLAS, 0);
+    int n = 0;
     while (!atomic_load(&c->ahead_stop) && atomic_load(&c->made) < c->ahead) {
         cu_worker *w;
         lector_error err = {0};
@@ -425,15 +382,14 @@ static void *make_ahead(void *arg)
             H->log(3, "cuda: making a worker ahead: %s", err.message);
             break;
         }
-        if (warm) warm_products(c, w);
         pthread_mutex_lock(&c->lock);
         w->next = c->idle;
         c->idle = w;
         pthread_mutex_unlock(&c->lock);
         n++;
     }
-    H->log(3, "cuda: GPU %d: %d workers made ahead%s in %.1f ms (%d in all)", c->device, n,
-           warm ? ", their products warmed" : "", cu_now_ms() - t0, atomic_load(&c->made));
+    H->log(3, "cuda: GPU %d: %d workers made ahead in %.1f ms (%d in all)", c->device, n, cu_now_ms() - t0,
+           atomic_load(&c->made));
     return NULL;
 }
 
