@@ -29,10 +29,10 @@
 
 /* A record: the key's 20 numbers, the algorithm and its workspace (bytes),
  * each 8 bytes little-endian. */
-#define REC_WORDS 22
-#define REC_BYTES (REC_WORDS * 8)
-#define MAX_SAVED (1 << 16) /* records a file holds at most (11 MiB) */
-#define SAVE_EVERY_MS 250.0 /* a compile saves new choices at most this often */
+#define REC_WORDS     22
+#define REC_BYTES     (REC_WORDS * 8)
+#define MAX_SAVED     (1 << 16) /* records a file holds at most (11 MiB) */
+#define SAVE_EVERY_MS 250.0     /* a compile saves new choices at most this often */
 
 typedef struct algo_entry {
     cu_algo_key key;
@@ -57,9 +57,9 @@ static int n_table, cap_table;
 #define MAX_IDENT 8
 static struct ident {
     char text[320];
-    int loaded;       /* its file was read (or there was none to read) */
-    int unsaved;      /* choices made since its file was last written */
-    double saved_ms;  /* when it was last written */
+    int loaded;      /* its file was read (or there was none to read) */
+    int unsaved;     /* choices made since its file was last written */
+    double saved_ms; /* when it was last written */
     atomic_int saving;
 } idents[MAX_IDENT];
 static int n_idents;
@@ -131,7 +131,8 @@ int cu_algo_ident(const cu_ctx *c, const char *dir)
     int rt = 0, drv = 0;
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);
-    snprintf(text, sizeof text, "lector cudnn algorithm choices 1 | %s | sm_%d | cuDNN %zu | CUDA %d | driver %d | tf32 %d | "
+    snprintf(text, sizeof text,
+             "lector cudnn algorithm choices 1 | %s | sm_%d | cuDNN %zu | CUDA %d | driver %d | tf32 %d | "
              "workspace %zu | records %d bytes",
              c->name, c->sm, cudnnGetVersion(), rt, drv, cu_switch(LECTOR__TC_CUDA_TF32, 0), (size_t)CU_WS_LIMIT,
              REC_BYTES);
