@@ -171,9 +171,10 @@ typedef struct lector_params {
      * width. A recogniser the masks cannot cover reads each line at its own
      * width (the engine logs why). What it gains where: docs/RUNTIME.md. */
     int rec_width_bucket;
-    /* GPU: the directory where the kernels compiled at run time are kept
-     * between processes (lector_model_options.kernel_cache_dir), so that
-     * a process after the first starts sooner. NULL (default):
+    /* GPU: the directory where the kernels compiled at run time and cuDNN's
+     * algorithm choices are kept between processes
+     * (lector_model_options.kernel_cache_dir), so that a process after the
+     * first starts sooner. NULL (default):
      * $XDG_CACHE_HOME/lector/kernels, or ~/.cache/lector/kernels; "": none. */
     const char *gpu_kernel_cache;
 } lector_params;

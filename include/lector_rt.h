@@ -211,10 +211,11 @@ typedef struct lector_model_options {
      * docs/RUNTIME.md has the rule. Runs tensors only (no image rows). */
     int width_masks;
     /* GPU backend: a directory where the kernels it compiles at run time
-     * (NVRTC) are kept, so that the next process loads them instead of
-     * compiling them again (the start-up of a process: a few hundred
-     * milliseconds a plan). Created when missing; shared safely by processes.
-     * NULL or "" (default): nothing is kept. */
+     * (NVRTC) and cuDNN's convolution algorithm choices are kept, so that
+     * the next process loads them instead of making them again (the
+     * start-up of a process: a few hundred milliseconds a plan for the
+     * kernels, up to ~100 ms a plan for the choices). Created when missing;
+     * shared safely by processes. NULL or "" (default): nothing is kept. */
     const char *kernel_cache_dir;
     /* GPU backend: the runs expected in flight at once (0: none assumed).
      * A run needs a worker of the backend's own (a CUDA stream with its
