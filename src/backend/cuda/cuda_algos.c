@@ -53,8 +53,9 @@ static int n_table, cap_table;
 
 /* What a choice depends on besides its key, one per kind of GPU in the
  * process; its index is in every key's v[0] (bits 8 and up), so that two
- * GPUs of different kinds never share a choice and a file holds one kind's. */
-#define MAX_IDENT 8
+ * GPUs of different kinds never share a choice and a file holds one kind's.
+ * A process has at most CU_MAX_DEV GPUs, so every kind has its own index. */
+#define MAX_IDENT CU_MAX_DEV
 static struct ident {
     char text[320];
     int loaded;      /* its file was read (or there was none to read) */
@@ -139,8 +140,7 @@ int cu_algo_ident(const cu_ctx *c, const char *dir)
     pthread_mutex_lock(&lock);
     int id = 0;
     while (id < n_idents && strcmp(idents[id].text, text)) id++;
-    if (id == n_idents && n_idents < MAX_IDENT) snprintf(idents[n_idents++].text, sizeof text, "%s", text);
-    if (id == MAX_IDENT) id = MAX_IDENT - 1; /* never in practice: shares the last one's choices in memory */
+    if (id == n_idents) snprintf(idents[n_idents++].text, sizeof text, "%s", text); /* id < CU_MAX_DEV: cu_init */
     if (!idents[id].loaded && dir && disk_on()) load(dir, id);
     idents[id].loaded = 1;
     pthread_mutex_unlock(&lock);

@@ -8,6 +8,7 @@
  *                      its operator's family (a dispatch-only switch):
  *   cuda_conv.c          Conv, ConvTranspose (cuDNN, depthwise, 1x1 as a product)
  *   cuda_matmul.c        MatMul (cuBLAS)
+ *   cuda_gemm.c          the half-precision products, through cuBLASLt (an algorithm per size class)
  *   cuda_pool.c          pooling
  *   cuda_reduce.c        Softmax, LayerNormalization, ArgMax / ReduceMax
  *   cuda_movement.c      Slice, Transpose, Expand, Reshape & co., Concat, Resize

@@ -448,20 +448,20 @@ lector_status cu_run_conv_gemm(const exec_ctx *x, const cu_step *s, const rt_nod
     void *Y = cu_dptr(x, n->out[0]);
     cublasStatus_t bs;
     long long sx = (long long)s->k * s->m, sy = (long long)s->nn * s->m;
-    if (s->batch && s->half) {
-        cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
-        bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->nn, s->k, &cu_one, X, CUDA_R_16F,
-                                        s->m, sx, W, CUDA_R_16F, s->k, 0, &cu_zero, Y, CUDA_R_16F, s->m, sy, s->batch,
-                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
+    if (s->half) {
+        cu_gemm g = {.ta = s->batch ? CUBLAS_OP_N : CUBLAS_OP_T,
+                     .tb = CUBLAS_OP_N,
+                     .batch = s->batch ? s->batch : 1,
+                     .d_half = 1,
+                     .strided_api = s->batch > 0};
+        if (s->batch)
+            g.m = s->m, g.n = s->nn, g.k = s->k, g.sa = sx, g.sb = 0, g.sd = sy;
+        else
+            g.m = s->nn, g.n = s->m, g.k = s->k;
+        return s->batch ? cu_gemm_half(x, &g, X, W, Y, n, err) : cu_gemm_half(x, &g, W, X, Y, n, err);
     } else if (s->batch) {
         bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->nn, s->k, &cu_one, X, s->m, sx, W,
                                        s->k, 0, &cu_zero, Y, s->m, sy, s->batch);
-    } else if (s->half) {
-        cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
-        bs = cublasGemmEx(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, W, CUDA_R_16F, s->k, X,
-                          CUDA_R_16F, s->k, &cu_zero, Y, CUDA_R_16F, s->nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
     } else {
         bs = cublasSgemm(x->w->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, W, s->k, X, s->k, &cu_zero,
                          Y, s->nn);

@@ -15,6 +15,7 @@
 #ifndef LECTOR_CUDA_INTERNAL_H
 #define LECTOR_CUDA_INTERNAL_H
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -57,6 +58,8 @@ typedef struct cu_worker {
     cudaStream_t stream;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
+    cublasLtHandle_t lt; /* half-precision products (cuda_gemm.c); NULL: cuBLAS's calls */
+    int device;
     void *ws;
     size_t ws_size;
     void *pin;
@@ -522,6 +525,20 @@ int cu_compile_chains(compile_ctx *cc);
  * copy of the image, or NULL; store: best effort. */
 void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *image_len);
 void cu_kcache_store(const char *dir, const char *key, size_t key_len, const void *image, size_t image_len);
+
+/* cuda_gemm.c: a half-precision product, fp32 sums, in cuBLAS's
+ * column-major terms: D (m x n) = op(A) op(B), every operand packed (its
+ * leading dimension is its row count); batch products at strides sa, sb, sd
+ * (elements; 0: shared). d_half: D is fp16, else fp32. strided_api: cuBLAS's
+ * strided batched call when it falls back (else cublasGemmEx, batch 1). */
+typedef struct cu_gemm {
+    cublasOperation_t ta, tb;
+    int m, n, k, batch;
+    long long sa, sb, sd;
+    int d_half, strided_api;
+} cu_gemm;
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D, const rt_node *n,
+                           lector_error *err);
 
 /* cuda_algos.c: cuDNN's convolution algorithm choices, one table for the
  * process, kept between processes in the kernel cache's directory. A key is

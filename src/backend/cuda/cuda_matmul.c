@@ -72,12 +72,18 @@ lector_status cu_run_matmul(const exec_ctx *x, const cu_step *s, const rt_node *
     if (s->half) {
         const void *A = s->aconv != RT_NO_OFFSET ? cu_const(x->cp, s->aconv) : X;
         const void *B = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : cu_dptr(x, n->in[1]);
-        cublasSetMathMode(x->w->blas, CUBLAS_DEFAULT_MATH);
-        bs = cublasGemmStridedBatchedEx(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one, B, CUDA_R_16F,
-                                        s->nn, s->sb, A, CUDA_R_16F, s->k, s->sa, &cu_zero, Y,
-                                        s->c_half ? CUDA_R_16F : CUDA_R_32F, s->nn, s->sc, s->batch, CUBLAS_COMPUTE_32F,
-                                        CUBLAS_GEMM_DEFAULT);
-        cublasSetMathMode(x->w->blas, CUBLAS_PEDANTIC_MATH);
+        cu_gemm g = {.ta = CUBLAS_OP_N,
+                     .tb = CUBLAS_OP_N,
+                     .m = s->nn,
+                     .n = s->m,
+                     .k = s->k,
+                     .batch = s->batch,
+                     .sa = s->sb,
+                     .sb = s->sa,
+                     .sd = s->sc,
+                     .d_half = s->c_half,
+                     .strided_api = 1};
+        return cu_gemm_half(x, &g, B, A, Y, n, err);
     } else {
         bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one,
                                        cu_dptr(x, n->in[1]), s->nn, s->sb, X, s->k, s->sa, &cu_zero, Y, s->nn, s->sc,

@@ -278,6 +278,7 @@ void cu_worker_free(cu_worker *w)
     for (int i = 0; i < w->n_graphs; i++) cudaGraphExecDestroy(w->graphs[i].exec);
     if (w->dnn) cudnnDestroy(w->dnn);
     if (w->blas) cublasDestroy(w->blas);
+    if (w->lt) cublasLtDestroy(w->lt);
     if (w->stream) cudaStreamDestroy(w->stream);
     cu_dev_free(w->ws);
     cu_dev_free(w->img);
@@ -312,7 +313,7 @@ static _Thread_local struct {
 } last_put[CU_WORKER_AFFINITY];
 static _Thread_local unsigned last_next;
 
-/* A new worker: its stream, cuDNN and cuBLAS handles. */
+/* A new worker: its stream, cuDNN, cuBLAS and cuBLASLt handles. */
 static lector_status worker_new(cu_ctx *c, cu_worker **out, lector_error *err)
 {
     cu_worker *w = cu_calloc(1, sizeof *w);
@@ -338,6 +339,12 @@ static lector_status worker_new(cu_ctx *c, cu_worker **out, lector_error *err)
     /* fp32 stays fp32: no TF32 unless asked for (parity with the CPU path); half-precision
      * products set the default math mode per call */
     cublasSetMathMode(w->blas, CUBLAS_PEDANTIC_MATH);
+    /* without cuBLASLt's handle the half-precision products take cuBLAS's calls (cuda_gemm.c) */
+    if ((bs = cublasLtCreate(&w->lt)) != CUBLAS_STATUS_SUCCESS) {
+        H->log(2, "cuda: cublasLtCreate: %s", cublasGetStatusString(bs));
+        w->lt = NULL;
+    }
+    w->device = c->device;
     atomic_fetch_add(&c->made, 1);
     *out = w;
     return LECTOR_OK;
