@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "backend/cuda/kcache_format.h"
 
 /* A record: the key's 20 numbers, the algorithm and its workspace (bytes),
  * each 8 bytes little-endian. */
@@ -90,6 +89,18 @@ static int room(void)
     return 1;
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 /* Reads identity `id`'s file into the table (lock held): records of
  * another identity, or cut short, are skipped. */
 static void load(const char *dir, int id)
@@ -101,9 +112,9 @@ static void load(const char *dir, int id)
     int got = 0;
     for (size_t off = 0; off + REC_BYTES <= n && got < MAX_SAVED; off += REC_BYTES) {
         algo_entry e = {.pending = 0};
-        for (int w = 0; w < 20; w++) e.key.v[w] = (int64_t)kcache_get64(img + off + 8 * w);
-        e.algo = (int)(int64_t)kcache_get64(img + off + 160);
-        e.ws = (size_t)kcache_get64(img + off + 168);
+        for (int w = 0; w < 20; w++) e.key.v[w] = (int64_t)get64(img + off + 8 * w);
+        e.algo = (int)(int64_t)get64(img + off + 160);
+        e.ws = (size_t)get64(img + off + 168);
         /* a file holds one identity's choices, written without its index */
         if (e.key.v[0] < 0 || e.key.v[0] > 0xff || e.algo < -1 || e.algo > 64) continue;
         e.key.v[0] |= (int64_t)id << 8;
@@ -197,10 +208,9 @@ void cu_algo_save(int id, const char *dir, int now)
         for (int i = 0; img && i < n_table && n < (size_t)count * REC_BYTES; i++) {
             const algo_entry *e = &table[i];
             if (e->pending || (e->key.v[0] >> 8) != id) continue;
-            for (int w = 0; w < 20; w++)
-                kcache_length(img + n + 8 * w, (uint64_t)(w ? e->key.v[w] : e->key.v[0] & 0xff));
-            kcache_length(img + n + 160, (uint64_t)(int64_t)e->algo);
-            kcache_length(img + n + 168, (uint64_t)e->ws);
+            for (int w = 0; w < 20; w++) put64(img + n + 8 * w, (uint64_t)(w ? e->key.v[w] : e->key.v[0] & 0xff));
+            put64(img + n + 160, (uint64_t)(int64_t)e->algo);
+            put64(img + n + 168, (uint64_t)e->ws);
             n += REC_BYTES;
         }
         if (img) {

@@ -141,7 +141,6 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     }
     cu_worker_put(c, w);
     c->algo_ident = cu_algo_ident(c, be->kernel_cache_dir);
-    cu_gemm_load(c, be->kernel_cache_dir);
     cu_workers_ahead(c, be->gpu_workers);
     be->ctx = c;
     H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB, %s%s", c->device, prop.name, prop.major,
@@ -157,7 +156,6 @@ static void cu_shutdown(rt_backend *be)
     cudaSetDevice(c->device);
     cu_workers_ahead_stop(c);
     cu_algo_save(c->algo_ident, be->kernel_cache_dir, 1);
-    cu_gemm_save(c->device, 1);
     while (c->idle) {
         cu_worker *w = c->idle;
         c->idle = w->next;

@@ -26,31 +26,20 @@
  * Descriptors are initialised on the stack per call (a few microseconds);
  * the workspace is the worker's cuBLAS part (CU_BLAS_WS), so no call
  * allocates and every call can be captured in a CUDA graph.
- *
- * The choices are kept between processes, as cuDNN's are (cuda_algos.c):
- * one file per GPU in the kernel cache's directory, in its format, keyed by
- * the GPU, cuBLASLt's version, CUDA, the driver and the workspace, so that a
- * later process asks the heuristic only for classes it has not seen
- * (LECTOR_CUDA_ALGO_CACHE=0: neither read nor written).
  */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
-#include "backend/cuda/kcache_format.h"
 
-#define MAX_ENTRIES   4096  /* classes and exact shapes kept at most; beyond, cuBLAS's own call */
-#define SAVE_EVERY_MS 250.0 /* new choices are written at most this often */
+#define MAX_ENTRIES 4096 /* classes and exact shapes kept at most; beyond, cuBLAS's own call */
 
 typedef struct gemm_key {
-    int32_t v[KCACHE_GEMM_KEY]; /* device, exact, ta, tb, d_half, m, n, k, batch, align a, b, d, strided api, 0 */
+    int32_t v[14]; /* device, exact, ta, tb, d_half, m, n, k, batch, align a, b, d, strided api, 0 */
 } gemm_key;
 
-/* being chosen; an algorithm; none (cuBLAS's own call) */
-enum { E_PENDING = 0, E_ALGO = KCACHE_GEMM_CHOSEN, E_NONE = KCACHE_GEMM_NONE };
+enum { E_PENDING, E_ALGO, E_NONE }; /* being chosen; an algorithm; none (cuBLAS's own call) */
 
 typedef struct gemm_entry {
     gemm_key key;
@@ -63,18 +52,7 @@ static pthread_cond_t settled = PTHREAD_COND_INITIALIZER;
 static gemm_entry *table;
 static int n_table, cap_table;
 
-/* The file of each GPU's choices. */
-static struct kept {
-    char text[320]; /* the file's key */
-    char *dir;      /* the kernel cache's directory, or NULL */
-    int loaded;     /* its file was read (or there was none to read) */
-    int unsaved;    /* choices made since it was last written */
-    double saved_ms;
-    atomic_int saving;
-} kept[CU_MAX_DEV];
-
 static int lt_on(void) { return cu_switch(LECTOR__TC_CUDA_LT, 1); }
-static int disk_on(void) { return cu_switch(LECTOR__TC_CUDA_ALGO_CACHE, 1); }
 
 static int64_t pow2_up(int64_t v)
 {
@@ -140,8 +118,8 @@ static int choose(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
     uint64_t ws = CU_BLAS_WS;
     /* the sums stay in fp32 even when split: the result's precision is the only rounding, as
      * with cuBLAS's pedantic reductions */
-    uint32_t schemes =
-        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
+                       CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     uint32_t al[3] = {(uint32_t)k->v[9], (uint32_t)k->v[10], (uint32_t)k->v[11]};
     cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes);
@@ -155,18 +133,6 @@ static int choose(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
     if (st != CUBLAS_STATUS_SUCCESS || found < 1 || r.state != CUBLAS_STATUS_SUCCESS) return -1;
     *algo = r.algo;
     return 0;
-}
-
-/* 1 when the table has room for one more entry (lock held). */
-static int room(void)
-{
-    if (n_table < cap_table) return 1;
-    int cap = cap_table ? 2 * cap_table : 64;
-    gemm_entry *nt = cap <= MAX_ENTRIES ? cu_realloc(table, sizeof *nt * (size_t)cap) : NULL;
-    if (!nt) return 0;
-    table = nt;
-    cap_table = cap;
-    return 1;
 }
 
 static int find(const gemm_key *k)
@@ -190,9 +156,15 @@ static int lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
         pthread_mutex_unlock(&lock);
         return state;
     }
-    if (!room()) {
-        pthread_mutex_unlock(&lock);
-        return E_NONE; /* a full table: cuBLAS's own call, which chooses per shape */
+    if (n_table == cap_table) {
+        int cap = cap_table ? 2 * cap_table : 64;
+        gemm_entry *nt = cap <= MAX_ENTRIES ? cu_realloc(table, sizeof *nt * (size_t)cap) : NULL;
+        if (!nt) {
+            pthread_mutex_unlock(&lock);
+            return E_NONE; /* a full table: cuBLAS's own call, which chooses per shape */
+        }
+        table = nt;
+        cap_table = cap;
     }
     table[n_table++] = (gemm_entry){.key = *k, .state = E_PENDING};
     pthread_mutex_unlock(&lock);
@@ -203,10 +175,8 @@ static int lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
     i = find(k);
     table[i].state = state;
     table[i].algo = *algo;
-    kept[k->v[0]].unsaved++;
     pthread_cond_broadcast(&settled);
     pthread_mutex_unlock(&lock);
-    cu_gemm_save(k->v[0], 0);
     H->log(3, "cuda: cuBLASLt %s %dx%dx%d batch %d (%s): %s", k->v[1] ? "shape" : "class", k->v[5], k->v[6], k->v[7],
            k->v[8], g->d_half ? "fp16" : "fp32 result", state == E_ALGO ? "algorithm chosen" : "none, cuBLAS's call");
     return state;
@@ -263,8 +233,8 @@ static void make_key(gemm_key *k, const exec_ctx *x, const cu_gemm *g, int exact
     k->v[12] = g->strided_api;
 }
 
-lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D, const rt_node *n,
-                           lector_error *err)
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D,
+                           const rt_node *n, lector_error *err)
 {
     cublasStatus_t bs = CUBLAS_STATUS_NOT_SUPPORTED;
     if (lt_on() && x->w->lt) {
@@ -284,88 +254,4 @@ lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, c
         return cu_fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
                        "cublas: node %s: %s", n->name, cublasGetStatusString(bs));
     return LECTOR_OK;
-}
-
-/* ---- kept between processes ------------------------------------------------------- */
-
-/* Reads device dev's file into the table (lock held). */
-static void load(int dev)
-{
-    struct kept *d = &kept[dev];
-    size_t n = 0;
-    uint8_t *img = cu_kcache_load(d->dir, d->text, strlen(d->text), &n);
-    if (!img) return;
-    int got = 0;
-    for (size_t off = 0; off + KCACHE_GEMM_REC <= n; off += KCACHE_GEMM_REC) {
-        kcache_gemm_rec r;
-        if (kcache_gemm_get(img + off, &r)) continue; /* out of range: not ours to trust */
-        gemm_entry e = {.state = r.state};
-        memcpy(e.key.v, r.key, sizeof e.key.v);
-        e.key.v[0] = dev;
-        memcpy(&e.algo, r.algo, sizeof e.algo);
-        if (find(&e.key) >= 0 || !room()) continue;
-        table[n_table++] = e;
-        got++;
-    }
-    cu_free(img);
-    H->log(3, "cuda: %d cuBLASLt algorithm choices read from the kernel cache", got);
-}
-
-void cu_gemm_load(const cu_ctx *c, const char *dir)
-{
-    if (c->device < 0 || c->device >= CU_MAX_DEV) return;
-    int rt = 0, drv = 0;
-    cudaRuntimeGetVersion(&rt);
-    cudaDriverGetVersion(&drv);
-    pthread_mutex_lock(&lock);
-    struct kept *d = &kept[c->device];
-    if (!d->loaded) {
-        snprintf(d->text, sizeof d->text,
-                 "lector cublasLt algorithm choices 1 | %s | sm_%d | cuBLASLt %zu | CUDA %d | driver %d | "
-                 "workspace %zu | records %d bytes",
-                 c->name, c->sm, cublasLtGetVersion(), rt, drv, (size_t)CU_BLAS_WS, KCACHE_GEMM_REC);
-        if (dir && disk_on() && (d->dir = cu_malloc(strlen(dir) + 1))) {
-            memcpy(d->dir, dir, strlen(dir) + 1);
-            load(c->device);
-        }
-        d->loaded = 1;
-    }
-    pthread_mutex_unlock(&lock);
-}
-
-void cu_gemm_save(int dev, int now)
-{
-    if (dev < 0 || dev >= CU_MAX_DEV) return;
-    struct kept *d = &kept[dev];
-    if (!d->dir || atomic_exchange(&d->saving, 1)) return; /* none, or another thread is writing it */
-    double t = cu_now_ms();
-    uint8_t *img = NULL;
-    size_t n = 0;
-    pthread_mutex_lock(&lock);
-    if (d->unsaved > 0 && (now || t - d->saved_ms >= SAVE_EVERY_MS)) {
-        int count = 0;
-        for (int i = 0; i < n_table; i++) count += table[i].state != E_PENDING && table[i].key.v[0] == dev;
-        img = cu_malloc((size_t)count * KCACHE_GEMM_REC + 1);
-        for (int i = 0; img && i < n_table; i++) {
-            const gemm_entry *e = &table[i];
-            if (e->state == E_PENDING || e->key.v[0] != dev) continue;
-            kcache_gemm_rec r = {.state = e->state};
-            memcpy(r.key, e->key.v, sizeof r.key);
-            memcpy(r.algo, &e->algo, sizeof r.algo);
-            kcache_gemm_put(img + n, &r);
-            n += KCACHE_GEMM_REC;
-        }
-        if (img) {
-            d->unsaved = 0;
-            d->saved_ms = t;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    if (n) {
-        cu_kcache_store(d->dir, d->text, strlen(d->text), img, n);
-        H->log(3, "cuda: %zu cuBLASLt algorithm choices written to the kernel cache in %.1f ms", n / KCACHE_GEMM_REC,
-               cu_now_ms() - t);
-    }
-    cu_free(img);
-    atomic_store(&d->saving, 0);
 }

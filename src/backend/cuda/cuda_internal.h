@@ -539,11 +539,6 @@ typedef struct cu_gemm {
 } cu_gemm;
 lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D, const rt_node *n,
                            lector_error *err);
-/* The choices kept for c's GPU in `dir` (NULL: none), read by its first
- * backend; cu_gemm_save writes device dev's when some are new: at once with
- * `now`, else when the last write is 250 ms old. */
-void cu_gemm_load(const cu_ctx *c, const char *dir);
-void cu_gemm_save(int dev, int now);
 
 /* cuda_algos.c: cuDNN's convolution algorithm choices, one table for the
  * process, kept between processes in the kernel cache's directory. A key is

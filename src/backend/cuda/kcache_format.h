@@ -37,29 +37,7 @@ int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t k
 /* The header written before the key: the magic and the key's length
  * (KCACHE_MAGIC_LEN + 8 bytes into out). */
 void kcache_header(uint8_t *out, size_t key_len);
-/* The 8 bytes of a length, as the format stores it (little-endian), and back. */
+/* The 8 bytes of a length, as the format stores it. */
 void kcache_length(uint8_t *out, uint64_t n);
-uint64_t kcache_get64(const uint8_t *in);
-
-/* The image of cuBLASLt's algorithm choices (cuda_gemm.c) is records of
- * KCACHE_GEMM_REC bytes: the key's KCACHE_GEMM_KEY numbers (the first, the
- * device, written as 0) and the state, 8 bytes each little-endian, then the
- * algorithm's KCACHE_GEMM_ALGO opaque bytes (cublasLtMatmulAlgo_t, which
- * cuBLASLt's documentation allows to keep and restore for the same cuBLAS
- * version: the file's key names it). Key: device, exact, transa, transb,
- * result fp16, m, n, k, batch, alignment of A, B and D (bytes), strided
- * call, 0. */
-#define KCACHE_GEMM_KEY  14
-#define KCACHE_GEMM_ALGO 64
-#define KCACHE_GEMM_REC  ((KCACHE_GEMM_KEY + 1) * 8 + KCACHE_GEMM_ALGO)
-enum { KCACHE_GEMM_CHOSEN = 1, KCACHE_GEMM_NONE = 2 }; /* the states a record keeps */
-typedef struct kcache_gemm_rec {
-    int32_t key[KCACHE_GEMM_KEY];
-    int32_t state;
-    uint8_t algo[KCACHE_GEMM_ALGO];
-} kcache_gemm_rec;
-void kcache_gemm_put(uint8_t *out, const kcache_gemm_rec *r);
-/* 0 and *r when every field of the record at `in` is in range, else -1. */
-int kcache_gemm_get(const uint8_t *in, kcache_gemm_rec *r);
 
 #endif
