@@ -258,6 +258,24 @@ static int choose_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_val
     return r;
 }
 
+/* S_CONV_GEMM's half-precision product in cuBLAS's column-major terms
+ * (cu_run_conv_gemm says which operand is which). */
+static cu_gemm conv_gemm_half(const cu_step *s)
+{
+    if (s->batch)
+        return (cu_gemm){.ta = CUBLAS_OP_N,
+                         .tb = CUBLAS_OP_N,
+                         .m = s->m,
+                         .n = s->nn,
+                         .k = s->k,
+                         .batch = s->batch,
+                         .sa = (long long)s->k * s->m,
+                         .sd = (long long)s->nn * s->m,
+                         .d_half = 1,
+                         .strided_api = 1};
+    return (cu_gemm){.ta = CUBLAS_OP_T, .tb = CUBLAS_OP_N, .m = s->nn, .n = s->m, .k = s->k, .batch = 1, .d_half = 1};
+}
+
 /* Returns 0 when the step was built, 1 to run the node on the host, -1 on a hard error. */
 int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
 {
@@ -346,6 +364,10 @@ int cu_build_conv(compile_ctx *cc, const rt_node *n, cu_step *s, int transposed)
             s->batch = (int)x->dims[0];
         }
         s->kind = S_CONV_GEMM;
+        if (s->half) {
+            cu_gemm pg = conv_gemm_half(s);
+            s->lt = cu_gemm_choose(cc, &pg);
+        }
         return 0;
     }
     /* NHWC has a fast kernel for 2 x 2 and 4 x 4 blocks whose filter fits in shared memory */
@@ -449,16 +471,8 @@ lector_status cu_run_conv_gemm(const exec_ctx *x, const cu_step *s, const rt_nod
     cublasStatus_t bs;
     long long sx = (long long)s->k * s->m, sy = (long long)s->nn * s->m;
     if (s->half) {
-        cu_gemm g = {.ta = s->batch ? CUBLAS_OP_N : CUBLAS_OP_T,
-                     .tb = CUBLAS_OP_N,
-                     .batch = s->batch ? s->batch : 1,
-                     .d_half = 1,
-                     .strided_api = s->batch > 0};
-        if (s->batch)
-            g.m = s->m, g.n = s->nn, g.k = s->k, g.sa = sx, g.sb = 0, g.sd = sy;
-        else
-            g.m = s->nn, g.n = s->m, g.k = s->k;
-        return s->batch ? cu_gemm_half(x, &g, X, W, Y, n, err) : cu_gemm_half(x, &g, W, X, Y, n, err);
+        cu_gemm g = conv_gemm_half(s);
+        return s->batch ? cu_gemm_half(x, &g, s->lt, X, W, Y, n, err) : cu_gemm_half(x, &g, s->lt, W, X, Y, n, err);
     } else if (s->batch) {
         bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->nn, s->k, &cu_one, X, s->m, sx, W,
                                        s->k, 0, &cu_zero, Y, s->m, sy, s->batch);

@@ -23,6 +23,11 @@
  * with no algorithm at all goes to cuBLAS's own call, as does everything
  * with LECTOR_CUDA_LT=0.
  *
+ * A plan's step gets its class's choice while the plan compiles
+ * (cu_gemm_choose: every value of a plan starts on a 256-byte boundary, so
+ * the operands' alignment is known then), and its runs use it without a
+ * lock; only an operand off that boundary, or a refusal, looks again.
+ *
  * Descriptors are initialised on the stack per call (a few microseconds);
  * the workspace is the worker's cuBLAS part (CU_BLAS_WS), so no call
  * allocates and every call can be captured in a CUDA graph.
@@ -41,7 +46,10 @@ typedef struct gemm_key {
 
 enum { E_PENDING, E_ALGO, E_NONE }; /* being chosen; an algorithm; none (cuBLAS's own call) */
 
-typedef struct gemm_entry {
+/* An entry never moves once made (the table holds pointers), and once
+ * settled it never changes: a step keeps a pointer to its class's entry
+ * and reads it without the lock. */
+typedef struct cu_gemm_choice {
     gemm_key key;
     int state;
     cublasLtMatmulAlgo_t algo;
@@ -49,7 +57,7 @@ typedef struct gemm_entry {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t settled = PTHREAD_COND_INITIALIZER;
-static gemm_entry *table;
+static gemm_entry **table;
 static int n_table, cap_table;
 
 static int lt_on(void) { return cu_switch(LECTOR__TC_CUDA_LT, 1); }
@@ -118,8 +126,8 @@ static int choose(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
     uint64_t ws = CU_BLAS_WS;
     /* the sums stay in fp32 even when split: the result's precision is the only rounding, as
      * with cuBLAS's pedantic reductions */
-    uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
-                       CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    uint32_t schemes =
+        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     uint32_t al[3] = {(uint32_t)k->v[9], (uint32_t)k->v[10], (uint32_t)k->v[11]};
     cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes);
@@ -138,48 +146,56 @@ static int choose(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
 static int find(const gemm_key *k)
 {
     for (int i = n_table - 1; i >= 0; i--)
-        if (!memcmp(&table[i].key, k, sizeof *k)) return i;
+        if (!memcmp(&table[i]->key, k, sizeof *k)) return i;
     return -1;
 }
 
-/* The algorithm for key k: E_ALGO with *algo, or E_NONE. The first caller
- * of a key chooses it while the others needing the same key wait, rather
- * than each asking the heuristic the same question. */
-static int lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cublasLtMatmulAlgo_t *algo)
+/* A new pending entry for k at the table's end (lock held); 0: no room. */
+static int add(const gemm_key *k)
 {
-    pthread_mutex_lock(&lock);
-    int i;
-    while ((i = find(k)) >= 0 && table[i].state == E_PENDING) pthread_cond_wait(&settled, &lock);
-    if (i >= 0) {
-        int state = table[i].state;
-        *algo = table[i].algo;
-        pthread_mutex_unlock(&lock);
-        return state;
-    }
     if (n_table == cap_table) {
         int cap = cap_table ? 2 * cap_table : 64;
-        gemm_entry *nt = cap <= MAX_ENTRIES ? cu_realloc(table, sizeof *nt * (size_t)cap) : NULL;
-        if (!nt) {
-            pthread_mutex_unlock(&lock);
-            return E_NONE; /* a full table: cuBLAS's own call, which chooses per shape */
-        }
+        gemm_entry **nt = cap <= MAX_ENTRIES ? cu_realloc(table, sizeof *nt * (size_t)cap) : NULL;
+        if (!nt) return 0;
         table = nt;
         cap_table = cap;
     }
-    table[n_table++] = (gemm_entry){.key = *k, .state = E_PENDING};
+    gemm_entry *e = cu_calloc(1, sizeof *e);
+    if (!e) return 0;
+    e->key = *k;
+    e->state = E_PENDING;
+    table[n_table++] = e;
+    return 1;
+}
+
+/* The settled entry for key k, or NULL (the table is full: cuBLAS's own
+ * call, which chooses per shape). The first caller of a key chooses it
+ * while the others needing the same key wait, rather than each asking the
+ * heuristic the same question. */
+static const gemm_entry *lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k)
+{
+    pthread_mutex_lock(&lock);
+    int i;
+    while ((i = find(k)) >= 0 && table[i]->state == E_PENDING) pthread_cond_wait(&settled, &lock);
+    if (i >= 0 || !add(k)) {
+        const gemm_entry *e = i >= 0 ? table[i] : NULL;
+        pthread_mutex_unlock(&lock);
+        return e;
+    }
+    gemm_entry *e = table[n_table - 1];
     pthread_mutex_unlock(&lock);
 
-    int state = choose(lt, g, k, algo) == 0 ? E_ALGO : E_NONE;
+    cublasLtMatmulAlgo_t algo;
+    int state = choose(lt, g, k, &algo) == 0 ? E_ALGO : E_NONE;
 
     pthread_mutex_lock(&lock);
-    i = find(k);
-    table[i].state = state;
-    table[i].algo = *algo;
+    e->algo = algo;
+    e->state = state;
     pthread_cond_broadcast(&settled);
     pthread_mutex_unlock(&lock);
     H->log(3, "cuda: cuBLASLt %s %dx%dx%d batch %d (%s): %s", k->v[1] ? "shape" : "class", k->v[5], k->v[6], k->v[7],
            k->v[8], g->d_half ? "fp16" : "fp32 result", state == E_ALGO ? "algorithm chosen" : "none, cuBLAS's call");
-    return state;
+    return e;
 }
 
 static cublasStatus_t run_lt(const exec_ctx *x, const cu_gemm *g, const cublasLtMatmulAlgo_t *algo, const void *A,
@@ -212,13 +228,14 @@ static cublasStatus_t run_blas(const exec_ctx *x, const cu_gemm *g, const void *
     return bs;
 }
 
-static void make_key(gemm_key *k, const exec_ctx *x, const cu_gemm *g, int exact, const void *A, const void *B,
-                     const void *D)
+/* Key of g's class (or with `exact`, of its shape) on GPU `device`, for
+ * operands at A, B and D (NULL: on a 256-byte boundary). */
+static void make_key(gemm_key *k, int device, const cu_gemm *g, int exact, const void *A, const void *B, const void *D)
 {
     int lda = g->ta == CUBLAS_OP_N ? g->m : g->k, ldb = g->tb == CUBLAS_OP_N ? g->k : g->n;
     int64_t es_d = g->d_half ? 2 : 4;
     memset(k, 0, sizeof *k);
-    k->v[0] = x->w->device;
+    k->v[0] = device;
     k->v[1] = exact;
     k->v[2] = g->ta;
     k->v[3] = g->tb;
@@ -233,23 +250,44 @@ static void make_key(gemm_key *k, const exec_ctx *x, const cu_gemm *g, int exact
     k->v[12] = g->strided_api;
 }
 
-lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D,
-                           const rt_node *n, lector_error *err)
+const cu_gemm_choice *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g)
+{
+    if (!lt_on() || !cc->w->lt) return NULL;
+    gemm_key k;
+    make_key(&k, cc->w->device, g, 0, NULL, NULL, NULL);
+    return lookup(cc->w->lt, g, &k);
+}
+
+/* cuBLASLt's run of entry e's algorithm; CUBLAS_STATUS_NOT_SUPPORTED when
+ * there is none. */
+static cublasStatus_t try_entry(const exec_ctx *x, const cu_gemm *g, const gemm_entry *e, const void *A, const void *B,
+                                void *D)
+{
+    return e && e->state == E_ALGO ? run_lt(x, g, &e->algo, A, B, D) : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* A refusal launches nothing: the caller tries the next choice. */
+static int refused(cublasStatus_t bs) { return bs == CUBLAS_STATUS_NOT_SUPPORTED || bs == CUBLAS_STATUS_INVALID_VALUE; }
+
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const cu_gemm_choice *c, const void *A, const void *B,
+                           void *D, const rt_node *n, lector_error *err)
 {
     cublasStatus_t bs = CUBLAS_STATUS_NOT_SUPPORTED;
     if (lt_on() && x->w->lt) {
-        cublasLtMatmulAlgo_t algo;
         gemm_key k;
-        for (int exact = 0; exact < 2 && bs != CUBLAS_STATUS_SUCCESS; exact++) {
-            make_key(&k, x, g, exact, A, B, D);
-            if (lookup(x->w->lt, g, &k, &algo) != E_ALGO) continue;
-            bs = run_lt(x, g, &algo, A, B, D);
-            /* a refusal launches nothing: the exact shape's own choice, then cuBLAS's call */
-            if (bs != CUBLAS_STATUS_NOT_SUPPORTED && bs != CUBLAS_STATUS_INVALID_VALUE) break;
-            if (!exact) H->log(3, "cuda: cuBLASLt refused its class's algorithm for %dx%dx%d", g->m, g->n, g->k);
+        if (!c || ((uintptr_t)A | (uintptr_t)B | (uintptr_t)D) & 255) { /* chosen for aligned operands */
+            make_key(&k, x->w->device, g, 0, A, B, D);
+            c = lookup(x->w->lt, g, &k);
+        }
+        bs = try_entry(x, g, c, A, B, D);
+        if (refused(bs)) { /* the shape's own choice */
+            if (c && c->state == E_ALGO)
+                H->log(3, "cuda: cuBLASLt refused its class's algorithm for %dx%dx%d", g->m, g->n, g->k);
+            make_key(&k, x->w->device, g, 1, A, B, D);
+            bs = try_entry(x, g, lookup(x->w->lt, g, &k), A, B, D);
         }
     }
-    if (bs == CUBLAS_STATUS_NOT_SUPPORTED || bs == CUBLAS_STATUS_INVALID_VALUE) bs = run_blas(x, g, A, B, D);
+    if (refused(bs)) bs = run_blas(x, g, A, B, D);
     if (bs != CUBLAS_STATUS_SUCCESS)
         return cu_fail(err, bs == CUBLAS_STATUS_ALLOC_FAILED ? LECTOR_ERR_OUT_OF_MEMORY : LECTOR_ERR_BACKEND,
                        "cublas: node %s: %s", n->name, cublasGetStatusString(bs));

@@ -173,7 +173,8 @@ typedef struct cu_step {
     int c_half;       /* MatMul with fp16 operands: the result is fp16 (else fp32) */
     size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
     size_t elem;
-    int no_epilogue; /* Conv/MatMul: bias and activation are done by the chain that follows */
+    int no_epilogue;                 /* Conv/MatMul: bias and activation are done by the chain that follows */
+    const struct cu_gemm_choice *lt; /* fp16 products: cuBLASLt's algorithm for the step (cu_gemm_choose), or NULL */
     /* S_CHAIN, and an S_DWCONV that runs the chain after it in its own kernel (cuda_nvrtc.c) */
     ck_chain *chain;
     int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
@@ -537,8 +538,14 @@ typedef struct cu_gemm {
     long long sa, sb, sd;
     int d_half, strided_api;
 } cu_gemm;
-lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const void *A, const void *B, void *D, const rt_node *n,
-                           lector_error *err);
+/* The algorithm of g's size class, chosen by the compile of a plan (its
+ * values on 256-byte boundaries), for its step to keep; NULL: none to keep
+ * (LECTOR_CUDA_LT=0, no cuBLASLt handle, a full table). */
+typedef struct cu_gemm_choice cu_gemm_choice;
+const cu_gemm_choice *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g);
+/* Runs g on the worker's stream with choice c (NULL: found here). */
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const cu_gemm_choice *c, const void *A, const void *B,
+                           void *D, const rt_node *n, lector_error *err);
 
 /* cuda_algos.c: cuDNN's convolution algorithm choices, one table for the
  * process, kept between processes in the kernel cache's directory. A key is

@@ -11,6 +11,22 @@
 
 #include "backend/cuda/cuda_internal.h"
 
+/* The half-precision product: row-major C = A B is column-major C^T = B^T A^T. */
+static cu_gemm matmul_half(const cu_step *s)
+{
+    return (cu_gemm){.ta = CUBLAS_OP_N,
+                     .tb = CUBLAS_OP_N,
+                     .m = s->nn,
+                     .n = s->m,
+                     .k = s->k,
+                     .batch = s->batch,
+                     .sa = s->sb,
+                     .sb = s->sa,
+                     .sd = s->sc,
+                     .d_half = s->c_half,
+                     .strided_api = 1};
+}
+
 int cu_build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
 {
     const rt_graph *g = cc->g;
@@ -55,6 +71,8 @@ int cu_build_matmul(compile_ctx *cc, const rt_node *n, cu_step *s)
     if ((s->half && (ah == 0 || bh == 0)) || (!s->half && s->c_half)) return 1;
     s->wconv = s->aconv = RT_NO_OFFSET;
     if (s->half) {
+        cu_gemm pg = matmul_half(s);
+        s->lt = cu_gemm_choose(cc, &pg);
         if (b->data) s->wconv = cu_convert_weights(cc, b, (int64_t[]){1, 1, 1, numel(b)}, 1, 0);
         if (a->data) s->aconv = cu_convert_weights(cc, a, (int64_t[]){1, 1, 1, numel(a)}, 1, 0);
     }
@@ -72,18 +90,8 @@ lector_status cu_run_matmul(const exec_ctx *x, const cu_step *s, const rt_node *
     if (s->half) {
         const void *A = s->aconv != RT_NO_OFFSET ? cu_const(x->cp, s->aconv) : X;
         const void *B = s->wconv != RT_NO_OFFSET ? cu_const(x->cp, s->wconv) : cu_dptr(x, n->in[1]);
-        cu_gemm g = {.ta = CUBLAS_OP_N,
-                     .tb = CUBLAS_OP_N,
-                     .m = s->nn,
-                     .n = s->m,
-                     .k = s->k,
-                     .batch = s->batch,
-                     .sa = s->sb,
-                     .sb = s->sa,
-                     .sd = s->sc,
-                     .d_half = s->c_half,
-                     .strided_api = 1};
-        return cu_gemm_half(x, &g, B, A, Y, n, err);
+        cu_gemm g = matmul_half(s);
+        return cu_gemm_half(x, &g, s->lt, B, A, Y, n, err);
     } else {
         bs = cublasSgemmStridedBatched(x->w->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->nn, s->m, s->k, &cu_one,
                                        cu_dptr(x, n->in[1]), s->nn, s->sb, X, s->k, s->sa, &cu_zero, Y, s->nn, s->sc,
