@@ -62,9 +62,11 @@ static int n_table, cap_table;
 
 static int lt_on(void) { return cu_switch(LECTOR__TC_CUDA_LT, 1); }
 
-static int64_t pow2_up(int64_t v)
+/* A size's class: the next power of two (a size above 2^30 is its own class). */
+static int32_t size_class(int32_t v)
 {
-    int64_t p = 1;
+    if (v > (1 << 30)) return v;
+    int32_t p = 1;
     while (p < v) p <<= 1;
     return p;
 }
@@ -240,10 +242,10 @@ static void make_key(gemm_key *k, int device, const cu_gemm *g, int exact, const
     k->v[2] = g->ta;
     k->v[3] = g->tb;
     k->v[4] = g->d_half;
-    k->v[5] = exact ? g->m : (int32_t)pow2_up(g->m);
-    k->v[6] = exact ? g->n : (int32_t)pow2_up(g->n);
-    k->v[7] = exact ? g->k : (int32_t)pow2_up(g->k);
-    k->v[8] = exact ? g->batch : (int32_t)pow2_up(g->batch);
+    k->v[5] = exact ? g->m : size_class(g->m);
+    k->v[6] = exact ? g->n : size_class(g->n);
+    k->v[7] = exact ? g->k : size_class(g->k);
+    k->v[8] = exact ? g->batch : size_class(g->batch);
     k->v[9] = alignment(A, 2 * (int64_t)lda, 2 * g->sa);
     k->v[10] = alignment(B, 2 * (int64_t)ldb, 2 * g->sb);
     k->v[11] = alignment(D, es_d * g->m, es_d * g->sd);
