@@ -47,9 +47,9 @@ fi
 
 if [ $tsan = 1 ]; then
   # only the targets of the tests labelled tsan (rt.threads, rt.width_masks.ref, debug.facility,
-  # ocr.engine_threads, serve.concurrent); no CUDA module in this build
+  # ocr.engine_threads, serve.concurrent, cuda.choice_table); no CUDA module in this build
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLECTOR_TSAN=ON >/dev/null
-  cmake --build build-tsan --target lector test_threads test_engine_threads test_debug test_width_masks -- -j"$jobs" >&2
+  cmake --build build-tsan --target lector test_threads test_engine_threads test_debug test_width_masks test_choice_table -- -j"$jobs" >&2
   echo "== ctest under ThreadSanitizer (build-tsan/)" >&2
   # tests/tsan.supp: oneDNN's own synchronisation is invisible to TSan
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp" \

@@ -34,22 +34,21 @@
 #define MAX_SAVED     (1 << 16) /* records a file holds at most (11 MiB) */
 #define SAVE_EVERY_MS 250.0     /* a compile saves new choices at most this often */
 
-typedef struct algo_entry {
-    cu_algo_key key;
-    int algo;
-    size_t ws;
-    int pending; /* claimed by a compile that is still choosing */
-} algo_entry;
+typedef struct algo_value {
+    int64_t algo; /* -1: none */
+    uint64_t ws;
+} algo_value;
 
-/* The table of choices. A key is claimed by the first compile that needs
- * it; the others needing the same key wait on settled until the choice is
- * stored, instead of each asking cuDNN for the same answer (the detector's
- * first plans share their size classes: 16 workers made the same choices
- * side by side, 1.1 s summed). */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t settled = PTHREAD_COND_INITIALIZER;
-static algo_entry *table;
-static int n_table, cap_table;
+static void *tbl_calloc(size_t n, size_t size) { return cu_calloc(n, size); }
+static void *tbl_realloc(void *p, size_t n) { return cu_realloc(p, n); }
+static void tbl_free(void *p) { cu_free(p); }
+
+/* The table of choices (choice_table.h): the detector's first plans share
+ * their size classes, and 16 workers made the same choices side by side
+ * (1.1 s summed) before a compile waited for another's. */
+static choice_table table =
+    CHOICE_TABLE_INIT(sizeof(cu_algo_key), sizeof(algo_value), 1 << 20, tbl_calloc, tbl_realloc, tbl_free);
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the identities below */
 
 /* What a choice depends on besides its key, one per kind of GPU in the
  * process; its index is in every key's v[0] (bits 8 and up), so that two
@@ -70,25 +69,6 @@ static int disk_on(void)
     return cu_switch(LECTOR__TC_CUDA_ALGO_CACHE, 1) && !cu_switch(LECTOR__TC_CUDA_CONV_SEARCH, 0);
 }
 
-static int find(const cu_algo_key *k)
-{
-    for (int i = 0; i < n_table; i++)
-        if (!memcmp(&table[i].key, k, sizeof *k)) return i;
-    return -1;
-}
-
-/* 1 when the table has room for one more entry (lock held). */
-static int room(void)
-{
-    if (n_table < cap_table) return 1;
-    int cap = cap_table ? 2 * cap_table : 256;
-    algo_entry *na = cu_realloc(table, sizeof *na * (size_t)cap);
-    if (!na) return 0;
-    table = na;
-    cap_table = cap;
-    return 1;
-}
-
 static void put64(uint8_t *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
@@ -101,7 +81,7 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
-/* Reads identity `id`'s file into the table (lock held): records of
+/* Reads identity `id`'s file into the table: records of
  * another identity, or cut short, are skipped. */
 static void load(const char *dir, int id)
 {
@@ -111,16 +91,15 @@ static void load(const char *dir, int id)
     if (!img) return;
     int got = 0;
     for (size_t off = 0; off + REC_BYTES <= n && got < MAX_SAVED; off += REC_BYTES) {
-        algo_entry e = {.pending = 0};
-        for (int w = 0; w < 20; w++) e.key.v[w] = (int64_t)get64(img + off + 8 * w);
-        e.algo = (int)(int64_t)get64(img + off + 160);
-        e.ws = (size_t)get64(img + off + 168);
+        cu_algo_key key;
+        algo_value v;
+        for (int w = 0; w < 20; w++) key.v[w] = (int64_t)get64(img + off + 8 * w);
+        v.algo = (int64_t)get64(img + off + 160);
+        v.ws = get64(img + off + 168);
         /* a file holds one identity's choices, written without its index */
-        if (e.key.v[0] < 0 || e.key.v[0] > 0xff || e.algo < -1 || e.algo > 64) continue;
-        e.key.v[0] |= (int64_t)id << 8;
-        if (find(&e.key) >= 0 || !room()) continue;
-        table[n_table++] = e;
-        got++;
+        if (key.v[0] < 0 || key.v[0] > 0xff || v.algo < -1 || v.algo > 64) continue;
+        key.v[0] |= (int64_t)id << 8;
+        got += choice_put(&table, &key, &v) == 0;
     }
     cu_free(img);
     H->log(3, "cuda: %d convolution algorithm choices read from the kernel cache", got);
@@ -147,48 +126,47 @@ int cu_algo_ident(const cu_ctx *c, const char *dir)
     return id;
 }
 
-int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws)
+int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws, const choice_entry **claim)
 {
-    pthread_mutex_lock(&lock);
-    int i;
-    while ((i = find(k)) >= 0 && table[i].pending) pthread_cond_wait(&settled, &lock);
-    if (i >= 0) {
-        *algo = table[i].algo;
-        *ws = table[i].ws;
-        pthread_mutex_unlock(&lock);
+    int r = choice_claim(&table, k, claim);
+    if (r == CHOICE_HIT) {
+        const algo_value *v = choice_value(*claim);
+        *algo = (int)v->algo;
+        *ws = (size_t)v->ws;
         return CU_ALGO_HIT;
     }
-    int r = CU_ALGO_UNTABLED;
-    if (room()) {
-        table[n_table++] = (algo_entry){*k, -1, 0, 1};
-        r = CU_ALGO_CLAIMED;
-    }
-    pthread_mutex_unlock(&lock);
-    return r;
+    return r == CHOICE_CLAIMED ? CU_ALGO_CLAIMED : CU_ALGO_UNTABLED;
 }
 
-void cu_algo_settle(const cu_algo_key *k, int algo, size_t ws)
+void cu_algo_settle(const choice_entry *claim, int algo, size_t ws)
 {
+    algo_value v = {algo, ws};
+    int id = (int)(((const cu_algo_key *)choice_key(claim))->v[0] >> 8);
+    choice_settle(&table, claim, &v);
     pthread_mutex_lock(&lock);
-    int i = find(k);
-    if (i >= 0) {
-        table[i].algo = algo;
-        table[i].ws = ws;
-        table[i].pending = 0;
-        int id = (int)(k->v[0] >> 8);
-        if (id >= 0 && id < n_idents) idents[id].unsaved++;
-    }
-    pthread_cond_broadcast(&settled);
+    if (id >= 0 && id < n_idents) idents[id].unsaved++;
     pthread_mutex_unlock(&lock);
 }
 
-void cu_algo_abandon(const cu_algo_key *k)
+void cu_algo_abandon(const choice_entry *claim) { choice_abandon(&table, claim); }
+
+/* The records of one identity's choices, as choice_each finds them. */
+typedef struct records {
+    int id;
+    uint8_t *img;
+    size_t n, cap; /* bytes written, bytes room */
+} records;
+
+static void add_record(const void *key, const void *value, void *arg)
 {
-    pthread_mutex_lock(&lock);
-    int i = find(k);
-    if (i >= 0) table[i] = table[--n_table];
-    pthread_cond_broadcast(&settled);
-    pthread_mutex_unlock(&lock);
+    records *r = arg;
+    const cu_algo_key *k = key;
+    const algo_value *v = value;
+    if ((k->v[0] >> 8) != r->id || r->n + REC_BYTES > r->cap) return;
+    for (int w = 0; w < 20; w++) put64(r->img + r->n + 8 * w, (uint64_t)(w ? k->v[w] : k->v[0] & 0xff));
+    put64(r->img + r->n + 160, (uint64_t)v->algo);
+    put64(r->img + r->n + 168, v->ws);
+    r->n += REC_BYTES;
 }
 
 void cu_algo_save(int id, const char *dir, int now)
@@ -197,33 +175,27 @@ void cu_algo_save(int id, const char *dir, int now)
     struct ident *d = &idents[id];
     if (atomic_exchange(&d->saving, 1)) return; /* another thread is writing it */
     double t = cu_now_ms();
-    uint8_t *img = NULL;
-    size_t n = 0;
     pthread_mutex_lock(&lock);
-    if (d->unsaved > 0 && (now || t - d->saved_ms >= SAVE_EVERY_MS)) {
-        int count = 0;
-        for (int i = 0; i < n_table; i++) count += !table[i].pending && (table[i].key.v[0] >> 8) == id;
-        if (count > MAX_SAVED) count = MAX_SAVED;
-        img = cu_malloc((size_t)count * REC_BYTES + 1);
-        for (int i = 0; img && i < n_table && n < (size_t)count * REC_BYTES; i++) {
-            const algo_entry *e = &table[i];
-            if (e->pending || (e->key.v[0] >> 8) != id) continue;
-            for (int w = 0; w < 20; w++) put64(img + n + 8 * w, (uint64_t)(w ? e->key.v[w] : e->key.v[0] & 0xff));
-            put64(img + n + 160, (uint64_t)(int64_t)e->algo);
-            put64(img + n + 168, (uint64_t)e->ws);
-            n += REC_BYTES;
-        }
-        if (img) {
-            d->unsaved = 0;
-            d->saved_ms = t;
-        }
+    int due = d->unsaved > 0 && (now || t - d->saved_ms >= SAVE_EVERY_MS);
+    if (due) {
+        d->unsaved = 0;
+        d->saved_ms = t;
     }
     pthread_mutex_unlock(&lock);
-    if (img) {
-        cu_kcache_store(dir, d->text, strlen(d->text), img, n);
-        H->log(3, "cuda: %zu convolution algorithm choices written to the kernel cache in %.1f ms", n / REC_BYTES,
+    /* room for every entry the table may hold, up to a file's most */
+    int entries = choice_count(&table);
+    size_t cap = (size_t)(entries < MAX_SAVED ? entries : MAX_SAVED) * REC_BYTES;
+    records r = {id, due ? cu_malloc(cap + 1) : NULL, 0, cap};
+    if (r.img) {
+        choice_each(&table, add_record, &r);
+        cu_kcache_store(dir, d->text, strlen(d->text), r.img, r.n);
+        H->log(3, "cuda: %zu convolution algorithm choices written to the kernel cache in %.1f ms", r.n / REC_BYTES,
                cu_now_ms() - t);
-        cu_free(img);
+        cu_free(r.img);
+    } else if (due) {
+        pthread_mutex_lock(&lock);
+        d->unsaved++; /* try again later */
+        pthread_mutex_unlock(&lock);
     }
     atomic_store(&d->saving, 0);
 }

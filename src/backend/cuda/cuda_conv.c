@@ -204,7 +204,8 @@ static int class_algo(compile_ctx *cc, cu_step *s, const cu_algo_key *k, const r
 {
     int algo;
     size_t ws_class = 0;
-    int claim = cu_algo_claim(k, &algo, &ws_class);
+    const choice_entry *e;
+    int claim = cu_algo_claim(k, &algo, &ws_class, &e);
     if (claim != CU_ALGO_HIT) {
         cudnnTensorDescriptor_t xd = s->xd, yd = s->yd;
         int made = class_descriptors(s, x, &xd, &yd);
@@ -214,7 +215,7 @@ static int class_algo(compile_ctx *cc, cu_step *s, const cu_algo_key *k, const r
             cudnnDestroyTensorDescriptor(yd);
         }
         if (r) algo = -1; /* no algorithm at the class size: each size its own */
-        if (claim == CU_ALGO_CLAIMED) cu_algo_settle(k, algo, 0);
+        if (claim == CU_ALGO_CLAIMED) cu_algo_settle(e, algo, 0);
     }
     if (algo < 0 || algo_workspace(cc, s, 0, algo, &s->ws)) return 1;
     s->algo = algo;
@@ -232,7 +233,8 @@ static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value
     }
     int algo;
     size_t ws;
-    int claim = cu_algo_claim(&k, &algo, &ws);
+    const choice_entry *e;
+    int claim = cu_algo_claim(&k, &algo, &ws, &e);
     if (claim == CU_ALGO_HIT) {
         if (algo < 0) return 1;
         s->algo = algo;
@@ -240,10 +242,10 @@ static int pick_algo(compile_ctx *cc, cu_step *s, int transposed, const rt_value
         return 0;
     }
     if (cudnn_algo(cc, s, transposed, s->xd, s->yd, &algo) || algo_workspace(cc, s, transposed, algo, &ws)) {
-        if (claim == CU_ALGO_CLAIMED) cu_algo_abandon(&k);
+        if (claim == CU_ALGO_CLAIMED) cu_algo_abandon(e);
         return 1;
     }
-    if (claim == CU_ALGO_CLAIMED) cu_algo_settle(&k, algo, ws);
+    if (claim == CU_ALGO_CLAIMED) cu_algo_settle(e, algo, ws);
     s->algo = algo;
     s->ws = ws;
     return 0;

@@ -23,16 +23,17 @@
  * with no algorithm at all goes to cuBLAS's own call, as does everything
  * with LECTOR_CUDA_LT=0.
  *
- * A plan's step gets its class's choice while the plan compiles
- * (cu_gemm_choose: every value of a plan starts on a 256-byte boundary, so
- * the operands' alignment is known then), and its runs use it without a
- * lock; only an operand off that boundary, or a refusal, looks again.
+ * A plan's step gets its choice while the plan compiles (cu_gemm_choose:
+ * every value of a plan starts on a 256-byte boundary, so the operands'
+ * alignment is known then), its class's or, when cublasLtMatmulAlgoCheck
+ * refuses the class's algorithm for the step's shape, the shape's own; its
+ * runs use it without a lock. Only an operand off that boundary, or a
+ * refusal at run time all the same, looks again.
  *
  * Descriptors are initialised on the stack per call (a few microseconds);
  * the workspace is the worker's cuBLAS part (CU_BLAS_WS), so no call
  * allocates and every call can be captured in a CUDA graph.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,21 +45,20 @@ typedef struct gemm_key {
     int32_t v[14]; /* device, exact, ta, tb, d_half, m, n, k, batch, align a, b, d, strided api, 0 */
 } gemm_key;
 
-enum { E_PENDING, E_ALGO, E_NONE }; /* being chosen; an algorithm; none (cuBLAS's own call) */
-
-/* An entry never moves once made (the table holds pointers), and once
- * settled it never changes: a step keeps a pointer to its class's entry
- * and reads it without the lock. */
-typedef struct cu_gemm_choice {
-    gemm_key key;
-    int state;
+/* A choice: cuBLASLt's algorithm, or none (cuBLAS's own call). */
+typedef struct gemm_value {
+    int has_algo, pad;
     cublasLtMatmulAlgo_t algo;
-} gemm_entry;
+} gemm_value;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t settled = PTHREAD_COND_INITIALIZER;
-static gemm_entry **table;
-static int n_table, cap_table;
+static void *tbl_calloc(size_t n, size_t size) { return cu_calloc(n, size); }
+static void *tbl_realloc(void *p, size_t n) { return cu_realloc(p, n); }
+static void tbl_free(void *p) { cu_free(p); }
+
+/* The choices (choice_table.h): a step keeps a pointer to its class's
+ * entry and reads it without a lock. */
+static choice_table table =
+    CHOICE_TABLE_INIT(sizeof(gemm_key), sizeof(gemm_value), MAX_ENTRIES, tbl_calloc, tbl_realloc, tbl_free);
 
 static int lt_on(void) { return cu_switch(LECTOR__TC_CUDA_LT, 1); }
 
@@ -145,58 +145,18 @@ static int choose(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k, cubl
     return 0;
 }
 
-static int find(const gemm_key *k)
-{
-    for (int i = n_table - 1; i >= 0; i--)
-        if (!memcmp(&table[i]->key, k, sizeof *k)) return i;
-    return -1;
-}
-
-/* A new pending entry for k at the table's end (lock held); 0: no room. */
-static int add(const gemm_key *k)
-{
-    if (n_table == cap_table) {
-        int cap = cap_table ? 2 * cap_table : 64;
-        gemm_entry **nt = cap <= MAX_ENTRIES ? cu_realloc(table, sizeof *nt * (size_t)cap) : NULL;
-        if (!nt) return 0;
-        table = nt;
-        cap_table = cap;
-    }
-    gemm_entry *e = cu_calloc(1, sizeof *e);
-    if (!e) return 0;
-    e->key = *k;
-    e->state = E_PENDING;
-    table[n_table++] = e;
-    return 1;
-}
-
 /* The settled entry for key k, or NULL (the table is full: cuBLAS's own
  * call, which chooses per shape). The first caller of a key chooses it
- * while the others needing the same key wait, rather than each asking the
- * heuristic the same question. */
-static const gemm_entry *lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k)
+ * while the others needing the same key wait (choice_claim). */
+static const choice_entry *lookup(cublasLtHandle_t lt, const cu_gemm *g, const gemm_key *k)
 {
-    pthread_mutex_lock(&lock);
-    int i;
-    while ((i = find(k)) >= 0 && table[i]->state == E_PENDING) pthread_cond_wait(&settled, &lock);
-    if (i >= 0 || !add(k)) {
-        const gemm_entry *e = i >= 0 ? table[i] : NULL;
-        pthread_mutex_unlock(&lock);
-        return e;
-    }
-    gemm_entry *e = table[n_table - 1];
-    pthread_mutex_unlock(&lock);
-
-    cublasLtMatmulAlgo_t algo;
-    int state = choose(lt, g, k, &algo) == 0 ? E_ALGO : E_NONE;
-
-    pthread_mutex_lock(&lock);
-    e->algo = algo;
-    e->state = state;
-    pthread_cond_broadcast(&settled);
-    pthread_mutex_unlock(&lock);
+    const choice_entry *e;
+    if (choice_claim(&table, k, &e) != CHOICE_CLAIMED) return e;
+    gemm_value v = {0, 0, {{0}}};
+    v.has_algo = choose(lt, g, k, &v.algo) == 0;
+    choice_settle(&table, e, &v);
     H->log(3, "cuda: cuBLASLt %s %dx%dx%d batch %d (%s): %s", k->v[1] ? "shape" : "class", k->v[5], k->v[6], k->v[7],
-           k->v[8], g->d_half ? "fp16" : "fp32 result", state == E_ALGO ? "algorithm chosen" : "none, cuBLAS's call");
+           k->v[8], g->d_half ? "fp16" : "fp32 result", v.has_algo ? "algorithm chosen" : "none, cuBLAS's call");
     return e;
 }
 
@@ -252,26 +212,49 @@ static void make_key(gemm_key *k, int device, const cu_gemm *g, int exact, const
     k->v[12] = g->strided_api;
 }
 
-const cu_gemm_choice *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g)
+/* 1 when cuBLASLt takes entry e's algorithm for g's own shape (in the
+ * worker's workspace), as cublasLtMatmul would at run time. */
+static int fits(cublasLtHandle_t lt, const cu_gemm *g, const choice_entry *e)
+{
+    const gemm_value *v = choice_value(e);
+    if (!v->has_algo) return 1; /* cuBLAS's call takes every shape */
+    shape s = {g->m, g->n, g->k, g->batch};
+    cublasLtMatmulDescOpaque_t desc;
+    cublasLtMatrixLayoutOpaque_t la, lb, ld;
+    cublasLtMatmulHeuristicResult_t r;
+    op_desc(g, &desc);
+    layouts(g, &s, 0, &la, &lb, &ld);
+    return cublasLtMatmulAlgoCheck(lt, &desc, &la, &lb, &ld, &ld, &v->algo, &r) == CUBLAS_STATUS_SUCCESS &&
+           r.workspaceSize <= CU_BLAS_WS;
+}
+
+const choice_entry *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g)
 {
     if (!lt_on() || !cc->w->lt) return NULL;
     gemm_key k;
     make_key(&k, cc->w->device, g, 0, NULL, NULL, NULL);
-    return lookup(cc->w->lt, g, &k);
+    const choice_entry *e = lookup(cc->w->lt, g, &k);
+    if (e && !fits(cc->w->lt, g, e)) { /* the class's algorithm refuses this shape: the shape's own */
+        H->log(3, "cuda: cuBLASLt's algorithm for the class of %dx%dx%d does not take it", g->m, g->n, g->k);
+        make_key(&k, cc->w->device, g, 1, NULL, NULL, NULL);
+        e = lookup(cc->w->lt, g, &k);
+    }
+    return e;
 }
 
 /* cuBLASLt's run of entry e's algorithm; CUBLAS_STATUS_NOT_SUPPORTED when
  * there is none. */
-static cublasStatus_t try_entry(const exec_ctx *x, const cu_gemm *g, const gemm_entry *e, const void *A, const void *B,
-                                void *D)
+static cublasStatus_t try_entry(const exec_ctx *x, const cu_gemm *g, const choice_entry *e, const void *A,
+                                const void *B, void *D)
 {
-    return e && e->state == E_ALGO ? run_lt(x, g, &e->algo, A, B, D) : CUBLAS_STATUS_NOT_SUPPORTED;
+    const gemm_value *v = e ? choice_value(e) : NULL;
+    return v && v->has_algo ? run_lt(x, g, &v->algo, A, B, D) : CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
 /* A refusal launches nothing: the caller tries the next choice. */
 static int refused(cublasStatus_t bs) { return bs == CUBLAS_STATUS_NOT_SUPPORTED || bs == CUBLAS_STATUS_INVALID_VALUE; }
 
-lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const cu_gemm_choice *c, const void *A, const void *B,
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const choice_entry *c, const void *A, const void *B,
                            void *D, const rt_node *n, lector_error *err)
 {
     cublasStatus_t bs = CUBLAS_STATUS_NOT_SUPPORTED;
@@ -283,7 +266,7 @@ lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const cu_gemm_ch
         }
         bs = try_entry(x, g, c, A, B, D);
         if (refused(bs)) { /* the shape's own choice */
-            if (c && c->state == E_ALGO)
+            if (c && ((const gemm_value *)choice_value(c))->has_algo)
                 H->log(3, "cuda: cuBLASLt refused its class's algorithm for %dx%dx%d", g->m, g->n, g->k);
             make_key(&k, x->w->device, g, 1, A, B, D);
             bs = try_entry(x, g, lookup(x->w->lt, g, &k), A, B, D);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "backend/cuda/choice_table.h"
 #include "backend/cuda/kernels.h"
 #include "rt/backend.h"
 #include "util/testctl.h"
@@ -173,8 +174,8 @@ typedef struct cu_step {
     int c_half;       /* MatMul with fp16 operands: the result is fp16 (else fp32) */
     size_t aux, aux2; /* offsets in the constant block (BN scale/shift, resize tables) */
     size_t elem;
-    int no_epilogue;                 /* Conv/MatMul: bias and activation are done by the chain that follows */
-    const struct cu_gemm_choice *lt; /* fp16 products: cuBLASLt's algorithm for the step (cu_gemm_choose), or NULL */
+    int no_epilogue;        /* Conv/MatMul: bias and activation are done by the chain that follows */
+    const choice_entry *lt; /* fp16 products: cuBLASLt's algorithm for the step (cu_gemm_choose), or NULL */
     /* S_CHAIN, and an S_DWCONV that runs the chain after it in its own kernel (cuda_nvrtc.c) */
     ck_chain *chain;
     int ext_v[CK_CHAIN_EXT], out_v[CK_CHAIN_OUT];
@@ -538,13 +539,13 @@ typedef struct cu_gemm {
     long long sa, sb, sd;
     int d_half, strided_api;
 } cu_gemm;
-/* The algorithm of g's size class, chosen by the compile of a plan (its
- * values on 256-byte boundaries), for its step to keep; NULL: none to keep
+/* The algorithm of g's size class (or of g's own shape, when the class's
+ * does not take it), chosen by the compile of a plan (its values on
+ * 256-byte boundaries), for its step to keep; NULL: none to keep
  * (LECTOR_CUDA_LT=0, no cuBLASLt handle, a full table). */
-typedef struct cu_gemm_choice cu_gemm_choice;
-const cu_gemm_choice *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g);
+const choice_entry *cu_gemm_choose(const compile_ctx *cc, const cu_gemm *g);
 /* Runs g on the worker's stream with choice c (NULL: found here). */
-lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const cu_gemm_choice *c, const void *A, const void *B,
+lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const choice_entry *c, const void *A, const void *B,
                            void *D, const rt_node *n, lector_error *err);
 
 /* cuda_algos.c: cuDNN's convolution algorithm choices, one table for the
@@ -560,15 +561,16 @@ typedef struct cu_algo_key {
 int cu_algo_ident(const cu_ctx *c, const char *dir);
 /* CU_ALGO_HIT: the choice for k is in *algo, *ws (another compile's, waited
  * for when it was being made). CU_ALGO_CLAIMED: the caller makes the choice
- * and must end with cu_algo_settle or cu_algo_abandon. CU_ALGO_UNTABLED: the
- * table could not grow; the caller chooses and keeps nothing. */
+ * and must end with cu_algo_settle or cu_algo_abandon on *claim.
+ * CU_ALGO_UNTABLED: the table could not grow; the caller chooses and keeps
+ * nothing. */
 enum { CU_ALGO_HIT, CU_ALGO_CLAIMED, CU_ALGO_UNTABLED };
-int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws);
+int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws, const choice_entry **claim);
 /* Stores the claimed key's choice (algo -1: none) and wakes the compiles
  * waiting for it. */
-void cu_algo_settle(const cu_algo_key *k, int algo, size_t ws);
+void cu_algo_settle(const choice_entry *claim, int algo, size_t ws);
 /* Gives a claim up without a choice: the next compile needing it tries again. */
-void cu_algo_abandon(const cu_algo_key *k);
+void cu_algo_abandon(const choice_entry *claim);
 /* Writes kind `id`'s choices to `dir` when some are new: at once with `now`,
  * else when the last write is 250 ms old. */
 void cu_algo_save(int id, const char *dir, int now);

@@ -1,0 +1,190 @@
+/* The table of choices the CUDA module shares between its compiles
+ * (src/backend/cuda/choice_table.c: cuDNN's and cuBLASLt's algorithms),
+ * without a GPU: a key chosen once however many threads need it at once,
+ * waiters given the chooser's value, an abandoned claim taken up by a
+ * waiter, entries that never move, a bounded table and a failed allocation
+ * answering "full". Run under ThreadSanitizer in scripts/test.sh. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cuda/choice_table.h"
+
+static int failures;
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                     \
+            failures++;                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
+typedef struct key {
+    long a, b;
+} key;
+typedef struct value {
+    long v;
+} value;
+
+static atomic_int fail_calloc; /* the next allocation fails */
+static void *t_calloc(size_t n, size_t s) { return atomic_exchange(&fail_calloc, 0) ? NULL : calloc(n, s); }
+static void *t_realloc(void *p, size_t n) { return realloc(p, n); }
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* The value a key's chooser stores: a function of the key, so a waiter can
+ * check what it was given. */
+static long expected(const key *k) { return k->a * 1000 + k->b; }
+
+static choice_table shared = CHOICE_TABLE_INIT(sizeof(key), sizeof(value), 1 << 16, t_calloc, t_realloc, free);
+
+#define KEYS    40
+#define THREADS 16
+static atomic_int chosen[KEYS]; /* how many times each key's choice was made */
+static atomic_int wrong;        /* values that were not the key's */
+
+static void *need_all(void *arg)
+{
+    int t = (int)(long)arg;
+    for (int i = 0; i < KEYS; i++) {
+        int j = (i * 7 + t * 3) % KEYS; /* each thread in its own order */
+        key k = {j, j % 3};
+        const choice_entry *e;
+        int r = choice_claim(&shared, &k, &e);
+        if (r == CHOICE_CLAIMED) {
+            atomic_fetch_add(&chosen[j], 1);
+            nap_us(300); /* a heuristic's time: others come for the same key meanwhile */
+            value v = {expected(&k)};
+            choice_settle(&shared, e, &v);
+        } else if (r != CHOICE_HIT) {
+            atomic_fetch_add(&wrong, 1);
+            continue;
+        }
+        const value *v = choice_value(e);
+        if (v->v != expected(&k) || memcmp(choice_key(e), &k, sizeof k)) atomic_fetch_add(&wrong, 1);
+    }
+    return NULL;
+}
+
+static void test_once_per_key(void)
+{
+    pthread_t th[THREADS];
+    for (long t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, need_all, (void *)t);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    int made = 0;
+    for (int j = 0; j < KEYS; j++) {
+        CHECK(atomic_load(&chosen[j]) == 1);
+        made += atomic_load(&chosen[j]);
+    }
+    CHECK(made == KEYS);
+    CHECK(atomic_load(&wrong) == 0);
+    CHECK(choice_count(&shared) == KEYS);
+}
+
+/* A claim given up while another thread waits for it: the waiter claims it. */
+static choice_table small = CHOICE_TABLE_INIT(sizeof(key), sizeof(value), 3, t_calloc, t_realloc, free);
+static atomic_int waiter_result = -1;
+
+static void *wait_for_abandoned(void *arg)
+{
+    (void)arg;
+    key k = {7, 7};
+    const choice_entry *e;
+    int r = choice_claim(&small, &k, &e);
+    if (r == CHOICE_CLAIMED) {
+        value v = {77};
+        choice_settle(&small, e, &v);
+    }
+    atomic_store(&waiter_result, r);
+    return NULL;
+}
+
+static void test_abandon(void)
+{
+    key k = {7, 7};
+    const choice_entry *e;
+    CHECK(choice_claim(&small, &k, &e) == CHOICE_CLAIMED);
+    pthread_t th;
+    pthread_create(&th, NULL, wait_for_abandoned, NULL);
+    nap_us(20000);
+    CHECK(atomic_load(&waiter_result) == -1); /* still waiting on the pending entry */
+    choice_abandon(&small, e);
+    pthread_join(th, NULL);
+    CHECK(atomic_load(&waiter_result) == CHOICE_CLAIMED);
+    CHECK(choice_claim(&small, &k, &e) == CHOICE_HIT);
+    CHECK(((const value *)choice_value(e))->v == 77);
+    CHECK(choice_count(&small) == 1);
+}
+
+/* At most max_entries; a failed allocation is "full" too, and later ones succeed. */
+static void test_full(void)
+{
+    const choice_entry *e;
+    key k1 = {1, 0}, k2 = {2, 0}, k3 = {3, 0};
+    value v = {5};
+    CHECK(choice_put(&small, &k1, &v) == 0);
+    CHECK(choice_put(&small, &k1, &v) == 1); /* there already */
+    atomic_store(&fail_calloc, 1);
+    CHECK(choice_claim(&small, &k2, &e) == CHOICE_FULL && e == NULL);
+    CHECK(choice_claim(&small, &k2, &e) == CHOICE_CLAIMED); /* the table is at 3 of 3 now */
+    CHECK(choice_claim(&small, &k3, &e) == CHOICE_FULL && e == NULL);
+    CHECK(choice_put(&small, &k3, &v) == -1);
+}
+
+static void count_entry(const void *k, const void *v, void *arg)
+{
+    (void)k;
+    (void)v;
+    (*(int *)arg)++;
+}
+
+/* choice_each sees settled entries only; entries keep their address and
+ * value while the table grows past its first allocations. */
+static void test_each_and_stable(void)
+{
+    choice_table t = CHOICE_TABLE_INIT(sizeof(key), sizeof(value), 4096, t_calloc, t_realloc, free);
+    key k0 = {0, 0};
+    value v0 = {42};
+    const choice_entry *first, *pending;
+    CHECK(choice_claim(&t, &k0, &first) == CHOICE_CLAIMED);
+    choice_settle(&t, first, &v0);
+    key kp = {-1, -1};
+    CHECK(choice_claim(&t, &kp, &pending) == CHOICE_CLAIMED);
+    for (long i = 1; i < 1000; i++) {
+        key k = {i, i};
+        value v = {i};
+        CHECK(choice_put(&t, &k, &v) == 0);
+    }
+    const choice_entry *again;
+    CHECK(choice_claim(&t, &k0, &again) == CHOICE_HIT && again == first);
+    CHECK(((const value *)choice_value(first))->v == 42);
+    int n = 0;
+    CHECK(choice_each(&t, count_entry, &n) == 1000 && n == 1000); /* the pending one not among them */
+    CHECK(choice_count(&t) == 1001);
+    choice_abandon(&t, pending);
+    CHECK(choice_count(&t) == 1000);
+    /* a test's table is freed by hand: the module's live as long as the process */
+    for (int i = 0; i < t.n; i++) free(t.entries[i]);
+    free(t.entries);
+}
+
+int main(void)
+{
+    test_once_per_key();
+    test_abandon();
+    test_full();
+    test_each_and_stable();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("choice table: ok\n");
+    return 0;
+}
