@@ -14,12 +14,12 @@
 #include "backend/cuda/choice_table.h"
 
 static int failures;
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                     \
-            failures++;                                                                                                \
-        }                                                                                                              \
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+            failures++;                                                           \
+        }                                                                         \
     } while (0)
 
 typedef struct key {

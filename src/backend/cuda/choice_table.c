@@ -11,9 +11,9 @@
 #include "util/hash.h"
 
 struct choice_entry {
-    uint64_t hash; /* of the key: compared before the key's bytes */
-    int pending;   /* claimed by a thread that is still choosing */
-    unsigned char *value; /* in data, after the key */
+    uint64_t hash;                             /* of the key: compared before the key's bytes */
+    int pending;                               /* claimed by a thread that is still choosing */
+    unsigned char *value;                      /* in data, after the key */
     alignas(max_align_t) unsigned char data[]; /* the key, then the value (value_offset) */
 };
 

@@ -33,9 +33,11 @@ typedef struct choice_table {
 
 /* A table's static initialiser: key and value sizes, the most entries, and
  * the allocator it takes its memory from. */
-#define CHOICE_TABLE_INIT(key_size, value_size, max_entries, calloc_fn, realloc_fn, free_fn)                        \
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, (key_size), (value_size), (max_entries), (calloc_fn),     \
-     (realloc_fn), (free_fn), NULL, 0, 0}
+#define CHOICE_TABLE_INIT(key_size, value_size, max_entries, calloc_fn, realloc_fn, free_fn)                       \
+    {                                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, (key_size), (value_size), (max_entries), (calloc_fn), \
+            (realloc_fn), (free_fn), NULL, 0, 0                                                                    \
+    }
 
 enum { CHOICE_HIT, CHOICE_CLAIMED, CHOICE_FULL };
 
