@@ -484,6 +484,7 @@ static void run_decode(lector_stream *s, drv_input *in)
         } else { /* the whole page is one line */
             pg->nc = 1;
             st = ocr_crops_make(e, pg->img, NULL, &pg->nc, &pg->c, &err);
+            if (!st) st = ocr_batch_limits(e, &err); /* before its line is batched */
         }
         pg->det_ms += lector__now_ms() - t0;
         if (st) input_fail(in, st, &err);
@@ -536,6 +537,7 @@ static void run_post(lector_stream *s, drv_page *pg)
         pg->nc = nb;
         st = ocr_crops_make(s->e, pg->img, pg->boxes, &pg->nc, &pg->c, &err);
     }
+    if (!st && pg->nc) st = ocr_batch_limits(s->e, &err); /* before its lines are batched */
     pg->st = st;
     if (st) {
         pg->nc = 0;
@@ -694,9 +696,11 @@ lector_status lector_stream_create(lector_engine *e, const lector_stream_options
     if (opt && (opt->workers < -1 || opt->workers > 1024 || opt->max_inputs < 0))
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT,
                              "lector_stream_create: workers must be in [-1, 1024], max_inputs >= 0");
-    /* batch sizes on a GPU come from its free memory: found before the first batch */
-    lector_status st = ocr_batch_limits(e, err);
-    if (st) return st;
+    /* A GPU's batch sizes come from its free memory, found before the first
+     * lines are queued (run_post, run_decode), not here: the engine's GPU
+     * warm-up holds them while it compiles the recogniser's first plan
+     * (150-320 ms), and the first page's reading and detection need not
+     * wait for that. */
     lector_stream *s = lector__calloc(1, sizeof *s);
     if (!s) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     s->e = e;
