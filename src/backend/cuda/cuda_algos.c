@@ -32,7 +32,8 @@
 #define REC_WORDS     22
 #define REC_BYTES     (REC_WORDS * 8)
 #define MAX_SAVED     (1 << 16) /* records a file holds at most (11 MiB) */
-#define SAVE_EVERY_MS 250.0     /* a compile saves new choices at most this often */
+#define SAVE_EVERY_MS 250.0     /* a compile saves new choices at most this often... */
+#define SAVE_AT_ONCE  512       /* ...once the table holds this many (a 90 KiB file); before, at once */
 
 typedef struct algo_value {
     int64_t algo; /* -1: none */
@@ -176,7 +177,11 @@ void cu_algo_save(int id, const char *dir, int now)
     if (atomic_exchange(&d->saving, 1)) return; /* another thread is writing it */
     double t = cu_now_ms();
     pthread_mutex_lock(&lock);
-    int due = d->unsaved > 0 && (now || t - d->saved_ms >= SAVE_EVERY_MS);
+    /* A short process (the CLI on one page leaves its engine to the exit,
+     * which saves nothing) makes all its choices within 250 ms: they are
+     * written at once while the file is small, or the next process makes
+     * them again (the detector's first plan: 125 ms against 20). */
+    int due = d->unsaved > 0 && (now || t - d->saved_ms >= SAVE_EVERY_MS || choice_count(&table) < SAVE_AT_ONCE);
     if (due) {
         d->unsaved = 0;
         d->saved_ms = t;

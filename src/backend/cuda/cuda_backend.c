@@ -19,6 +19,7 @@
  *   cuda_nvrtc.c       chains compiled by NVRTC, cached by source for the process
  *   cuda_kcache.c      NVRTC's kernels kept on disk between processes
  *   cuda_algos.c       cuDNN's algorithm choices, for the process and on disk
+ *   choice_table.c     the table of choices both kinds of algorithm are kept in
  *   cuda_memory.c      device memory under a cap, workers, constants, shared weights
  *   cuda_exec.c        running a plan (a dispatch-only switch over step kinds)
  *   cuda_graphs.c      CUDA graphs of the plans that come back

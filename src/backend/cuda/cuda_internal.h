@@ -571,8 +571,9 @@ int cu_algo_claim(const cu_algo_key *k, int *algo, size_t *ws, const choice_entr
 void cu_algo_settle(const choice_entry *claim, int algo, size_t ws);
 /* Gives a claim up without a choice: the next compile needing it tries again. */
 void cu_algo_abandon(const choice_entry *claim);
-/* Writes kind `id`'s choices to `dir` when some are new: at once with `now`,
- * else when the last write is 250 ms old. */
+/* Writes kind `id`'s choices to `dir` when some are new: at once with `now`
+ * or while the table is small (under 512 choices), else when the last write
+ * is 250 ms old. */
 void cu_algo_save(int id, const char *dir, int now);
 /* Launches a compiled chain; returns a cudaError_t as int. */
 int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *const *ext, void *const *out);

@@ -418,7 +418,7 @@ static lector_status plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 lector_status cu_plan_compile(rt_backend *be, rt_plan *p, lector_error *err)
 {
     lector_status st = plan_compile(be, p, err);
-    /* the algorithm choices this compile made, for the next process (at most every 250 ms) */
+    /* the algorithm choices this compile made, for the next process (cu_algo_save says when) */
     cu_algo_save(((cu_ctx *)be->ctx)->algo_ident, be->kernel_cache_dir, 0);
     return st;
 }
