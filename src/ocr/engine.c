@@ -317,7 +317,8 @@ void ocr_image_limits(const lector_engine *e, img_limits *l)
 
 /* Batch sizes on a GPU, from its free memory and what one row of each model
  * needs (the activation arena of a one-row plan, which this compiles), found
- * once, by the first read that recognises text; a failure (the GPU out of
+ * once, by the engine's GPU warm-up or the first read whose lines are
+ * queued (driver.c), whichever comes first; a failure (the GPU out of
  * memory) is that read's and the next read tries again. A cls batch always
  * has the width cls_image_width, and every line of a rec batch is read at
  * its own width, so larger batches give every crop the same input row. */
