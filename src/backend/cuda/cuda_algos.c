@@ -40,15 +40,10 @@ typedef struct algo_value {
     uint64_t ws;
 } algo_value;
 
-static void *tbl_calloc(size_t n, size_t size) { return cu_calloc(n, size); }
-static void *tbl_realloc(void *p, size_t n) { return cu_realloc(p, n); }
-static void tbl_free(void *p) { cu_free(p); }
-
 /* The table of choices (choice_table.h): the detector's first plans share
  * their size classes, and 16 workers made the same choices side by side
  * (1.1 s summed) before a compile waited for another's. */
-static choice_table table =
-    CHOICE_TABLE_INIT(sizeof(cu_algo_key), sizeof(algo_value), 1 << 20, tbl_calloc, tbl_realloc, tbl_free);
+static choice_table table = CU_CHOICE_TABLE(cu_algo_key, algo_value, 1 << 20);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the identities below */
 
 /* What a choice depends on besides its key, one per kind of GPU in the

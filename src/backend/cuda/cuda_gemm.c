@@ -51,14 +51,9 @@ typedef struct gemm_value {
     cublasLtMatmulAlgo_t algo;
 } gemm_value;
 
-static void *tbl_calloc(size_t n, size_t size) { return cu_calloc(n, size); }
-static void *tbl_realloc(void *p, size_t n) { return cu_realloc(p, n); }
-static void tbl_free(void *p) { cu_free(p); }
-
 /* The choices (choice_table.h): a step keeps a pointer to its class's
  * entry and reads it without a lock. */
-static choice_table table =
-    CHOICE_TABLE_INIT(sizeof(gemm_key), sizeof(gemm_value), MAX_ENTRIES, tbl_calloc, tbl_realloc, tbl_free);
+static choice_table table = CU_CHOICE_TABLE(gemm_key, gemm_value, MAX_ENTRIES);
 
 static int lt_on(void) { return cu_switch(LECTOR__TC_CUDA_LT, 1); }
 

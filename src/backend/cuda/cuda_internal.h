@@ -345,6 +345,9 @@ static inline void *cu_malloc(size_t n) { return H->malloc(n); }
 static inline void *cu_calloc(size_t n, size_t size) { return H->calloc(n, size); }
 static inline void *cu_realloc(void *p, size_t n) { return H->realloc(p, n); }
 static inline void cu_free(void *p) { H->free(p); }
+/* A module's table of choices (choice_table.h) in that memory. */
+#define CU_CHOICE_TABLE(key_type, value_type, max_entries) \
+    CHOICE_TABLE_INIT(sizeof(key_type), sizeof(value_type), max_entries, cu_calloc, cu_realloc, cu_free)
 
 /* A test control of the core (util/testctl.h, docs/DEBUG.md), read once
  * there: unset or empty -> dflt, "0" -> 0, anything else -> 1. */
