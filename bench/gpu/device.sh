@@ -84,6 +84,9 @@
 #   firstruns what plans' first runs wait for over distinct pages: the CLI over the archive's first FIRSTRUNS_PAGES
 #           (300) with LECTOR_CUDA_PROFILE=1, fp32 and --fp16, with each setting of FIRSTRUNS_ENV (default: as it
 #           is, CUDA_MODULE_LOADING=EAGER): first-run steps of 2 ms or more by operator and kind
+#   exit    where the CLI's time after its last result goes: the CLI over the archive, fp32 and --fp16, as it is
+#           and with each setting of EXIT_ENV (default LECTOR_CUDA_GRAPHS=0): the last result's time and the
+#           process's end after it (the driver's teardown of the process's GPU memory, pinned pages and graphs)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -129,6 +132,25 @@ for step in "$@"; do
       nvidia-smi -L
       $L --device cuda samples/sample.jpg 2>&1 | head -20
       LECTOR_LOG=debug $L --device cuda --format json samples/sample.jpg 2>&1 | grep -i "host\|cuda" | head -20
+      ;;
+    exit)
+      make_archive || continue
+      for f in "" --fp16; do for e in LECTOR_X=1 ${EXIT_ENV:-LECTOR_CUDA_GRAPHS=0}; do
+        t0=$(python3 -c 'import time; print(time.time())')
+        # the reader stamps the last result when the CLI's stdout closes, which its _exit does first
+        env "$e" $L --models "$B/models" --device cuda --workers 16 $f --format json @/tmp/archive/list.txt \
+            2>/dev/null | python3 -c 'import sys, time
+n = 0
+for line in sys.stdin:
+    n += 1
+    last = time.time()
+print(n, last, time.time())' >/tmp/exit_last.txt
+        t2=$(python3 -c 'import time; print(time.time())')
+        read -r n last eof </tmp/exit_last.txt
+        echo "exit ${f:-fp32} $e: $n results, the last at $(awk "BEGIN {printf \"%.2f\", $last - $t0}") s," \
+            "stdout closed $(awk "BEGIN {printf \"%.3f\", $eof - $last}") s later, the process ended" \
+            "$(awk "BEGIN {printf \"%.3f\", $t2 - $last}") s after the last result"
+      done; done
       ;;
     nodes)     # fp32 NCHW (compiled chains), fp32 NHWC (the layout code), the interpreter; fp16 (patterns).
                # NCHW is forced: the default for a node case's small images (<= 64 px high) is NHWC
