@@ -11,16 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../soft_check.h"
 #include "backend/cuda/choice_table.h"
-
-static int failures;
-#define CHECK(c)                                                                  \
-    do {                                                                          \
-        if (!(c)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
 
 typedef struct key {
     long a, b;
@@ -80,12 +72,12 @@ static void test_once_per_key(void)
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
     int made = 0;
     for (int j = 0; j < KEYS; j++) {
-        CHECK(atomic_load(&chosen[j]) == 1);
+        CHECK(atomic_load(&chosen[j]) == 1, "key %d chosen %d times", j, atomic_load(&chosen[j]));
         made += atomic_load(&chosen[j]);
     }
-    CHECK(made == KEYS);
-    CHECK(atomic_load(&wrong) == 0);
-    CHECK(choice_count(&shared) == KEYS);
+    CHECK(made == KEYS, "%d choices made for %d keys", made, KEYS);
+    CHECK(atomic_load(&wrong) == 0, "%d values not the key's", atomic_load(&wrong));
+    CHECK(choice_count(&shared) == KEYS, "%d entries", choice_count(&shared));
 }
 
 /* A claim given up while another thread waits for it: the waiter claims it. */
@@ -110,17 +102,18 @@ static void test_abandon(void)
 {
     key k = {7, 7};
     const choice_entry *e;
-    CHECK(choice_claim(&small, &k, &e) == CHOICE_CLAIMED);
+    CHECK(choice_claim(&small, &k, &e) == CHOICE_CLAIMED, "a new key is claimed");
     pthread_t th;
     pthread_create(&th, NULL, wait_for_abandoned, NULL);
     nap_us(20000);
-    CHECK(atomic_load(&waiter_result) == -1); /* still waiting on the pending entry */
+    CHECK(atomic_load(&waiter_result) == -1, "the waiter returned while the entry was pending");
     choice_abandon(&small, e);
     pthread_join(th, NULL);
-    CHECK(atomic_load(&waiter_result) == CHOICE_CLAIMED);
-    CHECK(choice_claim(&small, &k, &e) == CHOICE_HIT);
-    CHECK(((const value *)choice_value(e))->v == 77);
-    CHECK(choice_count(&small) == 1);
+    CHECK(atomic_load(&waiter_result) == CHOICE_CLAIMED, "the waiter got %d, not the abandoned claim",
+          atomic_load(&waiter_result));
+    CHECK(choice_claim(&small, &k, &e) == CHOICE_HIT, "the waiter's choice is found");
+    CHECK(((const value *)choice_value(e))->v == 77, "the waiter's value");
+    CHECK(choice_count(&small) == 1, "%d entries", choice_count(&small));
 }
 
 /* At most max_entries; a failed allocation is "full" too, and later ones succeed. */
@@ -129,13 +122,14 @@ static void test_full(void)
     const choice_entry *e;
     key k1 = {1, 0}, k2 = {2, 0}, k3 = {3, 0};
     value v = {5};
-    CHECK(choice_put(&small, &k1, &v) == 0);
-    CHECK(choice_put(&small, &k1, &v) == 1); /* there already */
+    CHECK(choice_put(&small, &k1, &v) == 0, "a new key is put");
+    CHECK(choice_put(&small, &k1, &v) == 1, "a key put twice is there already");
     atomic_store(&fail_calloc, 1);
-    CHECK(choice_claim(&small, &k2, &e) == CHOICE_FULL && e == NULL);
-    CHECK(choice_claim(&small, &k2, &e) == CHOICE_CLAIMED); /* the table is at 3 of 3 now */
-    CHECK(choice_claim(&small, &k3, &e) == CHOICE_FULL && e == NULL);
-    CHECK(choice_put(&small, &k3, &v) == -1);
+    CHECK(choice_claim(&small, &k2, &e) == CHOICE_FULL && e == NULL, "a failed allocation answers full");
+    CHECK(choice_claim(&small, &k2, &e) == CHOICE_CLAIMED,
+          "the next allocation succeeds"); /* the table is at 3 of 3 now */
+    CHECK(choice_claim(&small, &k3, &e) == CHOICE_FULL && e == NULL, "the table holds at most 3");
+    CHECK(choice_put(&small, &k3, &v) == -1, "put into a full table");
 }
 
 static void count_entry(const void *k, const void *v, void *arg)
@@ -153,23 +147,25 @@ static void test_each_and_stable(void)
     key k0 = {0, 0};
     value v0 = {42};
     const choice_entry *first, *pending;
-    CHECK(choice_claim(&t, &k0, &first) == CHOICE_CLAIMED);
+    CHECK(choice_claim(&t, &k0, &first) == CHOICE_CLAIMED, "a new key is claimed");
     choice_settle(&t, first, &v0);
     key kp = {-1, -1};
-    CHECK(choice_claim(&t, &kp, &pending) == CHOICE_CLAIMED);
+    CHECK(choice_claim(&t, &kp, &pending) == CHOICE_CLAIMED, "a second key is claimed");
     for (long i = 1; i < 1000; i++) {
         key k = {i, i};
         value v = {i};
-        CHECK(choice_put(&t, &k, &v) == 0);
+        CHECK(choice_put(&t, &k, &v) == 0, "key %ld is put", i);
     }
     const choice_entry *again;
-    CHECK(choice_claim(&t, &k0, &again) == CHOICE_HIT && again == first);
-    CHECK(((const value *)choice_value(first))->v == 42);
+    CHECK(choice_claim(&t, &k0, &again) == CHOICE_HIT && again == first,
+          "the first entry found at its address after growth");
+    CHECK(((const value *)choice_value(first))->v == 42, "the first entry keeps its value");
     int n = 0;
-    CHECK(choice_each(&t, count_entry, &n) == 1000 && n == 1000); /* the pending one not among them */
-    CHECK(choice_count(&t) == 1001);
+    CHECK(choice_each(&t, count_entry, &n) == 1000 && n == 1000, "%d settled entries seen",
+          n); /* the pending one not among them */
+    CHECK(choice_count(&t) == 1001, "%d entries with the pending one", choice_count(&t));
     choice_abandon(&t, pending);
-    CHECK(choice_count(&t) == 1000);
+    CHECK(choice_count(&t) == 1000, "%d entries after the abandon", choice_count(&t));
     /* a test's table is freed by hand: the module's live as long as the process */
     for (int i = 0; i < t.n; i++) free(t.entries[i]);
     free(t.entries);
@@ -181,10 +177,5 @@ int main(void)
     test_abandon();
     test_full();
     test_each_and_stable();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("choice table: ok\n");
-    return 0;
+    return soft_check_exit("choice table");
 }
