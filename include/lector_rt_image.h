@@ -42,6 +42,19 @@ lector_status lector_model_load_file_argmax(const char *path, const lector_model
 lector_status lector_model_load_memory_argmax(const void *data, size_t size, const char *name,
                                               const lector_model_options *opt, lector_model **out, lector_error *err);
 
+/* The same with the two largest instead of the largest: each such output
+ * replaced by the indices of its two largest over the last axis (int64,
+ * [..., 2], ONNX TopK K=2: the largest first, of equal values the lower
+ * index first) and those two values (float, [..., 2]), named
+ * "<output>_top2" and "<output>_top2_values". A CTC decoder reads in the
+ * gap between them how near a step came to another class: the OCR pipeline
+ * reads a half-precision line again in fp32 where that gap is small enough
+ * for rounding to have changed the text (lector_params.gpu_fp16_margin). */
+lector_status lector_model_load_file_top2(const char *path, const lector_model_options *opt, lector_model **out,
+                                          lector_error *err);
+lector_status lector_model_load_memory_top2(const void *data, size_t size, const char *name,
+                                            const lector_model_options *opt, lector_model **out, lector_error *err);
+
 /* One row of a model's input made on the backend's device from 8-bit
  * pixels, so that a page goes up as bytes, not floats: an interleaved source
  * image (`channels` per pixel, rows `stride` bytes apart) of width x height,

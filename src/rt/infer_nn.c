@@ -340,3 +340,39 @@ lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_v
     rt_set_out(out[0], LECTOR_DTYPE_INT64, k, d);
     return LECTOR_OK;
 }
+
+/* TopK (opsets 10-11 form; the loader turns TopK-1's attribute k into input
+ * 1): the K largest (or smallest) along one axis (default -1), Values of the
+ * input's type and int64 Indices, each the input's shape with K on the axis.
+ * K must be a constant: it sets the output shape. */
+lector_status rt_infer_TopK(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
+{
+    lector_status st = need_in(nd, in, 2, err);
+    if (st || (st = rt_need_const_ints(nd, in, 1, "K", err))) return st;
+    const rt_value *x = in[0];
+    switch (x->dtype) {
+    case LECTOR_DTYPE_FLOAT32:
+    case LECTOR_DTYPE_FLOAT64:
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_INT32: break;
+    default:
+        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
+                             nd->name, lector_dtype_name(x->dtype));
+    }
+    if (rt_value_numel(in[1]) != 1)
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: K must hold one value", nd->name);
+    int64_t axis = rt_attr_int(nd, "axis", -1), k = rt_i64_at(in[1]->dtype, in[1]->data, 0);
+    int a = rt_norm_axis(axis, x->ndim);
+    if (a < 0)
+        return lector__error(err, LECTOR_ERR_INVALID_MODEL, "node %s: axis %lld out of range for rank %d", nd->name,
+                             (long long)axis, x->ndim);
+    if (k < 0 || k > x->dims[a])
+        return lector__error(err, LECTOR_ERR_SHAPE, "node %s: K = %lld outside [0, %lld] (axis %d)", nd->name,
+                             (long long)k, (long long)x->dims[a], a);
+    int64_t d[LECTOR_MAX_DIMS];
+    memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->ndim);
+    d[a] = k;
+    if (out[0]) rt_set_out(out[0], x->dtype, x->ndim, d);
+    if (nd->n_out > 1 && out[1]) rt_set_out(out[1], LECTOR_DTYPE_INT64, x->ndim, d);
+    return LECTOR_OK;
+}

@@ -73,7 +73,7 @@ lector_status rt_model_load_memory(const void *data, size_t size, const char *na
     lector_model *m = lector__calloc(1, sizeof *m);
     if (!m) return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "out of memory");
     lector_status st = rt_load_onnx(data, size, name, &m->g, err);
-    if (!st && argmax) st = rt_graph_add_output_argmax(m->g, err);
+    if (!st && argmax) st = rt_graph_add_output_argmax(m->g, argmax, err);
     if (!st) st = model_init(m, opt, err);
     if (st) {
         if (m->arenas_ready) rt_arena_pool_destroy(&m->arenas);

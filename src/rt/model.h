@@ -56,7 +56,8 @@ struct lector_model {
 };
 
 /* lector_model_load_memory/_file; argmax = 1: with the outputs reduced as
- * lector_model_load_*_argmax says (rt_graph_add_output_argmax). */
+ * lector_model_load_*_argmax says, 2: as lector_model_load_*_top2 says
+ * (rt_graph_add_output_argmax). */
 lector_status rt_model_load_memory(const void *data, size_t size, const char *name, const lector_model_options *opt,
                                    int argmax, lector_model **out, lector_error *err);
 lector_status rt_model_load_file(const char *path, const lector_model_options *opt, int argmax, lector_model **out,
@@ -68,7 +69,8 @@ lector_status rt_model_run(lector_model *m, const lector_tensor *inputs, const l
                            lector_tensor **outputs, size_t *n_outputs, lector_error *err);
 
 /* Each float graph output of rank >= 2 replaced, in its place, by its argmax
- * and max over the last axis (output_argmax.c). */
-lector_status rt_graph_add_output_argmax(rt_graph *g, lector_error *err);
+ * and max over the last axis (top 1), or by the indices and values of its
+ * two largest over the last axis (top 2) (output_argmax.c). */
+lector_status rt_graph_add_output_argmax(rt_graph *g, int top, lector_error *err);
 
 #endif

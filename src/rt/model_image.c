@@ -20,6 +20,18 @@ lector_status lector_model_load_memory_argmax(const void *data, size_t size, con
     return rt_model_load_memory(data, size, name, opt, 1, out, err);
 }
 
+lector_status lector_model_load_file_top2(const char *path, const lector_model_options *opt, lector_model **out,
+                                          lector_error *err)
+{
+    return rt_model_load_file(path, opt, 2, out, err);
+}
+
+lector_status lector_model_load_memory_top2(const void *data, size_t size, const char *name,
+                                            const lector_model_options *opt, lector_model **out, lector_error *err)
+{
+    return rt_model_load_memory(data, size, name, opt, 2, out, err);
+}
+
 int lector_model_takes_images(const lector_model *m)
 {
     if (!m || m->g->n_inputs != 1 || !m->be->iface->run_images) return 0;

@@ -6,7 +6,7 @@
  * attributes in older opsets, so that everything downstream sees the opset-13
  * input form: Clip-6 min/max, Slice-1 starts/ends/axes, Squeeze/Unsqueeze-1/11
  * axes, Split-2/11 split, Pad-2 pads/value, Resize-10 (no roi input,
- * asymmetric coordinates). Every node also gets an `__opset` attribute for
+ * asymmetric coordinates), TopK-1 k. Every node also gets an `__opset` attribute for
  * the few kernels whose defaults changed between opsets (Softmax).
  */
 #include <float.h>
@@ -169,6 +169,12 @@ static lector_status normalise(load_ctx *c, rt_node *n)
             st = set_const_input(c, n, 2, LECTOR_DTYPE_FLOAT32, 0, 1, &v);
         }
         break;
+    case RT_OP_TopK:
+        if (op < 10) { /* TopK-1: k an attribute */
+            int64_t k = rt_attr_int(n, "k", 0);
+            st = set_const_input(c, n, 1, LECTOR_DTYPE_INT64, 1, 1, &k);
+        }
+        break;
     case RT_OP_Resize:
         if (op < 11) {
             /* Resize-10: (X, scales), asymmetric coordinates, floor rounding. */
@@ -198,6 +204,7 @@ static int min_inputs(int op, int64_t opset)
     case RT_OP_Split: return opset < 13 ? 2 : 0;
     case RT_OP_Pad: return opset < 11 ? 3 : 0;
     case RT_OP_Resize: return opset < 11 ? 3 : 0;
+    case RT_OP_TopK: return opset < 10 ? 2 : 0;
     default: return 0;
     }
 }

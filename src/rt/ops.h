@@ -32,7 +32,7 @@
     X(Max) X(MaxPool) X(Min) X(Mul) X(Neg) X(Pad) X(Pow) X(Range) \
     X(Reciprocal) X(ReduceMax) X(ReduceMean) X(ReduceSum) X(Relu) X(Reshape) X(Resize) X(Shape) \
     X(Sigmoid) X(Slice) X(Softmax) X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Tanh) \
-    X(Tile) X(Transpose) X(Unsqueeze) X(Where)
+    X(Tile) X(TopK) X(Transpose) X(Unsqueeze) X(Where)
 /* clang-format on */
 
 enum {

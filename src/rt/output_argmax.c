@@ -1,7 +1,8 @@
 /*
- * output_argmax.c - the outputs of lector_model_load_*_argmax
- * (lector_rt_image.h): each float graph output of rank >= 2 becomes
- * ArgMax(axis=-1, keepdims=0) and ReduceMax(axes=[-1], keepdims=0) of it.
+ * output_argmax.c - the outputs of lector_model_load_*_argmax and
+ * lector_model_load_*_top2 (lector_rt_image.h): each float graph output of
+ * rank >= 2 becomes ArgMax(axis=-1, keepdims=0) and ReduceMax(axes=[-1],
+ * keepdims=0) of it, or the two outputs of TopK(K=2, axis=-1), indices first.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,8 +17,9 @@ static int argmax_candidate(const rt_graph *g, int v)
 }
 
 /* A new value `<src>suffix` written by the last node added, a graph output
- * of type dt and the rank of `src` minus one (dims as the model declares them). */
-static int argmax_value(rt_graph *g, int src, const char *suffix, lector_dtype dt)
+ * of type dt and the rank of `src` minus one (dims as the model declares them),
+ * or with `last` >= 0 the rank of `src` and its last dimension `last`. */
+static int reduced_value(rt_graph *g, int src, const char *suffix, lector_dtype dt, int64_t last)
 {
     char name[512];
     snprintf(name, sizeof name, "%s%s", g->values[src].name, suffix);
@@ -26,10 +28,16 @@ static int argmax_value(rt_graph *g, int src, const char *suffix, lector_dtype d
     rt_value *x = &g->values[v];
     const rt_value *s = &g->values[src];
     x->dtype = dt;
-    x->ndim = s->ndim - 1;
+    x->ndim = last >= 0 ? s->ndim : s->ndim - 1;
     memcpy(x->dims, s->dims, sizeof(int64_t) * (size_t)x->ndim);
+    if (last >= 0) x->dims[x->ndim - 1] = last;
     x->is_output = true;
     return v;
+}
+
+static int argmax_value(rt_graph *g, int src, const char *suffix, lector_dtype dt)
+{
+    return reduced_value(g, src, suffix, dt, -1);
 }
 
 static int attr_int(rt_node *n, const char *name, int64_t i)
@@ -86,10 +94,41 @@ static int argmax_nodes(rt_graph *g, int src, int *vi, int *vm)
     return 0;
 }
 
+/* Appends TopK(K=2, axis=-1, largest=1, sorted=1) reading output `src`: its
+ * indices go to *vi ([..., 2] int64), its values to *vm ([..., 2] float). */
+static int top2_nodes(rt_graph *g, int src, int *vi, int *vm)
+{
+    char name[512];
+    int64_t *data = lector__malloc(sizeof *data), one = 1;
+    if (!data) return -1;
+    *data = 2;
+    snprintf(name, sizeof name, "%s_top2::k", g->values[src].name);
+    int kv = rt_graph_add_const(g, name, LECTOR_DTYPE_INT64, 1, &one, data);
+    if (kv < 0) {
+        lector__free(data);
+        return -1;
+    }
+    snprintf(name, sizeof name, "%s_top2", g->values[src].name);
+    rt_node *t = rt_graph_add_node(g, RT_OP_TopK, name, 2, 2);
+    if (!t) return -1;
+    t->in[0] = src;
+    t->in[1] = kv;
+    if (attr_int(t, "axis", -1) || attr_int(t, "largest", 1) || attr_int(t, "sorted", 1) ||
+        attr_int(t, "__opset", g->opset))
+        return -1;
+    if ((*vm = reduced_value(g, src, "_top2_values", LECTOR_DTYPE_FLOAT32, 2)) < 0) return -1;
+    if ((*vi = reduced_value(g, src, "_top2", LECTOR_DTYPE_INT64, 2)) < 0) return -1;
+    rt_node *n = &g->nodes[g->n_nodes - 1];
+    n->out[0] = *vm;
+    n->out[1] = *vi;
+    g->values[*vm].producer = g->values[*vi].producer = g->n_nodes - 1;
+    return 0;
+}
+
 /* On the base graph before any plan. The nodes go at the end (the node
  * order stays topological); the replaced value stops being a graph output
  * but stays live as their input, so the dead-node pass keeps its producer. */
-lector_status rt_graph_add_output_argmax(rt_graph *g, lector_error *err)
+lector_status rt_graph_add_output_argmax(rt_graph *g, int top, lector_error *err)
 {
     int n = 0;
     for (int i = 0; i < g->n_outputs; i++) n += argmax_candidate(g, g->outputs[i]);
@@ -103,7 +142,7 @@ lector_status rt_graph_add_output_argmax(rt_graph *g, lector_error *err)
             outs[k++] = v;
             continue;
         }
-        if (argmax_nodes(g, v, &vi, &vm)) {
+        if (top == 2 ? top2_nodes(g, v, &vi, &vm) : argmax_nodes(g, v, &vi, &vm)) {
             lector__free(outs);
             return lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", g->name);
         }

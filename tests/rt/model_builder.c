@@ -26,8 +26,9 @@ int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, cons
         lector__fail_alloc_after(n);
         lector_model *m = NULL;
         lector_error err = {0};
-        lector_status st = argmax ? lector_model_load_memory_argmax(model, len, name, o, &m, &err)
-                                  : lector_model_load_memory(model, len, name, o, &m, &err);
+        lector_status st = argmax == 2 ? lector_model_load_memory_top2(model, len, name, o, &m, &err)
+                           : argmax    ? lector_model_load_memory_argmax(model, len, name, o, &m, &err)
+                                       : lector_model_load_memory(model, len, name, o, &m, &err);
         if (st == LECTOR_OK) {
             lector_tensor *out = NULL;
             size_t n_out = 0;

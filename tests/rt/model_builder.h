@@ -21,7 +21,8 @@ uint8_t *build_unary_model(const char *op_type, const char *domain, int64_t opse
  * n = 1 .. max_n with the nth allocation failing: every attempt must end in
  * LECTOR_OK or LECTOR_ERR_OUT_OF_MEMORY, never a crash or another status.
  * Returns the number of attempts that broke the rule (each printed);
- * *oks counts the attempts that succeeded (past the last allocation, all). */
+ * *oks counts the attempts that succeeded (past the last allocation, all).
+ * argmax: 0 lector_model_load_memory, 1 its _argmax form, 2 its _top2 form. */
 int alloc_failure_sweep(const uint8_t *model, size_t len, const char *name, const lector_model_options *o, int argmax,
                         const lector_tensor *in, long max_n, int *oks);
 
