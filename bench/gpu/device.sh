@@ -87,6 +87,11 @@
 #   exit    where the CLI's time after its last result goes: the CLI over the archive, fp32 and --fp16, as it is
 #           and with each setting of EXIT_ENV (default LECTOR_CUDA_GRAPHS=0): the last result's time and the
 #           process's end after it (the driver's teardown of the process's GPU memory, pinned pages and graphs)
+#   fp16rules which half-precision lines are read again in fp32, over the archive (make_archive): the CLI in
+#           fp32 once (its texts are the CPU's), then for each rule of FP16_RULES (";"-separated flags, default
+#           the score rule alone, as it is, the margin rule alone, none) the CLI --fp16 (its lines against
+#           fp32's) and bench pipeline --fp16 --rounds 1 in turns (FP16_TURNS, default 2: pages/s and the
+#           fp32 recogniser's runs)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -650,6 +655,39 @@ PY
         echo "CLI x32 ${f:-fp32}: $(grep 'cli: engine' /tmp/cli.err | cut -d: -f3-); $(grep "input(s)" /tmp/cli.err | tail -1 | cut -d: -f2-);" \
             "process wall $(awk "BEGIN {print $(date +%s.%N) - $t0}") s"
       done
+      ;;
+    fp16rules)
+      make_archive || continue
+      $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
+          >/tmp/rules_fp32.jsonl 2>"$out/fp16rules_fp32.err"
+      IFS=";" read -ra rules <<<"${FP16_RULES:---fp16-margin 0;;--fp16-recheck 0;--fp16-recheck 0 --fp16-margin 0}"
+      for turn in $(seq ${FP16_TURNS:-2}); do for r in "${rules[@]}"; do
+        tag=$(echo "fp16 $r" | tr -c 'A-Za-z0-9-' '_')
+        if [ "$turn" = 1 ]; then
+          $L --models "$B/models" --device cuda --workers 16 --fp16 $r --format json @/tmp/archive/list.txt \
+              >/tmp/rules_fp16.jsonl 2>"$out/fp16rules_cli_$tag.err"
+          python3 - /tmp/rules_fp32.jsonl /tmp/rules_fp16.jsonl "--fp16 $r" <<'PY'
+import json, sys
+def lines(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        r = json.loads(line)
+        out[r.get("file")] = [(l["text"], l["box"]) for pg in r.get("pages", []) for l in pg.get("lines", [])]
+    return out
+a, b = lines(sys.argv[1]), lines(sys.argv[2])
+tot = sum(len(v) for v in a.values())
+same = sum(len(set(map(str, a[f])) & set(map(str, b.get(f, [])))) for f in a)
+print(f"{sys.argv[3]}: {same} of {tot} fp32 lines read the same ({100.0 * same / max(tot, 1):.2f}%), "
+      f"{sum(len(v) for v in b.values())} lines in all")
+PY
+        fi
+        $L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 1 --fp16 $r \
+            --json $(cat /tmp/archive/list.txt) 2>"$out/fp16rules_bench_$tag.err" | tail -1 | python3 -c '
+import json, sys
+b = json.loads(sys.stdin.read() or "{}")
+print("  turn %s, bench pipeline --fp16 %s: %.1f pages/s, p99 %.0f ms, %s lines, runs %s" % (sys.argv[1], sys.argv[2],
+      b.get("pages_per_s", 0), b.get("p99_ms", 0), b.get("lines"), b.get("runs")))' "$turn" "$r"
+      done; done
       ;;
     archive)
       make_archive || continue

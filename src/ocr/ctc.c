@@ -78,11 +78,12 @@ static lector_status dict_mismatch(lector_error *err, const char *at_least, long
                          at_least, classes, d->n, d->chars[d->n - 1][0] == ' ' ? " + space" : "");
 }
 
-/* The greedy decoding of both entry points: per step t the class of the
+/* The greedy decoding of every entry point: per step t the class of the
  * maximum, from the probabilities (probs, C per step: the first maximum,
- * like np.argmax) or given (idx, maxp: ArgMax/ReduceMax of them). */
-static lector_status decode(const float *probs, int C, const int64_t *idx, const float *maxp, int T, const ocr_dict *d,
-                            char **text, float *score, lector_error *err)
+ * like np.argmax) or given (idx[t * stride], maxp[t * stride]: ArgMax and
+ * ReduceMax of them, or TopK's first). */
+static lector_status decode(const float *probs, int C, const int64_t *idx, const float *maxp, int stride, int T,
+                            const ocr_dict *d, char **text, float *score, lector_error *err)
 {
     size_t cap = 1;
     for (int t = 0; t < T; t++) cap += 8;
@@ -101,8 +102,8 @@ static lector_status decode(const float *probs, int C, const int64_t *idx, const
                 if (p[c] > p[best]) best = c; /* first maximum, like np.argmax */
             pbest = p[best];
         } else {
-            best = idx[t];
-            pbest = maxp[t];
+            best = idx[(size_t)t * stride];
+            pbest = maxp[(size_t)t * stride];
             if (best < 0 || best >= d->n) { /* the model has more classes than the dictionary */
                 lector__free(out);
                 return dict_mismatch(err, "at least ", best < 0 ? 0 : (long long)best + 1, d);
@@ -139,7 +140,7 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
     *text = NULL;
     *score = 0;
     if (C != d->n) return dict_mismatch(err, "", C, d);
-    return decode(probs, C, NULL, NULL, T, d, text, score, err);
+    return decode(probs, C, NULL, NULL, 1, T, d, text, score, err);
 }
 
 lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C, const ocr_dict *d, char **text,
@@ -148,5 +149,49 @@ lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T
     *text = NULL;
     *score = 0;
     if (C > 0 && C != d->n) return dict_mismatch(err, "", C, d);
-    return decode(NULL, 0, idx, maxp, T, d, text, score, err);
+    return decode(NULL, 0, idx, maxp, 1, T, d, text, score, err);
+}
+
+/* What steps t and t + 1 emit (0-2 classes into e, their count returned)
+ * when step t holds class x: a class is emitted where it is not the blank
+ * and not its step's predecessor's. Every other step emits what it did. */
+static int emitted_at(const int64_t *idx, int T, int t, int64_t x, int64_t e[2])
+{
+    int n = 0;
+    int64_t prev = t > 0 ? idx[2 * (size_t)(t - 1)] : -1;
+    if (x != 0 && x != prev) e[n++] = x;
+    if (t + 1 < T) {
+        int64_t next = idx[2 * (size_t)(t + 1)];
+        if (next != 0 && next != x) e[n++] = next;
+    }
+    return n;
+}
+
+static float text_margin(const int64_t *idx, const float *p, int T)
+{
+    float best = 1.f;
+    for (int t = 0; t < T; t++) {
+        float m = p[2 * (size_t)t] - p[2 * (size_t)t + 1];
+        if (!(m < best)) continue;
+        int64_t a[2], b[2];
+        int na = emitted_at(idx, T, t, idx[2 * (size_t)t], a), nb = emitted_at(idx, T, t, idx[2 * (size_t)t + 1], b);
+        if (na != nb || (na > 0 && a[0] != b[0]) || (na > 1 && a[1] != b[1])) best = m;
+    }
+    return best < 0.f ? 0.f : best;
+}
+
+lector_status ocr_ctc_decode_top2(const int64_t *idx, const float *p, int T, int C, const ocr_dict *d, char **text,
+                                  float *score, float *margin, lector_error *err)
+{
+    *text = NULL;
+    *score = 0;
+    *margin = 1.f;
+    if (C > 0 && C != d->n) return dict_mismatch(err, "", C, d);
+    for (int t = 0; t < T; t++) /* the runner-up is a class too */
+        if (idx[2 * (size_t)t + 1] < 0 || idx[2 * (size_t)t + 1] >= d->n)
+            return dict_mismatch(err, "at least ",
+                                 idx[2 * (size_t)t + 1] < 0 ? 0 : (long long)idx[2 * (size_t)t + 1] + 1, d);
+    lector_status st = decode(NULL, 0, idx, p, 2, T, d, text, score, err);
+    if (!st) *margin = text_margin(idx, p, T);
+    return st;
 }

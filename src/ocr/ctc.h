@@ -43,4 +43,15 @@ lector_status ocr_ctc_decode(const float *probs, int T, int C, const ocr_dict *d
 lector_status ocr_ctc_decode_argmax(const int64_t *idx, const float *maxp, int T, int C, const ocr_dict *d, char **text,
                                     float *score, lector_error *err);
 
+/* The same from each step's two best classes (lector_model_load_file_top2):
+ * idx[2t] and p[2t] the best (the text and score are ocr_ctc_decode_argmax's
+ * of them), idx[2t + 1] and p[2t + 1] the runner-up. *margin is how near
+ * the text came to another: the smallest p[2t] - p[2t + 1] over the steps
+ * whose runner-up, put in the best's place, would change the text (1 when
+ * none would). Rounding that moves probabilities by less than the margin
+ * cannot change the text: the pipeline reads a half-precision line again in
+ * fp32 where it is small (lector_params.gpu_fp16_margin). */
+lector_status ocr_ctc_decode_top2(const int64_t *idx, const float *p, int T, int C, const ocr_dict *d, char **text,
+                                  float *score, float *margin, lector_error *err);
+
 #endif

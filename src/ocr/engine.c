@@ -48,6 +48,7 @@ lector_params lector_default_params(void)
     p.max_pages = 1000;
     p.use_det = 1;
     p.gpu_fp16_recheck = 0.9f;
+    p.gpu_fp16_margin = 0.05f;
     p.det_letterbox_min_height = 30;
     p.det_letterbox_ratio = 8.f;
     return p;
@@ -68,6 +69,12 @@ static int gpu_backend(const char *backend)
     return backend && !lector_device_parse(backend, &spec, NULL) && spec.device == LECTOR_DEVICE_CUDA;
 }
 
+/* 1 when half-precision lines may be read again in fp32 (a second recogniser). */
+static int fp16_rechecks(const lector_params *p, const char *backend)
+{
+    return gpu_backend(backend) && p->gpu_fp16 && (p->gpu_fp16_recheck > 0 || p->gpu_fp16_margin > 0);
+}
+
 /* jit_size: the input size whose shapes get compiled kernels on the CPU
  * (lector_model_options.jit_size). Detection: pages scaled to the side
  * limit, documents' usual case; recognition: lines of rec_image_width, the
@@ -79,7 +86,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
 {
     /* plan_cache_bytes: 45% det, 45% rec (halved between the two
      * recognisers of gpu_fp16_recheck), 10% cls */
-    int recheck = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0;
+    int recheck = fp16_rechecks(p, backend);
     size_t share = is_det   ? p->plan_cache_bytes / 20 * 9
                    : argmax ? p->plan_cache_bytes / 20 * 9 / (recheck ? 2 : 1)
                             : p->plan_cache_bytes / 10;
@@ -111,7 +118,9 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                 * one reads only the lines sent back to it, and makes its workers as
                                 * they are needed */
                                .gpu_workers = on_cpu || fp32 ? 0 : ocr_workers(p, 1)};
-    /* the recogniser's argmax and max per step, not its probabilities */
+    /* the recogniser's argmax and max per step, not its probabilities; with a recheck of half
+     * precision's lines, the two best classes per step (their gap is how near another text came) */
+    if (argmax && mo.fp16 && recheck && p->gpu_fp16_margin > 0) return lector_model_load_file_top2(path, &mo, out, err);
     return argmax ? lector_model_load_file_argmax(path, &mo, out, err) : lector_model_load_file(path, &mo, out, err);
 }
 
@@ -182,9 +191,7 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
                    .out = &e->rec32},
         [CLS] = {.p = &pc, .override = p->cls_model, .file = LECTOR_DEFAULT_CLS_MODEL, .out = &e->cls},
     };
-    int wanted[N_JOBS] = {[DET] = p->use_det,
-                          [REC32] = gpu_backend(backend) && p->gpu_fp16 && p->gpu_fp16_recheck > 0,
-                          [CLS] = p->use_angle_cls};
+    int wanted[N_JOBS] = {[DET] = p->use_det, [REC32] = fp16_rechecks(p, backend), [CLS] = p->use_angle_cls};
     int side_by_side = lector__tc_flag(LECTOR__TC_PARALLEL_LOAD, 1);
     pthread_t tid[N_JOBS];
     int started[N_JOBS] = {0};
@@ -230,6 +237,8 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     /* a recogniser whose output declares no rank keeps its probabilities */
     const lector_value_info *o0 = lector_model_output(e->rec, 0), *o1 = lector_model_output(e->rec, 1);
     e->rec_argmax = o0 && o1 && o0->dtype == LECTOR_DTYPE_INT64 && o1->dtype == LECTOR_DTYPE_FLOAT32;
+    /* [N, T, 2] and [N, T, 2] (lector_model_load_file_top2) where the argmax form gives [N, T] */
+    e->rec_top2 = e->rec_argmax && o0->ndim == 3 && o0->dims[2] == 2 && o1->ndim == 3;
     e->rec_masked = p->rec_width_bucket > 0;
     return LECTOR_OK;
 }
@@ -253,6 +262,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
     REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
+    REQUIRE(p->gpu_fp16_margin >= 0 && p->gpu_fp16_margin <= 1, "gpu_fp16_margin must be in [0, 1]");
     REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
             "det_letterbox_min_height must be in [0, 65536]");
     REQUIRE(p->rec_width_bucket >= 0 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [0, 4096]");

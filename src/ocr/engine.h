@@ -29,8 +29,9 @@
 struct lector_engine {
     lector_params p;
     lector_model *det, *cls, *rec;
-    lector_model *rec32;  /* gpu_fp16 with gpu_fp16_recheck: the recogniser in fp32, for uncertain lines */
+    lector_model *rec32;  /* gpu_fp16 with a recheck (ocr_fp16_rechecks): the recogniser in fp32, for uncertain lines */
     int rec_argmax;       /* rec gives (argmax, max) per step (lector_model_load_file_argmax), not the probabilities */
+    int rec_top2;         /* rec gives the two best per step instead (lector_model_load_file_top2): rec32 beside it */
     int rec_masked;       /* rec (and rec32) loaded with width masks: lector_params.rec_width_bucket */
     int rec_bucket_asked; /* lector_params.rec_width_bucket as given; p holds the one in use */
     ocr_dict dict;
@@ -79,9 +80,10 @@ typedef struct ocr_crop {
     int rotated;
     char *text;
     float score;
-    int lw;      /* the recogniser's width for this line read alone (PaddleOCR's imgW of one crop) */
-    int tw;      /* the width of the tensor it is recognised in (ocr_rec_width) */
-    void *owner; /* the driver's page */
+    float margin; /* ocr_ctc_decode_top2's: how near half precision came to another text (1: not known) */
+    int lw;       /* the recogniser's width for this line read alone (PaddleOCR's imgW of one crop) */
+    int tw;       /* the width of the tensor it is recognised in (ocr_rec_width) */
+    void *owner;  /* the driver's page */
 } ocr_crop;
 
 /* ---- engine.c ---------------------------------------------------------------------- */

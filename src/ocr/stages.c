@@ -390,9 +390,12 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
         run_lines(m, cr, nb, rows, e->p.rec_image_height, tw, 1, e->rec_masked ? steps : NULL, &out, &n_out, err);
     if (st) return st;
     /* lector_model_load_file_argmax: [N,T] class of the maximum (int64) and [N,T] maximum,
-     * of the [N,T,C] probabilities; else the probabilities themselves */
-    int rank = e->rec_argmax ? out[0].ndim + 1 : out[0].ndim;
-    if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != 2 || out[1].dims[1] != out[0].dims[1]))) {
+     * of the [N,T,C] probabilities; lector_model_load_file_top2 (m == e->rec): [N,T,2] and [N,T,2]
+     * the two best; else the probabilities themselves */
+    int top2 = m == e->rec && e->rec_top2;
+    int rank = e->rec_argmax && !top2 ? out[0].ndim + 1 : out[0].ndim;
+    if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != out[0].ndim || out[1].dims[1] != out[0].dims[1])) ||
+        (top2 && (out[0].dims[2] != 2 || out[1].dims[2] != 2))) {
         lector_tensors_free(out, n_out);
         return lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
     }
@@ -406,7 +409,12 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
         lector__free(cr[k]->text);
         cr[k]->text = NULL;
         int Tk = e->rec_masked && steps[k] > 0 && steps[k] < T ? (int)steps[k] : T; /* its own steps */
-        if (e->rec_argmax) /* the number of classes is not known: every index is checked */
+        cr[k]->margin = 1.f;
+        if (top2)
+            st = ocr_ctc_decode_top2((const int64_t *)out[0].data + (size_t)k * T * 2,
+                                     (const float *)out[1].data + (size_t)k * T * 2, Tk, C, &e->dict, &cr[k]->text,
+                                     &cr[k]->score, &cr[k]->margin, err);
+        else if (e->rec_argmax) /* the number of classes is not known: every index is checked */
             st = ocr_ctc_decode_argmax((const int64_t *)out[0].data + (size_t)k * T,
                                        (const float *)out[1].data + (size_t)k * T, Tk, C, &e->dict, &cr[k]->text,
                                        &cr[k]->score, err);
@@ -430,8 +438,11 @@ lector_status ocr_rec_run(lector_engine *e, ocr_crop **cr, int n, lector_error *
     if (st || !e->rec32) return st;
     ocr_crop *again[GPU_MAX_ROWS]; /* uncertain in half precision: once more in fp32 */
     int na = 0;
+    float near = e->p.gpu_fp16_margin;
     for (int k = 0; k < n && na < GPU_MAX_ROWS; k++)
-        if (cr[k]->score < e->p.gpu_fp16_recheck) again[na++] = cr[k];
+        if (cr[k]->score < e->p.gpu_fp16_recheck || cr[k]->margin < near ||
+            fabsf(cr[k]->score - e->p.drop_score) < near)
+            again[na++] = cr[k];
     if (na) st = rec_batch(e, e->rec32, again, na, ocr_batch_rows(e, na, bs), tw, err);
     return st;
 }

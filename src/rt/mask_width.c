@@ -212,6 +212,10 @@ static int uncovered(const rt_graph *g, const rt_graph *pa, const rt_node *n, in
         int64_t a = rt_attr_int(n, "axis", 0);
         return hits_width(&a, 1, rank, width);
     }
+    case RT_OP_TopK: { /* lector_model_load_*_top2's, over the classes */
+        int64_t a = rt_attr_int(n, "axis", -1);
+        return hits_width(&a, 1, rank, width);
+    }
     case RT_OP_Slice: { /* axes (input 3, a constant) */
         const rt_value *av = n->n_in > 3 && n->in[3] >= 0 ? &pa->values[n->in[3]] : NULL;
         if (!av || !av->data || av->dtype != LECTOR_DTYPE_INT64) return 1;

@@ -233,6 +233,7 @@ static int bench_pipeline(int argc, char **argv)
                             {"--fp16", CLI_FLAG, &p.gpu_fp16},
                             {"--fp16-det", CLI_FLAG, &fp16_det},
                             {"--fp16-recheck", CLI_FLOAT, &p.gpu_fp16_recheck},
+                            {"--fp16-margin", CLI_FLOAT, &p.gpu_fp16_margin},
                             {"--use-angle-cls", CLI_FLAG, &p.use_angle_cls},
                             {"--rec-width-bucket", CLI_INT, &p.rec_width_bucket},
                             {"--device", CLI_STR, &device},
@@ -244,10 +245,10 @@ static int bench_pipeline(int argc, char **argv)
     }
     if (fp16_det) p.gpu_fp16 = p.gpu_fp16_det = 1;
     if (!n || p.workers < 0 || rounds < 1 || p.det_batch_num < 1 || p.det_batch_num > 64) {
-        fprintf(stderr,
-                "usage: lector bench pipeline [--device D] [--workers W] [--threads T] [--det-batch B (1..64)] "
-                "[--rounds R] [--use-angle-cls] [--fp16] [--fp16-det] [--fp16-recheck F] [--rec-width-bucket N] "
-                "[--json] IMAGE...\n");
+        fprintf(stderr, "usage: lector bench pipeline [--device D] [--workers W] [--threads T] [--det-batch B (1..64)] "
+                        "[--rounds R] [--use-angle-cls] [--fp16] [--fp16-det] [--fp16-recheck F] [--fp16-margin F] "
+                        "[--rec-width-bucket N] "
+                        "[--json] IMAGE...\n");
         free(images);
         return 2;
     }

@@ -69,6 +69,8 @@ static void usage(FILE *f)
         "  --fp16                           recognition and classifier in half precision (GPU)\n"
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
         "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+        "  --fp16-margin F                  with --fp16: lines whose text a change of F (0.05) in a step's\n"
+        "                                   probabilities would change recognised again in fp32; 0: off\n"
         "  --threads N                      threads per inference (default 1 on the CPU, where the\n"
         "                                   workers run pages and lines in parallel instead)\n"
         "  --workers N                      threads running pages and lines at once (default: the\n"
@@ -324,6 +326,7 @@ int cmd_ocr(int argc, char **argv)
         INT_OPT("--max-pages", max_pages)
         FLT_OPT("--det-db-thresh", det_db_thresh)
         FLT_OPT("--fp16-recheck", gpu_fp16_recheck)
+        FLT_OPT("--fp16-margin", gpu_fp16_margin)
         FLT_OPT("--det-db-box-thresh", det_db_box_thresh)
         FLT_OPT("--det-db-unclip-ratio", det_db_unclip_ratio)
         FLT_OPT("--det-letterbox-ratio", det_letterbox_ratio)

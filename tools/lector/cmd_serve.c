@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "                          (default ~/.cache/lector/kernels; '': none)\n"
             "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
             "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+            "  --fp16-margin F         with --fp16: lines a change of F (0.05) in a step could change, again in fp32\n"
             "  --models DIR            models directory (default: as `lector models` finds it)\n"
             "  --threads N             threads per inference (default 1)\n"
             "  --workers N             worker threads pulling from the queue (default: online CPUs)\n"
@@ -180,6 +181,8 @@ int cmd_serve(int argc, char **argv)
             c.params.gpu_kernel_cache = v;
         else if (!strcmp(a, "--fp16-recheck"))
             c.params.gpu_fp16_recheck = (float)atof(v);
+        else if (!strcmp(a, "--fp16-margin"))
+            c.params.gpu_fp16_margin = (float)atof(v);
         else if (!strcmp(a, "--listen"))
             c.listen = v;
         else if (!strcmp(a, "--models"))

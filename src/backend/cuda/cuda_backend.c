@@ -10,7 +10,7 @@
  *   cuda_matmul.c        MatMul (cuBLAS)
  *   cuda_gemm.c          the half-precision products, through cuBLASLt (an algorithm per size class)
  *   cuda_pool.c          pooling
- *   cuda_reduce.c        Softmax, LayerNormalization, ArgMax / ReduceMax
+ *   cuda_reduce.c        Softmax, LayerNormalization, ArgMax / ReduceMax / TopK
  *   cuda_movement.c      Slice, Transpose, Expand, Reshape & co., Concat, Resize
  *   cuda_elementwise.c   elementwise operators, BatchNormalization
  *   cuda_host.c          a node no GPU step covers, on the host

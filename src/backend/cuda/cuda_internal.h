@@ -445,6 +445,7 @@ int cu_build_pool(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_softmax(compile_ctx *cc, const rt_node *n, cu_step *s); /* cuda_reduce.c */
 int cu_build_layernorm(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s);
+int cu_build_topk(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_gather(compile_ctx *cc, const rt_node *n, cu_step *s, int out_k); /* cuda_movement.c */
 int cu_build_resize(compile_ctx *cc, const rt_node *n, cu_step *s);
 int cu_build_copy(compile_ctx *cc, const rt_node *n, cu_step *s);

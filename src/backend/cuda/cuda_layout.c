@@ -107,7 +107,7 @@ static int layout_class(const rt_graph *g, const rt_node *n)
 }
 
 /* A Softmax whose probabilities leave the plan (a graph output, or read only
- * by ArgMax / ReduceMax: the recogniser's CTC output) keeps fp32 storage, and
+ * by ArgMax / ReduceMax / TopK: the recogniser's CTC output) keeps fp32 storage, and
  * so do its input and the elementwise ops between it and the MatMul or Conv
  * that makes the logits: fp16 logits are quantised to 1/64 at 16 and moved
  * argmaxes of the recogniser that fp32 logits keep. */
@@ -136,7 +136,7 @@ static void keep_classifier_fp32(compile_ctx *cc)
             const rt_node *m = &g->nodes[p->order[t]];
             for (int k = 0; k < m->n_in; k++)
                 if (m->in[k] == y) {
-                    if (m->op == RT_OP_ArgMax || m->op == RT_OP_ReduceMax)
+                    if (m->op == RT_OP_ArgMax || m->op == RT_OP_ReduceMax || m->op == RT_OP_TopK)
                         leaves = 1;
                     else
                         others = 1;
@@ -146,7 +146,7 @@ static void keep_classifier_fp32(compile_ctx *cc)
         cp->vhalf[y] = 0;
         for (int t = 0; t < p->n_order; t++) { /* the maxima too: they are the line scores */
             const rt_node *m = &g->nodes[p->order[t]];
-            if (m->op == RT_OP_ReduceMax && m->in[0] == y) cp->vhalf[m->out[0]] = 0;
+            if ((m->op == RT_OP_ReduceMax || m->op == RT_OP_TopK) && m->in[0] == y) cp->vhalf[m->out[0]] = 0;
         }
         /* back to the logits' producer through single-consumer elementwise ops */
         int v = n->in[0];

@@ -85,6 +85,7 @@ static int build_step(compile_ctx *cc, const rt_node *n, cu_step *s)
     case RT_OP_LayerNormalization: r = cu_build_layernorm(cc, n, s); break;
     case RT_OP_ArgMax:
     case RT_OP_ReduceMax: r = cu_build_argmax(cc, n, s); break;
+    case RT_OP_TopK: r = cu_build_topk(cc, n, s); break;
     default:
         if (cu_unary_op(n->op) >= 0) r = cu_build_unary(cc, n, s);
         break;

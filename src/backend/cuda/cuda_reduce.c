@@ -1,6 +1,6 @@
 /*
  * cuda_reduce.c - operators that reduce along an axis: Softmax,
- * LayerNormalization, and ArgMax / ReduceMax over the last axis.
+ * LayerNormalization, and ArgMax / ReduceMax / TopK (K <= 2) over the last axis.
  */
 #include <math.h>
 #include <pthread.h>
@@ -100,6 +100,26 @@ int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s)
     return 0;
 }
 
+/* TopK of the two largest over the last axis (lector_model_load_*_top2):
+ * one row kernel for both outputs (op 2); other forms run on the host. */
+int cu_build_topk(compile_ctx *cc, const rt_node *n, cu_step *s)
+{
+    const rt_graph *g = cc->g;
+    const rt_value *x = val(g, n->in[0]), *k = val(g, n->in[1]);
+    if (!is_f32(x) || x->ndim < 1 || numel(x) == 0 || n->n_out < 2 || n->out[0] < 0 || n->out[1] < 0) return 1;
+    int64_t axis = H->attr_int(n, "axis", -1);
+    if (axis < 0) axis += x->ndim;
+    if (axis != x->ndim - 1 || !H->attr_int(n, "largest", 1) || !k->data || k->dtype != LECTOR_DTYPE_INT64 ||
+        *(const int64_t *)k->data != 2 || x->dims[axis] < 2)
+        return 1;
+    s->kind = S_ARGMAX;
+    s->op = 2;
+    s->len = x->dims[axis];
+    s->outer = numel(x) / s->len;
+    s->half = cu_vh(cc, n->in[0]);
+    return 0;
+}
+
 /* ---- running ---------------------------------------------------------------------- */
 
 lector_status cu_run_softmax(const exec_ctx *x, const cu_step *s, const rt_node *n, lector_error *err)
@@ -120,7 +140,9 @@ lector_status cu_run_argmax(const exec_ctx *x, const cu_step *s, const rt_node *
 {
     cudaStream_t sm = x->w->stream;
     void *X = cu_dptr(x, n->in[0]), *Y = cu_dptr(x, n->out[0]);
-    int rc = s->op == 0 ? ck_argmax_rows(sm, X, Y, NULL, s->outer, s->len, s->half, 0)
-                        : ck_argmax_rows(sm, X, NULL, Y, s->outer, s->len, s->half, x->cp->vhalf[n->out[0]]);
+    int rc = s->op == 2
+                 ? ck_top2_rows(sm, X, cu_dptr(x, n->out[1]), Y, s->outer, s->len, s->half, x->cp->vhalf[n->out[0]])
+             : s->op == 0 ? ck_argmax_rows(sm, X, Y, NULL, s->outer, s->len, s->half, 0)
+                          : ck_argmax_rows(sm, X, NULL, Y, s->outer, s->len, s->half, x->cp->vhalf[n->out[0]]);
     return cu_kernel_status(rc, n, err);
 }

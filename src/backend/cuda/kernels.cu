@@ -666,6 +666,67 @@ extern "C" int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ym
     return last_error();
 }
 
+/* One warp per row: the two largest (ONNX TopK K=2 largest=1 sorted=1: the
+ * greater first, of equal values the lower index first), their indices in
+ * idx[2 * row ..] and values in y. Each lane keeps its own best two, then
+ * the warp merges pairs; a NaN row is the reference's business (the
+ * recogniser's probabilities have none: the pipeline checks its maxima). */
+__device__ __forceinline__ int k_ahead(float v, long long i, float w, long long j)
+{
+    return j < 0 || (i >= 0 && (v > w || (v == w && i < j)));
+}
+
+template <typename T>
+__global__ void k_top2_rows(const T *x, int64_t *idx, void *y, int64_t rows, int64_t len, int half_out)
+{
+    int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const T *p = x + row * len;
+    float v0 = -INFINITY, v1 = -INFINITY;
+    long long i0 = -1, i1 = -1;
+    for (int64_t i = lane; i < len; i += 32) { /* ascending indices: strictly greater keeps the first */
+        float v = ld(p, i);
+        if (i0 < 0 || v > v0) {
+            v1 = v0, i1 = i0;
+            v0 = v, i0 = i;
+        } else if (i1 < 0 || v > v1) {
+            v1 = v, i1 = i;
+        }
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        float w0 = __shfl_xor_sync(0xffffffffu, v0, o), w1 = __shfl_xor_sync(0xffffffffu, v1, o);
+        long long j0 = __shfl_xor_sync(0xffffffffu, i0, o), j1 = __shfl_xor_sync(0xffffffffu, i1, o);
+        /* the best two of (v0, v1) and (w0, w1), each pair in order */
+        if (k_ahead(v0, i0, w0, j0)) {
+            if (!k_ahead(v1, i1, w0, j0)) v1 = w0, i1 = j0;
+        } else {
+            if (k_ahead(v0, i0, w1, j1)) {
+                v1 = v0, i1 = i0;
+            } else {
+                v1 = w1, i1 = j1;
+            }
+            v0 = w0, i0 = j0;
+        }
+    }
+    if (lane == 0) {
+        idx[2 * row] = i0 < 0 ? 0 : i0;
+        idx[2 * row + 1] = i1 < 0 ? 0 : i1;
+        sth(y, 2 * row, v0, half_out);
+        sth(y, 2 * row + 1, v1, half_out);
+    }
+}
+
+extern "C" int ck_top2_rows(ck_stream s, const void *x, int64_t *idx, void *y, int64_t rows, int64_t len, int half_in,
+                            int half_out)
+{
+    if (rows == 0 || len < 2) return rows == 0 ? 0 : (int)cudaErrorInvalidValue;
+    int64_t warps = THREADS / 32, blocks = (rows + warps - 1) / warps;
+    LAUNCH_T(half_in, k_top2_rows, (unsigned)blocks, THREADS, (cudaStream_t)s, (const T_ *)x, idx, y, rows, len,
+             half_out);
+    return last_error();
+}
+
 /* ---- convolutions cuDNN does poorly -------------------------------------------- */
 
 /* V contiguous values as floats: 16-byte loads where the width allows. */

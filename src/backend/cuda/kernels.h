@@ -113,6 +113,11 @@ int ck_image_rows(ck_stream s, char *up, const ck_image_row *rows, int n_rows, c
  * and, when ymax is non-NULL, the maximum (stored as fp16 if half_out). */
 int ck_argmax_rows(ck_stream s, const void *x, int64_t *idx, void *ymax, int64_t rows, int64_t len, int half_in,
                    int half_out);
+/* Per row of `len` (>= 2) contiguous elements: the two largest (ONNX TopK
+ * K=2, of equal values the lower index first), their indices in idx[2 * row],
+ * idx[2 * row + 1] and their values in y likewise (fp16 if half_out). */
+int ck_top2_rows(ck_stream s, const void *x, int64_t *idx, void *y, int64_t rows, int64_t len, int half_in,
+                 int half_out);
 
 /* Depthwise convolution over NHWC (group = C = K): w is fp32 [kh * kw][C]
  * (tap-major, so that neighbouring channels are neighbouring weights); the
