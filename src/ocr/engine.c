@@ -237,8 +237,9 @@ static lector_status load_models(lector_engine *e, const char *backend, lector_e
     /* a recogniser whose output declares no rank keeps its probabilities */
     const lector_value_info *o0 = lector_model_output(e->rec, 0), *o1 = lector_model_output(e->rec, 1);
     e->rec_argmax = o0 && o1 && o0->dtype == LECTOR_DTYPE_INT64 && o1->dtype == LECTOR_DTYPE_FLOAT32;
-    /* [N, T, 2] and [N, T, 2] (lector_model_load_file_top2) where the argmax form gives [N, T] */
-    e->rec_top2 = e->rec_argmax && o0->ndim == 3 && o0->dims[2] == 2 && o1->ndim == 3;
+    /* [N, T, 2] and [N, T, 2] (lector_model_load_file_top2) where the argmax form gives [N, T]
+     * (the sizes a model declares may be unknown: rec_batch checks the 2 on every output) */
+    e->rec_top2 = e->rec_argmax && o0->ndim == 3 && o1->ndim == 3;
     e->rec_masked = p->rec_width_bucket > 0;
     return LECTOR_OK;
 }
