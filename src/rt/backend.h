@@ -22,7 +22,7 @@
 #include "rt/plan.h"
 #include "util/testctl.h"
 
-#define RT_BACKEND_API_VERSION 8u
+#define RT_BACKEND_API_VERSION 9u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */

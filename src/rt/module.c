@@ -189,8 +189,10 @@ static void load(const rt_module_desc *d, rt_module_state *st)
     }
     const rt_backend_iface *iface = init(&host_api);
     if (!iface) {
-        why(st, "%s was built for another version of Lector (it refused this one's: backend API %u, %d test controls)",
-            path, RT_BACKEND_API_VERSION, (int)LECTOR__TC_COUNT);
+        why(st,
+            "%s was built for another version of Lector (it refused this one's: backend API %u, %d operators, %d test "
+            "controls)",
+            path, RT_BACKEND_API_VERSION, (int)RT_OP_COUNT, (int)LECTOR__TC_COUNT);
         return;
     }
     if (iface->api_version != RT_BACKEND_API_VERSION) {

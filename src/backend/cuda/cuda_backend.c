@@ -257,7 +257,8 @@ __attribute__((visibility("default"))) int lector_backend_score(char *why, size_
 const rt_backend_iface *lector_backend_init(const rt_host_api *host)
 {
     static const char *const testctls[] = RT_MODULE_TESTCTLS;
-    if (!host || host->api_version != RT_BACKEND_API_VERSION ||
+    /* the core's operators are indexed by number (H->ops[op]): the same list, or no module */
+    if (!host || host->api_version != RT_BACKEND_API_VERSION || host->n_ops != RT_OP_COUNT ||
         !rt_host_testctls_match(host, testctls, (int)(sizeof testctls / sizeof testctls[0])))
         return NULL;
     H = host;
