@@ -253,9 +253,12 @@ lector_status cu_gemm_half(const exec_ctx *x, const cu_gemm *g, const choice_ent
                            void *D, const rt_node *n, lector_error *err)
 {
     cublasStatus_t bs = CUBLAS_STATUS_NOT_SUPPORTED;
-    if (lt_on() && x->w->lt) {
+    int misaligned = (((uintptr_t)A | (uintptr_t)B | (uintptr_t)D) & 255) != 0;
+    /* no choice for aligned operands: the compile found the table full, so cuBLAS's call at once,
+     * not two searches of the full table under its lock at every run */
+    if (lt_on() && x->w->lt && (c || misaligned)) {
         gemm_key k;
-        if (!c || ((uintptr_t)A | (uintptr_t)B | (uintptr_t)D) & 255) { /* chosen for aligned operands */
+        if (misaligned) { /* chosen for aligned operands */
             make_key(&k, x->w->device, g, 0, A, B, D);
             c = lookup(x->w->lt, g, &k);
         }
