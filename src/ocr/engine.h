@@ -152,7 +152,7 @@ void ocr_rec_widths(const lector_engine *e, ocr_crop *c);
 /* Classifies n crops (n <= ocr_cls_batch_size): rotated ones are turned. */
 lector_status ocr_cls_run(lector_engine *e, ocr_crop **cr, int n, lector_error *err);
 /* Recognises n crops of one tensor width (n <= ocr_rec_batch_size): each
- * crop's text and score, rechecked in fp32 under gpu_fp16_recheck. */
+ * crop's text and score, rechecked in fp32 under gpu_fp16_recheck and gpu_fp16_margin. */
 lector_status ocr_rec_run(lector_engine *e, ocr_crop **cr, int n, lector_error *err);
 
 /* The lines of a page's crops that score at least `drop`, into page->lines. */
