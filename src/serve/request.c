@@ -12,6 +12,8 @@
 
 #include "util/util.h"
 
+const char serve_not_json[] = "the body is not valid JSON";
+
 serve_body_kind serve_body_kind_of(const char *ct)
 {
     if (!ct) return SERVE_BODY_RAW;
@@ -222,7 +224,7 @@ const char *serve_parse_json(const char *body, size_t len, int max_images, serve
     *n_blobs = 0;
     *status = 400;
     cJSON *root = cJSON_ParseWithLength(body, len);
-    if (!root) return "the body is not valid JSON";
+    if (!root) return serve_not_json;
     const char *bad = NULL;
     if (!cJSON_IsObject(root)) {
         bad = "the JSON body must be an object: {\"image\": \"<base64>\"}";

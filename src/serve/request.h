@@ -59,6 +59,10 @@ const char *serve_params_set(serve_params *p, const char *key, const char *value
  * det_limit_side_len, 2 timeout_ms) for the X-Lector-Clamped header. */
 int serve_params_clamp(serve_params *p, int max_det_side, int max_timeout_ms);
 
+/* serve_parse_json's message for a body that is not JSON at all (as a
+ * pointer: the server tells it from the others). */
+extern const char serve_not_json[];
+
 /* Parses a JSON body into images (each a new blob, names "image", "image-2",
  * ...) and parameters. Returns NULL, or an error message and *status (400,
  * 413 too many images, 415 a PDF) for the response; on error no blob is

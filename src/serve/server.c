@@ -778,12 +778,16 @@ static int collect_images(struct MHD_Connection *c, request *rq, int *array, enu
         serve_image *blobs = NULL;
         size_t n = 0;
         const char *bad = serve_parse_json((const char *)d, rq->raw.size, MAX_IMAGES, &rq->params, &blobs, &n, &status);
-        if (bad) FAIL(status, bad);
-        image_clear(&rq->raw);
-        rq->files = blobs;
-        rq->n_files = n;
-        *array = n > 1;
-        return 0;
+        if (!bad) {
+            image_clear(&rq->raw);
+            rq->files = blobs;
+            rq->n_files = n;
+            *array = n > 1;
+            return 0;
+        }
+        /* a body declared an image that is no JSON at all and no image is a corrupt image (422
+         * below), whatever its first byte: random bytes begin with '{' one time in 256 */
+        if (bad != serve_not_json || rq->kind == SERVE_BODY_JSON || !rq->declared_image) FAIL(status, bad);
     }
     /* the bytes are the image: by their content whatever the type said;
      * a declared image that is none gets the CLI's JSON with its error */

@@ -238,6 +238,11 @@ bad_requests)
     head -c 5000 /dev/urandom >"$tmp/corrupt.jpg"
     expect 422 "corrupt image" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/corrupt.jpg" "$base/v1/ocr"
     python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["error"] and o["pages"]==[]' "$tmp/b" && ok || ko "422 body"
+    # a declared image whose bytes begin with '{' (random bytes do one time in 256) is a corrupt
+    # image too, not a JSON request; JSON sent as image/jpeg still reads as JSON
+    { printf '{'; head -c 2000 /dev/urandom; } >"$tmp/brace.jpg"
+    expect 422 "corrupt image beginning with {" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/brace.jpg" "$base/v1/ocr"
+    expect 400 "bad JSON fields sent as image/jpeg" "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary '{"image": 5}' "$base/v1/ocr"
     head -c 1000 "$sample" >"$tmp/trunc.jpg"
     code=$(curl -s -o "$tmp/b" -w '%{http_code}' "${A[@]}" -H 'Content-Type: image/jpeg' --data-binary @"$tmp/trunc.jpg" "$base/v1/ocr")
     case $code in 200|422) ok ;; *) ko "truncated jpeg: $code" ;; esac
