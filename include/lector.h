@@ -132,9 +132,10 @@ typedef struct lector_params {
     int gpu_fp16_det;
 
     /* With gpu_fp16: a line whose half-precision score is below this is
-     * recognised again in fp32 (a second recogniser on the GPU), so that
-     * uncertain lines read as they do in fp32. 0.9 (default); 0: off (see
-     * gpu_fp16_margin). docs/GPU.md gives what each threshold costs and keeps. */
+     * recognised again in fp32 (a second recogniser on the GPU), besides
+     * the lines of gpu_fp16_margin. 0 (default): off; a score says less of
+     * what half precision changed than the margin does (docs/GPU.md gives
+     * what each rule costs and keeps; 0.9 was the default until the margin). */
     float gpu_fp16_recheck;
 
     /* Letterbox before detection (RapidOCR's rule): an image at most
@@ -177,12 +178,13 @@ typedef struct lector_params {
      * first starts sooner. NULL (default):
      * $XDG_CACHE_HOME/lector/kernels, or ~/.cache/lector/kernels; "": none. */
     const char *gpu_kernel_cache;
-    /* With gpu_fp16: a line is also recognised again in fp32 where half
-     * precision came nearer than this to another text: a step whose
-     * runner-up class, within this much probability of the best, would
-     * change the text, or a score this near drop_score. Rounding moves
-     * probabilities far less, so such lines read as in fp32.
-     * 0.05 (default); 0: off. Both 0: half precision only. */
+    /* With gpu_fp16: a line is recognised again in fp32 (a second
+     * recogniser on the GPU) where half precision came nearer than this to
+     * another text: a step whose runner-up class, within this much
+     * probability of the best, would change the text, or a score this near
+     * drop_score. Rounding moves probabilities far less, so such lines read
+     * as in fp32. 0.05 (default); 0: off. This and gpu_fp16_recheck both 0:
+     * half precision only. */
     float gpu_fp16_margin;
 } lector_params;
 

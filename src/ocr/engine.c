@@ -47,7 +47,6 @@ lector_params lector_default_params(void)
     p.max_file_size = (int64_t)256 << 20;
     p.max_pages = 1000;
     p.use_det = 1;
-    p.gpu_fp16_recheck = 0.9f;
     p.gpu_fp16_margin = 0.05f;
     p.det_letterbox_min_height = 30;
     p.det_letterbox_ratio = 8.f;

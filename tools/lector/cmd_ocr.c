@@ -68,7 +68,7 @@ static void usage(FILE *f)
         "                                   '': none)\n"
         "  --fp16                           recognition and classifier in half precision (GPU)\n"
         "  --fp16-det                       detection in half precision too (moves some boxes)\n"
-        "  --fp16-recheck F                 with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+        "  --fp16-recheck F                 with --fp16: lines scoring below F also recognised again in fp32 (0: off)\n"
         "  --fp16-margin F                  with --fp16: lines whose text a change of F (0.05) in a step's\n"
         "                                   probabilities would change recognised again in fp32; 0: off\n"
         "  --threads N                      threads per inference (default 1 on the CPU, where the\n"

@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "  --gpu-kernel-cache DIR  kernels compiled on the GPU, kept for the next process\n"
             "                          (default ~/.cache/lector/kernels; '': none)\n"
             "  --fp16 / --fp16-det     recognition and classifier / also detection in half precision\n"
-            "  --fp16-recheck F        with --fp16: lines scoring below F (0.9) recognised again in fp32; 0: off\n"
+            "  --fp16-recheck F        with --fp16: lines scoring below F also recognised again in fp32 (0: off)\n"
             "  --fp16-margin F         with --fp16: lines a change of F (0.05) in a step could change, again in fp32\n"
             "  --models DIR            models directory (default: as `lector models` finds it)\n"
             "  --threads N             threads per inference (default 1)\n"
