@@ -302,6 +302,20 @@ lector_status rt_infer_ReduceMax(const rt_node *nd, const rt_value *const *in, r
     return reduce(nd, in, out, err);
 }
 
+/* The element types whose values ArgMax and TopK order. */
+static lector_status need_ordered(const rt_node *nd, const rt_value *x, lector_error *err)
+{
+    switch (x->dtype) {
+    case LECTOR_DTYPE_FLOAT32:
+    case LECTOR_DTYPE_FLOAT64:
+    case LECTOR_DTYPE_INT64:
+    case LECTOR_DTYPE_INT32: return LECTOR_OK;
+    default:
+        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
+                             nd->name, lector_dtype_name(x->dtype));
+    }
+}
+
 /* ArgMax (opsets 1-13): one axis (default 0, negative from the end),
  * keepdims (default 1), select_last_index (default 0); int64 indices. */
 lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_value *const *out, lector_error *err)
@@ -309,15 +323,7 @@ lector_status rt_infer_ArgMax(const rt_node *nd, const rt_value *const *in, rt_v
     lector_status st = need_in(nd, in, 1, err);
     if (st) return st;
     const rt_value *x = in[0];
-    switch (x->dtype) {
-    case LECTOR_DTYPE_FLOAT32:
-    case LECTOR_DTYPE_FLOAT64:
-    case LECTOR_DTYPE_INT64:
-    case LECTOR_DTYPE_INT32: break;
-    default:
-        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
-                             nd->name, lector_dtype_name(x->dtype));
-    }
+    if ((st = need_ordered(nd, x, err))) return st;
     int r = x->ndim;
     int64_t axis = rt_attr_int(nd, "axis", 0);
     int a = rt_norm_axis(axis, r);
@@ -350,15 +356,7 @@ lector_status rt_infer_TopK(const rt_node *nd, const rt_value *const *in, rt_val
     lector_status st = need_in(nd, in, 2, err);
     if (st || (st = rt_need_const_ints(nd, in, 1, "K", err))) return st;
     const rt_value *x = in[0];
-    switch (x->dtype) {
-    case LECTOR_DTYPE_FLOAT32:
-    case LECTOR_DTYPE_FLOAT64:
-    case LECTOR_DTYPE_INT64:
-    case LECTOR_DTYPE_INT32: break;
-    default:
-        return lector__error(err, LECTOR_ERR_DTYPE, "node %s: %s input (float32, float64, int64, int32 supported)",
-                             nd->name, lector_dtype_name(x->dtype));
-    }
+    if ((st = need_ordered(nd, x, err))) return st;
     if (rt_value_numel(in[1]) != 1)
         return lector__error(err, LECTOR_ERR_SHAPE, "node %s: K must hold one value", nd->name);
     int64_t axis = rt_attr_int(nd, "axis", -1), k = rt_i64_at(in[1]->dtype, in[1]->data, 0);
