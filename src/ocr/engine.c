@@ -84,7 +84,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                               int argmax, int is_det, int fp32, int jit_size, lector_model **out, lector_error *err)
 {
     /* plan_cache_bytes: 45% det, 45% rec (halved between the two
-     * recognisers of gpu_fp16_recheck), 10% cls */
+     * recognisers of --fp16's recheck), 10% cls */
     int recheck = fp16_rechecks(p, backend);
     size_t share = is_det   ? p->plan_cache_bytes / 20 * 9
                    : argmax ? p->plan_cache_bytes / 20 * 9 / (recheck ? 2 : 1)

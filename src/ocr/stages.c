@@ -394,10 +394,15 @@ static lector_status rec_batch(lector_engine *e, lector_model *m, ocr_crop **cr,
      * the two best; else the probabilities themselves */
     int top2 = m == e->rec && e->rec_top2;
     int rank = e->rec_argmax && !top2 ? out[0].ndim + 1 : out[0].ndim;
-    if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != out[0].ndim || out[1].dims[1] != out[0].dims[1])) ||
-        (top2 && (out[0].dims[2] != 2 || out[1].dims[2] != 2))) {
+    if (rank != 3 || (e->rec_argmax && (n_out < 2 || out[1].ndim != out[0].ndim || out[1].dims[1] != out[0].dims[1]))) {
         lector_tensors_free(out, n_out);
         return lector__error(err, LECTOR_ERR_SHAPE, "recognition output has rank %d, expected 3", rank);
+    }
+    if (top2 && (out[0].dims[2] != 2 || out[1].dims[2] != 2)) {
+        int64_t k = out[0].dims[2];
+        lector_tensors_free(out, n_out);
+        return lector__error(err, LECTOR_ERR_SHAPE, "recognition output gives %lld classes per step, expected 2",
+                             (long long)k);
     }
     const lector_tensor *probs = e->rec_argmax ? &out[1] : &out[0];
     if (has_nan(probs->data, (size_t)lector_tensor_numel(probs))) {
