@@ -89,7 +89,7 @@
 #           process's end after it (the driver's teardown of the process's GPU memory, pinned pages and graphs)
 #   fp16rules which half-precision lines are read again in fp32, over the archive (make_archive): the CLI in
 #           fp32 once (its texts are the CPU's), then for each rule of FP16_RULES (";"-separated flags, default
-#           the score rule alone, as it is, the margin rule alone, none) the CLI --fp16 (its lines against
+#           the score rule alone (the default before 2026-12-06), as it is (the margin), both, none) the CLI --fp16 (its lines against
 #           fp32's) and bench pipeline --fp16 --rounds 1 in turns (FP16_TURNS, default 2: pages/s and the
 #           fp32 recogniser's runs)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
@@ -660,7 +660,7 @@ PY
       make_archive || continue
       $L --models "$B/models" --device cuda --workers 16 --format json @/tmp/archive/list.txt \
           >/tmp/rules_fp32.jsonl 2>"$out/fp16rules_fp32.err"
-      IFS=";" read -ra rules <<<"${FP16_RULES:---fp16-margin 0;;--fp16-recheck 0;--fp16-recheck 0 --fp16-margin 0}"
+      IFS=";" read -ra rules <<<"${FP16_RULES:---fp16-recheck 0.9 --fp16-margin 0;;--fp16-recheck 0.9;--fp16-margin 0}"
       for turn in $(seq ${FP16_TURNS:-2}); do for r in "${rules[@]}"; do
         tag=$(echo "fp16 $r" | tr -c 'A-Za-z0-9-' '_')
         if [ "$turn" = 1 ]; then
