@@ -4,7 +4,9 @@
  * np.argmax) and its max over the last axis; lector_model_load_*_top2 by the
  * indices and values of its two largest (ONNX TopK K=2: of equal values the
  * lower index first). Checked against the same model loaded without the
- * option, bit for bit, the expected rows found here by a scan of the full rows: tiny one-node models
+ * option, bit for bit, the expected rows found here by a scan of the full rows
+ * (and TopK itself for any K, largest or smallest, along a middle axis, on
+ * values with many ties, against a ranking made here): tiny one-node models
  * (opsets 11, 13: ReduceMax axes as an attribute; 18: as an input), an
  * output without a declared rank (left as it is), the recogniser on the
  * "ref" and "cpu" backends over several shapes with a plan cache of one (every
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_builder.h"
 #include "lector_rt.h"
 #include "lector_rt_image.h"
 #include "model_builder.h"
@@ -274,6 +277,68 @@ static void recogniser(const char *dir)
         }
 }
 
+/* TopK's K in {1, 2, 5, 17, 40} of 40, largest and smallest, along axis 1 of
+ * [3, 40, 4] (the reference kernel's one-pass selection and its sort), on
+ * "ref" and "cpu": each output against the element's rank among its line,
+ * counted here (NaN-free values from a small set, so ties are many). */
+static void topk_any_k(void)
+{
+    enum { A = 3, N = 40, B = 4 };
+    const int64_t dims[3] = {A, N, B};
+    float x[A * N * B];
+    for (int i = 0; i < A * N * B; i++) x[i] = (float)(int)(frand() * 4.f) / 2.f;
+    lector_tensor in = {LECTOR_DTYPE_FLOAT32, 3, {A, N, B}, x};
+    const int64_t ks[] = {1, 2, 5, 17, 40};
+    const char *backends[] = {"ref", "cpu"};
+    for (int ki = 0; ki < 5; ki++)
+        for (int largest = 0; largest <= 1; largest++)
+            for (int bi = 0; bi < 2; bi++) {
+                gb *b = gb_new(13);
+                gb_input(b, "x", 3, dims);
+                gb_init_i64(b, "k", 1, &ks[ki]);
+                char attrs[64];
+                snprintf(attrs, sizeof attrs, "axis=i:1;largest=i:%d", largest);
+                gb_node(b, "TopK", "x,k", "v,i", attrs);
+                gb_output(b, "v");
+                gb_output(b, "i");
+                size_t len;
+                uint8_t *bytes = gb_finish(b, &len);
+                lector_model *m = load(bytes, len, NULL, backends[bi], 0, 0);
+                free(bytes);
+                if (!m) continue;
+                lector_tensor *out = NULL;
+                size_t n_out = 0;
+                lector_error err = {0};
+                int64_t k = ks[ki];
+                CHECK(lector_model_run(m, &in, 1, &out, &n_out, &err) == LECTOR_OK, "TopK run: %s", err.message);
+                int bad = 0;
+                if (out && n_out == 2) {
+                    CHECK(out[0].ndim == 3 && out[0].dims[1] == k && out[1].dims[1] == k, "TopK K=%lld shape",
+                          (long long)k);
+                    const float *v = out[0].data;
+                    const int64_t *ix = out[1].data;
+                    for (int a = 0; a < A; a++)
+                        for (int c = 0; c < B; c++)
+                            for (int e = 0; e < N; e++) { /* e's rank: how many come before it */
+                                float xe = x[(a * N + e) * B + c];
+                                int rank = 0;
+                                for (int f = 0; f < N; f++) {
+                                    float xf = x[(a * N + f) * B + c];
+                                    rank += (largest ? xf > xe : xf < xe) || (xf == xe && f < e);
+                                }
+                                if (rank >= k) continue;
+                                int64_t at = (a * k + rank) * B + c;
+                                if (ix[at] != e || v[at] != xe) bad++;
+                            }
+                }
+                soft_check_failures += bad;
+                printf("TopK K=%-2lld %s on %-4s %s\n", (long long)k, largest ? "largest " : "smallest", backends[bi],
+                       bad ? "FAIL" : "ok");
+                lector_tensors_free(out, n_out);
+                lector_model_free(m);
+            }
+}
+
 /* Every allocation failing in turn while loading with output_argmax and
  * running: OK or OUT_OF_MEMORY, never a crash (LSan checks leaks). */
 static void allocation_failures(void)
@@ -301,6 +366,7 @@ int main(int argc, char **argv)
         return 2;
     }
     tiny_models();
+    topk_any_k();
     undeclared_rank();
     recogniser(argv[1]);
     allocation_failures();
