@@ -182,9 +182,10 @@ typedef struct lector_params {
      * recogniser on the GPU) where half precision came nearer than this to
      * another text: a step whose runner-up class, within this much
      * probability of the best, would change the text, or a score this near
-     * drop_score. Rounding moves probabilities far less, so such lines read
-     * as in fp32. 0.05 (default); 0: off. This and gpu_fp16_recheck both 0:
-     * half precision only. */
+     * drop_score. Rounding seldom moves probabilities that far: with 0.05,
+     * 2 of 32,080 document lines differed from fp32 (docs/GPU.md). 0.05
+     * (default); 0: off. This and gpu_fp16_recheck both 0: half precision
+     * only. */
     float gpu_fp16_margin;
 } lector_params;
 
