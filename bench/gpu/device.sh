@@ -237,7 +237,7 @@ PY
         $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
         $L --device cpu --cls --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu_cls.tsv" 2>"$out/e2e_$s.cpu_cls.err"
         # [ENV=VALUE ...] [flags], ';' between them; --cls compares with the CPU's --cls run
-        IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16 --fp16-recheck 0;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
+        IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16 --fp16-margin 0;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
         for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9-' '_')
         envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
         ref=$out/e2e_$s.cpu.tsv; case " $flags " in *" --cls "*) ref=$out/e2e_$s.cpu_cls.tsv ;; esac
@@ -776,7 +776,7 @@ PY
       ;;
     fp16cost)
       doc_pages
-      for f in "--fp16" "--fp16 --fp16-recheck 0" "--fp16 --fp16-det" "--fp16 --fp16-det --fp16-recheck 0" "--fp16" ""; do
+      for f in "--fp16" "--fp16 --fp16-margin 0" "--fp16 --fp16-det" "--fp16 --fp16-det --fp16-margin 0" "--fp16" ""; do
         echo "--- ${f:-fp32}: $($L bench pipeline --models "$B/models" --device cuda --workers 16 --rounds 8 $f --json \
             $(cat /tmp/docs.txt) 2>&1 | tail -1 | cut -c1-400)"
       done
