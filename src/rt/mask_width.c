@@ -208,12 +208,9 @@ static int uncovered(const rt_graph *g, const rt_graph *pa, const rt_node *n, in
         na = rt_attr_ints(n, "axes", &ax);
         return na <= 0 || hits_width(ax, na, rank, width); /* no axes attribute: all, or given as an input */
     case RT_OP_Concat:
-    case RT_OP_Split: {
-        int64_t a = rt_attr_int(n, "axis", 0);
-        return hits_width(&a, 1, rank, width);
-    }
-    case RT_OP_TopK: { /* lector_model_load_*_top2's, over the classes */
-        int64_t a = rt_attr_int(n, "axis", -1);
+    case RT_OP_Split:
+    case RT_OP_TopK: { /* TopK: lector_model_load_*_top2's, over the classes (its axis defaults to the last) */
+        int64_t a = rt_attr_int(n, "axis", n->op == RT_OP_TopK ? -1 : 0);
         return hits_width(&a, 1, rank, width);
     }
     case RT_OP_Slice: { /* axes (input 3, a constant) */

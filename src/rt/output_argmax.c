@@ -35,11 +35,6 @@ static int reduced_value(rt_graph *g, int src, const char *suffix, lector_dtype 
     return v;
 }
 
-static int argmax_value(rt_graph *g, int src, const char *suffix, lector_dtype dt)
-{
-    return reduced_value(g, src, suffix, dt, -1);
-}
-
 static int attr_int(rt_node *n, const char *name, int64_t i)
 {
     rt_attr *a = rt_node_add_attr(n, name, RT_ATTR_INT);
@@ -60,7 +55,7 @@ static int argmax_nodes(rt_graph *g, int src, int *vi, int *vm)
     if (!a) return -1;
     a->in[0] = src;
     if (attr_int(a, "axis", -1) || attr_int(a, "keepdims", 0) || attr_int(a, "__opset", g->opset)) return -1;
-    if ((*vi = argmax_value(g, src, "_argmax", LECTOR_DTYPE_INT64)) < 0) return -1;
+    if ((*vi = reduced_value(g, src, "_argmax", LECTOR_DTYPE_INT64, -1)) < 0) return -1;
     g->nodes[g->n_nodes - 1].out[0] = *vi;
     g->values[*vi].producer = g->n_nodes - 1;
 
@@ -88,7 +83,7 @@ static int argmax_nodes(rt_graph *g, int src, int *vi, int *vm)
         at->n_ints = 1;
     }
     if (attr_int(r, "keepdims", 0) || attr_int(r, "__opset", g->opset)) return -1;
-    if ((*vm = argmax_value(g, src, "_max", LECTOR_DTYPE_FLOAT32)) < 0) return -1;
+    if ((*vm = reduced_value(g, src, "_max", LECTOR_DTYPE_FLOAT32, -1)) < 0) return -1;
     g->nodes[g->n_nodes - 1].out[0] = *vm;
     g->values[*vm].producer = g->n_nodes - 1;
     return 0;

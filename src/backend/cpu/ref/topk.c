@@ -18,41 +18,40 @@ typedef struct topk_item {
     int64_t at;
 } topk_item;
 
-/* -1 when a comes before b among the largest: the greater value, NaN above
- * every number, then the lower index. */
-static int before_float(const topk_item *a, const topk_item *b)
+/* qsort's comparators: -1 when item a comes before item b. Among the
+ * largest: the greater value, NaN above every number; among the smallest
+ * the other way round; ties by the lower index either way. */
+static int by_index(const topk_item *a, const topk_item *b) { return a->at < b->at ? -1 : a->at > b->at; }
+
+static int largest_float(const void *pa, const void *pb)
 {
+    const topk_item *a = pa, *b = pb;
     int an = a->v.f != a->v.f, bn = b->v.f != b->v.f;
     if (an != bn) return an ? -1 : 1;
     if (!an && a->v.f != b->v.f) return a->v.f > b->v.f ? -1 : 1;
-    return a->at < b->at ? -1 : a->at > b->at;
+    return by_index(a, b);
 }
 
-static int before_int(const topk_item *a, const topk_item *b)
+static int largest_int(const void *pa, const void *pb)
 {
-    if (a->v.i != b->v.i) return a->v.i > b->v.i ? -1 : 1;
-    return a->at < b->at ? -1 : a->at > b->at;
+    const topk_item *a = pa, *b = pb;
+    return a->v.i != b->v.i ? (a->v.i > b->v.i ? -1 : 1) : by_index(a, b);
 }
 
-/* The smallest first: values the other way round, ties still by index. */
-static int smallest_float(const topk_item *a, const topk_item *b)
+static int smallest_float(const void *pa, const void *pb)
 {
+    const topk_item *a = pa, *b = pb;
     int an = a->v.f != a->v.f, bn = b->v.f != b->v.f;
     if (an != bn) return an ? 1 : -1;
     if (!an && a->v.f != b->v.f) return a->v.f < b->v.f ? -1 : 1;
-    return a->at < b->at ? -1 : a->at > b->at;
+    return by_index(a, b);
 }
 
-static int smallest_int(const topk_item *a, const topk_item *b)
+static int smallest_int(const void *pa, const void *pb)
 {
-    if (a->v.i != b->v.i) return a->v.i < b->v.i ? -1 : 1;
-    return a->at < b->at ? -1 : a->at > b->at;
+    const topk_item *a = pa, *b = pb;
+    return a->v.i != b->v.i ? (a->v.i < b->v.i ? -1 : 1) : by_index(a, b);
 }
-
-static int cmp_largest_float(const void *a, const void *b) { return before_float(a, b); }
-static int cmp_largest_int(const void *a, const void *b) { return before_int(a, b); }
-static int cmp_smallest_float(const void *a, const void *b) { return smallest_float(a, b); }
-static int cmp_smallest_int(const void *a, const void *b) { return smallest_int(a, b); }
 
 lector_status rt_ref_TopK(const rt_node *nd, const lector_tensor *in, lector_tensor *out, const rt_kernel_ctx *ctx)
 {
@@ -74,7 +73,7 @@ lector_status rt_ref_TopK(const rt_node *nd, const lector_tensor *in, lector_ten
     int largest = rt_attr_int(nd, "largest", 1) != 0;
     int is_float = xt->dtype == LECTOR_DTYPE_FLOAT32 || xt->dtype == LECTOR_DTYPE_FLOAT64;
     int (*cmp)(const void *, const void *) =
-        largest ? (is_float ? cmp_largest_float : cmp_largest_int) : (is_float ? cmp_smallest_float : cmp_smallest_int);
+        largest ? (is_float ? largest_float : largest_int) : (is_float ? smallest_float : smallest_int);
     topk_item *it = lector__malloc(sizeof *it * (size_t)n);
     if (!it) return lector__error(ctx->err, LECTOR_ERR_OUT_OF_MEMORY, "node %s: out of memory", nd->name);
     void *yv = out[0].data;
