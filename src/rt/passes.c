@@ -213,6 +213,13 @@ static int is_const_f32(const rt_graph *g, int v)
     return v >= 0 && g->values[v].data && g->values[v].dtype == LECTOR_DTYPE_FLOAT32;
 }
 
+/* A constant float vector of exactly n elements: the fold reads n of each
+ * parameter before inference has checked any shape. */
+static int is_const_f32_of(const rt_graph *g, int v, int64_t n)
+{
+    return is_const_f32(g, v) && rt_value_numel(&g->values[v]) == n;
+}
+
 lector_status rt_fold_batchnorm(rt_graph *g, lector_error *err)
 {
     int *cnt = rt_consumer_counts(g);
@@ -220,19 +227,20 @@ lector_status rt_fold_batchnorm(rt_graph *g, lector_error *err)
     for (int i = 0; i < g->n_nodes; i++) {
         rt_node *conv = &g->nodes[i];
         if (conv->dead || conv->op != RT_OP_Conv || conv->act != RT_ACT_NONE) continue;
+        /* this runs before inference: a malformed file's arity and sizes are checked here */
+        if (conv->n_in < 2 || conv->n_out < 1 || !is_const_f32(g, conv->in[1])) continue;
         int y = conv->out[0];
-        if (!single_consumer(g, cnt, y) || !is_const_f32(g, conv->in[1])) continue;
-        if (conv->n_in > 2 && conv->in[2] >= 0 && !is_const_f32(g, conv->in[2])) continue;
+        const rt_value *w = &g->values[conv->in[1]];
+        if (!single_consumer(g, cnt, y) || w->ndim < 1 || w->dims[0] <= 0) continue;
+        int64_t cout = w->dims[0];
+        if (conv->n_in > 2 && conv->in[2] >= 0 && !is_const_f32_of(g, conv->in[2], cout)) continue;
         int bi = consumer_of(g, y);
         if (bi < 0) continue;
         rt_node *bn = &g->nodes[bi];
-        if (bn->op != RT_OP_BatchNormalization || bn->in[0] != y || bn->n_in < 5) continue;
-        int ok = 1;
-        for (int k = 1; k < 5; k++) ok &= is_const_f32(g, bn->in[k]);
+        if (bn->op != RT_OP_BatchNormalization || bn->n_in < 5 || bn->n_out < 1 || bn->in[0] != y) continue;
+        int ok = bn->out[0] >= 0;
+        for (int k = 1; k < 5; k++) ok &= is_const_f32_of(g, bn->in[k], cout);
         if (!ok || (bn->n_out > 1 && (bn->out[1] >= 0 || (bn->n_out > 2 && bn->out[2] >= 0)))) continue;
-        const rt_value *w = &g->values[conv->in[1]];
-        int64_t cout = w->dims[0];
-        if (rt_value_numel(&g->values[bn->in[1]]) != cout) continue;
         float eps = rt_attr_float(bn, "epsilon", 1e-5f);
         const float *scale = g->values[bn->in[1]].data, *shift = g->values[bn->in[2]].data;
         const float *mean = g->values[bn->in[3]].data, *var = g->values[bn->in[4]].data;
