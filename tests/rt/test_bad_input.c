@@ -16,6 +16,7 @@
 
 #include "lector_rt.h"
 #include "lector_rt_image.h"
+#include "graph_builder.h"
 #include "model_builder.h"
 #include "util/util.h"
 
@@ -299,6 +300,56 @@ static void test_null_arguments(void **state)
     assert_string_equal(lector_status_str(LECTOR_ERR_PARSE), "LECTOR_ERR_PARSE");
 }
 
+/* A Conv followed by a BatchNormalization whose parameters do not fit it.
+ * The fold of the two runs on the graph as loaded, before inference checks
+ * any size: it must leave such a pair to inference's error rather than read
+ * past a parameter (and fold the mismatch away, so that the run would
+ * "succeed"). `bad`: 0 a Conv without its weight, 1 the mean of one value for
+ * two channels, 2 the Conv's bias of one value. */
+static uint8_t *conv_bn_model(int bad, size_t *len)
+{
+    const int64_t xd[4] = {1, 2, 4, 4}, wd[4] = {2, 2, 3, 3}, one[1] = {1}, two[1] = {2};
+    gb *b = gb_new(13);
+    gb_input(b, "x", 4, xd);
+    gb_init(b, "w", 4, wd, NULL, -1.f, 1.f, 1);
+    gb_init(b, "cb", 1, bad == 2 ? one : two, NULL, -1.f, 1.f, 2);
+    gb_bn(b, "s,b,m0,v", 2, 3);
+    gb_init(b, "m1", 1, one, NULL, -0.2f, 0.2f, 4);
+    gb_node(b, "Conv", bad == 0 ? "x" : "x,w,cb", "y", "pads=is:1,1,1,1");
+    gb_node(b, "BatchNormalization", bad == 1 ? "y,s,b,m1,v" : "y,s,b,m0,v", "z", NULL);
+    gb_output(b, "z");
+    return gb_finish(b, len);
+}
+
+static void test_conv_batchnorm_mismatch(void **state)
+{
+    static const char *const needle[3] = {"input 1 is missing", "parameter 3", "bias shape"};
+    static const char *const backends[2] = {"ref", "cpu"};
+    float x[32] = {0};
+    for (int be = 0; be < 2; be++)
+        for (int bad = 0; bad < 3; bad++) {
+            size_t len;
+            uint8_t *bytes = conv_bn_model(bad, &len);
+            lector_model_options o = {.backend = backends[be], .threads = 1};
+            lector_model *m = NULL;
+            lector_error err = {0};
+            lector_status st = lector_model_load_memory(bytes, len, "conv_bn.onnx", &o, &m, &err);
+            free(bytes);
+            if (st == LECTOR_OK) {
+                lector_tensor in = {LECTOR_DTYPE_FLOAT32, 4, {1, 2, 4, 4}, x};
+                lector_tensor *out = NULL;
+                size_t n_out = 0;
+                st = lector_model_run(m, &in, 1, &out, &n_out, &err);
+                lector_tensors_free(out, n_out);
+                lector_model_free(m);
+            }
+            if (st == LECTOR_OK || !strstr(err.message, needle[bad]))
+                fprintf(stderr, "%s, case %d: %s: %s\n", backends[be], bad, lector_status_str(st), err.message);
+            assert_int_not_equal(st, LECTOR_OK);
+            assert_non_null(strstr(err.message, needle[bad]));
+        }
+}
+
 /* Fail every allocation in turn while loading and running a small model:
  * each attempt ends in OK or OUT_OF_MEMORY, never a crash (LSan checks the
  * leaks at exit). */
@@ -330,7 +381,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_corrupted),         cmocka_unit_test(test_unsupported_op),
         cmocka_unit_test(test_valid_small_model), cmocka_unit_test(test_wrong_inputs),
         cmocka_unit_test(test_null_arguments),    cmocka_unit_test(test_allocation_failures),
-        cmocka_unit_test(test_arena_bytes),
+        cmocka_unit_test(test_arena_bytes),       cmocka_unit_test(test_conv_batchnorm_mismatch),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[4300];
