@@ -73,12 +73,6 @@ static void im2col_sliver(const rt_conv_geom *g, const float *xg, int64_t isp, i
     }
 }
 
-/* Depthwise convolution (one output channel per input channel): each input
- * plane is copied once into a zero-padded scratch plane, so that every output
- * reads in bounds (dw_row). `scratch` holds threads * padded-plane floats. */
-typedef float dw_vec __attribute__((vector_size(64), aligned(4)));
-typedef float dw_vec8 __attribute__((vector_size(32), aligned(4)));
-
 /* One output row of a depthwise plane from the zero-padded input. Tap
  * (kz, ky, kx) of output `ow` reads xb[kz*zstep + ky*ystep + kxoff[kx] + ow*step]:
  * with step 1 (unit stride, or stride 2 on a row split into even/odd halves)
