@@ -24,6 +24,14 @@ int *rt_consumer_counts(const rt_graph *g)
 
 /* ---- shape inference and constant folding ------------------------------ */
 
+static int shape_known(const rt_value *v)
+{
+    if (v->ndim < 0) return 0;
+    for (int d = 0; d < v->ndim; d++)
+        if (v->dims[d] < 0) return 0;
+    return 1;
+}
+
 static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
 {
     lector_tensor in[16], out[8];
@@ -41,6 +49,14 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
         if (n->out[k] < 0) continue;
         rt_value *v = &g->values[n->out[k]];
         out[k] = rt_value_tensor(v);
+        /* an output the operator does not make (a node listing more outputs
+         * than its operator has) keeps whatever shape it was declared with */
+        if (!shape_known(v)) {
+            for (int j = 0; j < k; j++) lector__free(out[j].data);
+            return lector__error(err, LECTOR_ERR_INVALID_MODEL,
+                                 "%s: node '%s' lists output '%s', which its operator does not make", g->name, n->name,
+                                 v->name);
+        }
         /* constants are small in real models; a folded value of more than
          * 1 GiB means a hostile or broken shape computation */
         if (rt_value_numel(v) > ((int64_t)1 << 28)) {

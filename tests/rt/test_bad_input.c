@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "lector_rt.h"
 #include "lector_rt_image.h"
@@ -350,6 +351,49 @@ static void test_conv_batchnorm_mismatch(void **state)
         }
 }
 
+/* The models fuzz.onnx once broke the runtime with (tests/fuzz/regressions,
+ * README.md there), loaded as the runtime and the OCR engine load models
+ * (plainly; with argmax outputs; with top-2 outputs and width masks) and run
+ * once where they load: each ends in a status with a message, here as well
+ * as in the fuzz stage (this test also runs under ASan and UBSan). */
+static void test_fuzz_regressions(void **state)
+{
+    DIR *dir = opendir(LECTOR_FUZZ_REGRESSIONS);
+    assert_non_null(dir);
+    int files = 0;
+    for (struct dirent *de; (de = readdir(dir));) {
+        const char *dot = strrchr(de->d_name, '.');
+        if (!dot || strcmp(dot, ".onnx")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", LECTOR_FUZZ_REGRESSIONS, de->d_name);
+        files++;
+        for (int how = 0; how < 3; how++) {
+            lector_model_options o = {.backend = "ref", .threads = 1, .width_masks = how == 2};
+            lector_model *m = NULL;
+            lector_error err = {0};
+            lector_status st = how == 0   ? lector_model_load_file(path, &o, &m, &err)
+                               : how == 1 ? lector_model_load_file_argmax(path, &o, &m, &err)
+                                          : lector_model_load_file_top2(path, &o, &m, &err);
+            if (st == LECTOR_OK) {
+                const lector_value_info *vi = lector_model_input(m, 0);
+                float x[64] = {0};
+                lector_tensor in = {LECTOR_DTYPE_FLOAT32, vi->ndim, {0}, x};
+                int64_t n = 1;
+                for (int d = 0; d < vi->ndim; d++) n *= in.dims[d] = vi->dims[d] > 0 ? vi->dims[d] : 1;
+                lector_tensor *out = NULL;
+                size_t n_out = 0;
+                if (lector_model_num_inputs(m) == 1 && vi->dtype == LECTOR_DTYPE_FLOAT32 && n <= 64)
+                    st = lector_model_run(m, &in, 1, &out, &n_out, &err);
+                lector_tensors_free(out, n_out);
+                lector_model_free(m);
+            }
+            if (st != LECTOR_OK) assert_true(strlen(err.message) > 0);
+        }
+    }
+    closedir(dir);
+    assert_true(files >= 4);
+}
+
 /* Fail every allocation in turn while loading and running a small model:
  * each attempt ends in OK or OUT_OF_MEMORY, never a crash (LSan checks the
  * leaks at exit). */
@@ -382,6 +426,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_valid_small_model), cmocka_unit_test(test_wrong_inputs),
         cmocka_unit_test(test_null_arguments),    cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_arena_bytes),       cmocka_unit_test(test_conv_batchnorm_mismatch),
+        cmocka_unit_test(test_fuzz_regressions),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[4300];
