@@ -32,6 +32,8 @@ lector_status img_decode_webp(const uint8_t *data, size_t size, const char *name
                               img_image *out, lector_error *err);
 lector_status img_decode_bmp(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
                              img_image *out, lector_error *err);
+lector_status img_decode_pnm(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                             img_image *out, lector_error *err);
 lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
                               img_pages *out, lector_error *err);
 
@@ -42,6 +44,15 @@ int img_jpeg_frame(const uint8_t *data, size_t size, unsigned *width, unsigned *
  * page's size, the largest page and the sum of all pages' pixels. */
 lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *name, int *pages, uint64_t *width,
                                  uint64_t *height, uint64_t *max_page, uint64_t *total, lector_error *err);
+
+/* A PBM, PGM or PPM header (decode_pnm.c): kind 1..6 (the digit after 'P'),
+ * the size, the maxval (1 for a bitmap) and where the raster starts. */
+typedef struct img_pnm_info {
+    int kind;
+    uint32_t width, height, maxval;
+    size_t offset;
+} img_pnm_info;
+lector_status img_pnm_header(const uint8_t *data, size_t size, const char *name, img_pnm_info *info, lector_error *err);
 
 /* EXIF orientation (1..8) found in a JPEG's APP1 segment; 1 if none. */
 int img_jpeg_exif_orientation(const uint8_t *data, size_t size);

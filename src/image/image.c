@@ -61,6 +61,8 @@ img_format img_detect(const uint8_t *d, size_t n)
         return IMG_FORMAT_TIFF;
     if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return IMG_FORMAT_WEBP;
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return IMG_FORMAT_BMP;
+    if (n >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && d[2] && strchr(" \t\n\v\f\r", d[2]))
+        return IMG_FORMAT_PNM; /* as OpenCV: 'P', the kind, whitespace */
     return IMG_FORMAT_UNKNOWN;
 }
 
@@ -72,6 +74,7 @@ const char *img_format_name(img_format format)
     case IMG_FORMAT_TIFF: return "TIFF";
     case IMG_FORMAT_WEBP: return "WebP";
     case IMG_FORMAT_BMP: return "BMP";
+    case IMG_FORMAT_PNM: return "PNM";
     default: return "unknown";
     }
 }
@@ -192,10 +195,11 @@ lector_status img_decode(const uint8_t *data, size_t size, const char *name, con
     case IMG_FORMAT_PNG: st = img_decode_png(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_WEBP: st = img_decode_webp(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_BMP: st = img_decode_bmp(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_PNM: st = img_decode_pnm(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_TIFF: return img_decode_tiff(data, size, name, limits, out, err);
     default:
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
-                             name);
+        return lector__error(err, LECTOR_ERR_IMAGE,
+                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP or PNM)", name);
     }
     if (st != LECTOR_OK) {
         img_release(&img);

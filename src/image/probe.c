@@ -86,14 +86,20 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         scratch = hs >= 40 && size >= 30 && (d[28] | d[29] << 8) == 32;
         break;
     }
+    case IMG_FORMAT_PNM: {
+        img_pnm_info pnm;
+        if ((st = img_pnm_header(d, size, name, &pnm, err))) return st;
+        w = pnm.width, h = pnm.height;
+        break;
+    }
     case IMG_FORMAT_TIFF:
         st = lector__tiff_probe(d, size, name, &pages, &w, &h, &max_page, &total, err);
         if (st) return st;
         scratch = 1; /* a page's RGBA raster */
         break;
     default:
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP or BMP)",
-                             name);
+        return lector__error(err, LECTOR_ERR_IMAGE,
+                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP or PNM)", name);
     }
     if (fmt != IMG_FORMAT_TIFF) max_page = total = w * h;
     if (!w || !h)

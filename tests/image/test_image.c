@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <tiffio.h>
 #include <turbojpeg.h>
@@ -734,6 +735,91 @@ static void test_tiff_total_before_decoding(void **state)
  * (every allocation of the library fails meanwhile), and the decoding peak
  * by the kind of page (3 bytes a pixel, 4 more where a page goes through an
  * RGBA buffer). */
+/* PBM, PGM and PPM against OpenCV: every file of tests/image/pnm (made by
+ * its gen_pnm_oracle.py) decodes to the pixels cv2.imread gave for it
+ * (NAME.bgr beside it), or, where OpenCV refused the file, to an error naming it. */
+static void test_pnm_opencv(void **state)
+{
+    DIR *dir = opendir(LECTOR_PNM_DIR);
+    assert_non_null(dir);
+    int files = 0, refused = 0;
+    for (struct dirent *de; (de = readdir(dir));) {
+        const char *dot = strrchr(de->d_name, '.');
+        if (!dot || (strcmp(dot, ".pbm") && strcmp(dot, ".pgm") && strcmp(dot, ".ppm"))) continue;
+        char path[1024], want_path[1024];
+        snprintf(path, sizeof path, "%s/%s", LECTOR_PNM_DIR, de->d_name);
+        snprintf(want_path, sizeof want_path, "%s/%s.bgr", LECTOR_PNM_DIR, de->d_name);
+        th_buf b, want;
+        assert_int_equal(th_read_file(path, &b), 0);
+        img_pages p;
+        lector_error err;
+        lector_status st = img_decode(b.data, b.size, de->d_name, NULL, &p, &err);
+        files++;
+        if (th_read_file(want_path, &want) != 0) { /* OpenCV refused it */
+            if (st != LECTOR_ERR_IMAGE)
+                fail_msg("%s: OpenCV refuses it, Lector: %s", de->d_name, lector_status_str(st));
+            assert_int_equal(st, LECTOR_ERR_IMAGE);
+            assert_non_null(strstr(err.message, de->d_name));
+            refused++;
+            th_buf_free(&b);
+            continue;
+        }
+        if (st != LECTOR_OK) fail_msg("%s: %s", de->d_name, err.message);
+        int w = 0, h = 0; /* "W H\n", then the pixels (which may begin with whitespace bytes) */
+        const uint8_t *nl = memchr(want.data, '\n', want.size);
+        assert_non_null(nl);
+        assert_int_equal(sscanf((const char *)want.data, "%d %d", &w, &h), 2);
+        size_t off = (size_t)(nl + 1 - want.data);
+        assert_int_equal(p.count, 1);
+        assert_int_equal(p.pages[0].width, w);
+        assert_int_equal(p.pages[0].height, h);
+        assert_int_equal(want.size, off + (size_t)w * h * 3);
+        for (int y = 0; y < h; y++)
+            for (int i = 0; i < w * 3; i++)
+                if (px(&p.pages[0], 0, y)[i] != want.data[off + (size_t)y * w * 3 + i])
+                    fail_msg("%s: pixel (%d, %d) channel %d: %d, OpenCV's %d", de->d_name, i / 3, y, i % 3,
+                             px(&p.pages[0], 0, y)[i], want.data[off + (size_t)y * w * 3 + i]);
+        img_pages_free(&p);
+        th_buf_free(&want);
+        th_buf_free(&b);
+    }
+    closedir(dir);
+    assert_true(files >= 24);
+    assert_true(refused >= 6);
+}
+
+/* Where Lector reads PNM beyond OpenCV, and its limits: a plain file whose
+ * last number ends the file; a header over max_pixels refused before any
+ * pixel memory; probe's answer; detection needs the whitespace after the kind. */
+static void test_pnm_edges(void **state)
+{
+    img_pages p;
+    lector_error err;
+    const char plain[] = "P2 2 1 255 9 200";
+    assert_int_equal(img_decode((const uint8_t *)plain, sizeof plain - 1, "a.pgm", NULL, &p, &err), LECTOR_OK);
+    assert_int_equal(px(&p.pages[0], 0, 0)[1], 9);
+    assert_int_equal(px(&p.pages[0], 1, 0)[2], 200);
+    img_pages_free(&p);
+    const char huge[] = "P6\n60000 60000\n255\n";
+    lector__fail_alloc_after(1); /* any allocation would fail the test's expectation */
+    assert_int_equal(img_decode((const uint8_t *)huge, sizeof huge - 1, "big.ppm", NULL, &p, &err), LECTOR_ERR_LIMIT);
+    lector__fail_alloc_after(0);
+    assert_non_null(strstr(err.message, "max_pixels"));
+    lector_image_info info;
+    const char hdr[] = "P5\n# scanner\n640 480\n255\n";
+    assert_int_equal(lector_probe_image(hdr, sizeof hdr - 1, "s.pgm", &info, &err), LECTOR_OK);
+    assert_string_equal(info.format, "PNM");
+    assert_int_equal(info.width, 640);
+    assert_int_equal(info.height, 480);
+    assert_int_equal(info.decode_bytes, 3 * 640 * 480);
+    assert_int_equal(lector_probe_image("P5\n2", 4, "s.pgm", &info, &err), LECTOR_ERR_IMAGE);
+    assert_non_null(strstr(err.message, "s.pgm"));
+    assert_int_equal(img_detect((const uint8_t *)"P6\n", 3), IMG_FORMAT_PNM);
+    assert_int_equal(img_detect((const uint8_t *)"P7\n", 3), IMG_FORMAT_UNKNOWN);
+    assert_int_equal(img_detect((const uint8_t *)"P6x", 3), IMG_FORMAT_UNKNOWN);
+    assert_int_equal(img_detect((const uint8_t *)"P6\0", 3), IMG_FORMAT_UNKNOWN);
+}
+
 static void test_probe(void **state)
 {
     lector_image_info info;
@@ -818,6 +904,8 @@ int main(void)
         cmocka_unit_test(test_jpeg_limit_before_libjpeg),
         cmocka_unit_test(test_tiff_total_before_decoding),
         cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_pnm_opencv),
+        cmocka_unit_test(test_pnm_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

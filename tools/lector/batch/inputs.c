@@ -13,7 +13,8 @@
 /* Deeper trees are reported as a failure rather than walked. */
 #define MAX_DEPTH 256
 
-static const char *const image_exts[] = {"jpg", "jpeg", "jpe", "png", "tif", "tiff", "webp", "bmp"};
+static const char *const image_exts[] = {"jpg",  "jpeg", "jpe", "png", "tif", "tiff",
+                                         "webp", "bmp",  "pbm", "pgm", "ppm", "pnm"};
 
 int batch_inputs_is_image_name(const char *name)
 {
