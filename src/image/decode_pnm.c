@@ -71,7 +71,9 @@ static pnm_read pnm_number(pnm_in *s, int maxdigits, uint32_t *out)
 
 static const char *pnm_what(pnm_read r)
 {
-    return r == PNM_END ? "ends" : r == PNM_BAD_BYTE ? "has a byte that is no digit, space or comment" : "has a number too large";
+    return r == PNM_END        ? "ends"
+           : r == PNM_BAD_BYTE ? "has a byte that is no digit, space or comment"
+                               : "has a number too large";
 }
 
 lector_status img_pnm_header(const uint8_t *d, size_t n, const char *name, img_pnm_info *info, lector_error *err)
@@ -89,7 +91,8 @@ lector_status img_pnm_header(const uint8_t *d, size_t n, const char *name, img_p
         if (r != PNM_OK)
             return lector__error(err, LECTOR_ERR_IMAGE, "%s: PNM header %s before its %s", name, pnm_what(r), field[i]);
     }
-    if (!v[0] || !v[1]) return lector__error(err, LECTOR_ERR_IMAGE, "%s: PNM image of an empty size %ux%u", name, v[0], v[1]);
+    if (!v[0] || !v[1])
+        return lector__error(err, LECTOR_ERR_IMAGE, "%s: PNM image of an empty size %ux%u", name, v[0], v[1]);
     if (!v[2] || v[2] > 65535)
         return lector__error(err, LECTOR_ERR_IMAGE, "%s: PNM maxval %u (1 to 65535)", name, v[2]);
     info->width = v[0];
@@ -130,8 +133,7 @@ lector_status img_decode_pnm(const uint8_t *d, size_t n, const char *name, const
             if (h.kind == 4) {
                 px[0] = raw[x >> 3] >> (7 - (x & 7)) & 1 ? 0 : 255;
             } else if (h.kind >= 5) {
-                for (int c = 0; c < ch; c++)
-                    px[c] = wide ? raw[((size_t)x * ch + c) * 2] : raw[(size_t)x * ch + c];
+                for (int c = 0; c < ch; c++) px[c] = wide ? raw[((size_t)x * ch + c) * 2] : raw[(size_t)x * ch + c];
             } else {
                 for (int c = 0; c < ch; c++) {
                     uint32_t code;
