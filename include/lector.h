@@ -305,7 +305,7 @@ typedef struct lector_result {
     lector_timings timings;
 } lector_result;
 
-/* Reads an image file (JPEG, PNG, TIFF, WebP, BMP, PBM/PGM/PPM; format by content). */
+/* Reads an image file (JPEG, PNG, TIFF, WebP, BMP, PBM/PGM/PPM, JPEG 2000; format by content). */
 lector_status lector_read_file(lector_engine *engine, const char *path, const lector_read_options *opt,
                                lector_result **out, lector_error *err);
 
@@ -346,7 +346,7 @@ lector_status lector_read_batch(lector_engine *engine, const lector_batch_input 
 
 /* What an encoded image's headers say (lector_probe_image). */
 typedef struct lector_image_info {
-    const char *format;      /* "JPEG", "PNG", "TIFF", "WebP", "BMP", "PNM" */
+    const char *format;      /* "JPEG", "PNG", "TIFF", "WebP", "BMP", "PNM", "JPEG 2000" */
     int pages;               /* 1, or a TIFF's directories */
     int width, height;       /* the first page */
     int64_t max_page_pixels; /* the largest page */

@@ -22,7 +22,7 @@ done
 
 # Build and run-time dependencies (Debian package names).
 pkgs="cmake ninja-build gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev nettle-dev"
+      libdnnl-dev libcjson-dev libturbojpeg0-dev libspng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libfreetype-dev fonts-wqy-microhei libmicrohttpd-dev nettle-dev"
 # Node.js and npm fetch the models and run the test oracle; a machine may
 # have them from elsewhere (then the Debian packages would conflict).
 command -v node >/dev/null || pkgs="$pkgs nodejs"

@@ -34,6 +34,8 @@ lector_status img_decode_bmp(const uint8_t *data, size_t size, const char *name,
                              img_image *out, lector_error *err);
 lector_status img_decode_pnm(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
                              img_image *out, lector_error *err);
+lector_status img_decode_jp2(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
+                             img_image *out, lector_error *err);
 lector_status img_decode_tiff(const uint8_t *data, size_t size, const char *name, const img_limits *limits,
                               img_pages *out, lector_error *err);
 
@@ -53,6 +55,13 @@ typedef struct img_pnm_info {
     size_t offset;
 } img_pnm_info;
 lector_status img_pnm_header(const uint8_t *data, size_t size, const char *name, img_pnm_info *info, lector_error *err);
+
+/* JPEG 2000 (decode_jp2.c): 1 for the JP2 file format, 2 for a bare
+ * codestream (J2K), 0 for neither; and the size and component count its
+ * header gives, read without decoding a sample. */
+int img_jp2_kind(const uint8_t *data, size_t size);
+lector_status img_jp2_size(const uint8_t *data, size_t size, const char *name, uint64_t *width, uint64_t *height,
+                           int *components, lector_error *err);
 
 /* EXIF orientation (1..8) found in a JPEG's APP1 segment; 1 if none. */
 int img_jpeg_exif_orientation(const uint8_t *data, size_t size);

@@ -63,6 +63,7 @@ img_format img_detect(const uint8_t *d, size_t n)
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return IMG_FORMAT_BMP;
     if (n >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && d[2] && strchr(" \t\n\v\f\r", d[2]))
         return IMG_FORMAT_PNM; /* as OpenCV: 'P', the kind, whitespace */
+    if (img_jp2_kind(d, n)) return IMG_FORMAT_JP2;
     return IMG_FORMAT_UNKNOWN;
 }
 
@@ -75,6 +76,7 @@ const char *img_format_name(img_format format)
     case IMG_FORMAT_WEBP: return "WebP";
     case IMG_FORMAT_BMP: return "BMP";
     case IMG_FORMAT_PNM: return "PNM";
+    case IMG_FORMAT_JP2: return "JPEG 2000";
     default: return "unknown";
     }
 }
@@ -196,10 +198,11 @@ lector_status img_decode(const uint8_t *data, size_t size, const char *name, con
     case IMG_FORMAT_WEBP: st = img_decode_webp(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_BMP: st = img_decode_bmp(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_PNM: st = img_decode_pnm(data, size, name, limits, &img, err); break;
+    case IMG_FORMAT_JP2: st = img_decode_jp2(data, size, name, limits, &img, err); break;
     case IMG_FORMAT_TIFF: return img_decode_tiff(data, size, name, limits, out, err);
     default:
         return lector__error(err, LECTOR_ERR_IMAGE,
-                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP or PNM)", name);
+                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP, PNM or JPEG 2000)", name);
     }
     if (st != LECTOR_OK) {
         img_release(&img);

@@ -77,7 +77,8 @@ typedef enum img_format {
     IMG_FORMAT_TIFF,
     IMG_FORMAT_WEBP,
     IMG_FORMAT_BMP,
-    IMG_FORMAT_PNM
+    IMG_FORMAT_PNM,
+    IMG_FORMAT_JP2
 } img_format;
 
 /* Layouts accepted by img_from_pixels: lector_pixel_format of the

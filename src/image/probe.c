@@ -7,7 +7,8 @@
  * (3 bytes a pixel) and, while one page is decoded, its scratch buffer: the
  * RGBA copy of a PNG or WebP with alpha, a TIFF page's raster, a CMYK JPEG's
  * samples, a JPEG's copy turned by its EXIF orientation (4 bytes a pixel at
- * most).
+ * most), and a JPEG 2000 page's samples as OpenJPEG holds them (4 bytes a
+ * component).
  */
 #include <string.h>
 #include <webp/decode.h>
@@ -47,6 +48,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
     img_format fmt = img_detect(d, size);
     uint64_t w = 0, h = 0, max_page = 0, total = 0;
     int scratch = 0, pages = 1; /* scratch: the page is decoded through a 4-byte-a-pixel buffer */
+    int samples = 0;            /* JPEG 2000: OpenJPEG's 4-byte samples a pixel, one per component */
     lector_status st = LECTOR_OK;
     switch (fmt) {
     case IMG_FORMAT_JPEG: {
@@ -92,6 +94,13 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         w = pnm.width, h = pnm.height;
         break;
     }
+    case IMG_FORMAT_JP2: {
+        int comps = 0;
+        if ((st = img_jp2_size(d, size, name, &w, &h, &comps, err))) return st;
+        samples = comps;
+        scratch = comps == 2 || comps == 4; /* perhaps an alpha component: the RGBA copy */
+        break;
+    }
     case IMG_FORMAT_TIFF:
         st = lector__tiff_probe(d, size, name, &pages, &w, &h, &max_page, &total, err);
         if (st) return st;
@@ -99,7 +108,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
         break;
     default:
         return lector__error(err, LECTOR_ERR_IMAGE,
-                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP or PNM)", name);
+                             "%s: unrecognised image format (not JPEG, PNG, TIFF, WebP, BMP, PNM or JPEG 2000)", name);
     }
     if (fmt != IMG_FORMAT_TIFF) max_page = total = w * h;
     if (!w || !h)
@@ -110,6 +119,7 @@ lector_status lector_probe_image(const void *data, size_t size, const char *name
     info->height = h > INT32_MAX ? INT32_MAX : (int)h;
     info->max_page_pixels = (int64_t)(max_page > INT64_MAX / 8 ? INT64_MAX / 8 : max_page);
     info->total_pixels = (int64_t)(total > INT64_MAX / 8 ? INT64_MAX / 8 : total);
-    info->decode_bytes = 3 * info->total_pixels + (scratch ? 4 * info->max_page_pixels : 0);
+    info->decode_bytes = 3 * info->total_pixels + (scratch ? 4 * info->max_page_pixels : 0) +
+                         4 * (int64_t)samples * info->max_page_pixels;
     return LECTOR_OK;
 }

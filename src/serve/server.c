@@ -792,7 +792,7 @@ static int collect_images(struct MHD_Connection *c, request *rq, int *array, enu
     /* the bytes are the image: by their content whatever the type said;
      * a declared image that is none gets the CLI's JSON with its error */
     if (!rq->declared_image && lector_probe_image(d, rq->raw.size, NULL, &info, NULL))
-        FAIL(415, "the body is not an image (JPEG, PNG, TIFF, WebP, BMP or PNM, found by its content), nor "
+        FAIL(415, "the body is not an image (JPEG, PNG, TIFF, WebP, BMP, PNM or JPEG 2000, found by its content), nor "
                   "multipart/form-data or JSON with base64");
     rq->files = lector__calloc(1, sizeof *rq->files);
     if (!rq->files) FAIL(503, "out of memory");

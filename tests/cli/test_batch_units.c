@@ -181,6 +181,7 @@ static void test_inputs(void)
     CHECK(batch_inputs_is_image_name("a/B.JPEG") && batch_inputs_is_image_name("x.tif"));
     CHECK(batch_inputs_is_image_name("scan.PGM") && batch_inputs_is_image_name("s.pbm") &&
           batch_inputs_is_image_name("s.ppm") && batch_inputs_is_image_name("s.pnm"));
+    CHECK(batch_inputs_is_image_name("b.JP2") && batch_inputs_is_image_name("c.j2k"));
     CHECK(!batch_inputs_is_image_name("a.pdf") && !batch_inputs_is_image_name(".png") &&
           !batch_inputs_is_image_name("png") && !batch_inputs_is_image_name("d.png/x"));
 }

@@ -28,9 +28,9 @@ static void usage(FILE *f)
         f,
         "usage: lector [options] INPUT...\n"
         "inputs: an image file; '-' (an image on standard input); a directory (its images, recursively:\n"
-        "  .jpg .jpeg .jpe .png .tif .tiff .webp .bmp .pbm .pgm .ppm .pnm, sorted; symbolic links leading\n"
-        "  out of it are not followed); @LIST (a file naming one file or directory per line, relative to\n"
-        "  the working directory; @- reads the list from standard input)\n"
+        "  .jpg .jpeg .jpe .png .tif .tiff .webp .bmp .pbm .pgm .ppm .pnm .jp2 .j2k .j2c .jpc .jpf .jpx,\n"
+        "  sorted; symbolic links leading out of it are not followed); @LIST (a file naming one file or\n"
+        "  directory per line, relative to the working directory; @- reads the list from standard input)\n"
         "output:\n"
         "  -f, --format txt|json|tsv|hocr   txt: lines in reading order (default); json: one JSON\n"
         "                                   object per input (JSON Lines); tsv: Tesseract-style\n"

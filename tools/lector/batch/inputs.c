@@ -13,8 +13,8 @@
 /* Deeper trees are reported as a failure rather than walked. */
 #define MAX_DEPTH 256
 
-static const char *const image_exts[] = {"jpg",  "jpeg", "jpe", "png", "tif", "tiff",
-                                         "webp", "bmp",  "pbm", "pgm", "ppm", "pnm"};
+static const char *const image_exts[] = {"jpg", "jpeg", "jpe", "png", "tif", "tiff", "webp", "bmp", "pbm",
+                                         "pgm", "ppm",  "pnm", "jp2", "j2k", "j2c",  "jpc",  "jpf", "jpx"};
 
 int batch_inputs_is_image_name(const char *name)
 {
