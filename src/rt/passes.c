@@ -54,8 +54,9 @@ static lector_status fold_node(rt_graph *g, rt_node *n, lector_error *err)
         if (!shape_known(v)) {
             for (int j = 0; j < k; j++) lector__free(out[j].data);
             return lector__error(err, LECTOR_ERR_INVALID_MODEL,
-                                 "%s: node '%s' lists output '%s', which its operator does not make", g->name, n->name,
-                                 v->name);
+                                 "%s: node '%s' (%s): shape inference gives no shape for its output '%s' (one its "
+                                 "operator does not make?)",
+                                 g->name, n->name, rt_op_table[n->op].name, v->name);
         }
         /* constants are small in real models; a folded value of more than
          * 1 GiB means a hostile or broken shape computation */
