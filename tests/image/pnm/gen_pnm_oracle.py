@@ -18,6 +18,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import bgr_oracle  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, '..', '..', '..', '..', 'shared', 'data')
 
@@ -71,14 +74,4 @@ for name, data in sorted(files.items()):
     path = os.path.join(HERE, name)
     with open(path, 'wb') as f:
         f.write(data)
-    img = cv2.imread(path, cv2.IMREAD_COLOR)
-    out = path + '.bgr'
-    if img is None:
-        if os.path.exists(out):
-            os.remove(out)
-        print(f'{name}: refused', file=sys.stderr)
-        continue
-    h, w = img.shape[:2]
-    with open(out, 'wb') as f:
-        f.write(f'{w} {h}\n'.encode() + np.ascontiguousarray(img).tobytes())
-    print(f'{name}: {w}x{h}', file=sys.stderr)
+    bgr_oracle.write(path, cv2.imread(path, cv2.IMREAD_COLOR), 'OpenCV')
