@@ -154,8 +154,10 @@ typedef struct lector_params {
      * shape, and the activation arenas they run in), shared by the models:
      * 45% detection, 45% recognition, 10% the classifier. The least recently
      * used plans are evicted to stay under it, so memory does not grow with
-     * the number of distinct image sizes. 0 (default): 32 plans per model,
-     * whatever their size. */
+     * the number of distinct image sizes. 0 (default): a count instead,
+     * whatever the plans' size: on the CPU 64 plans per model, on a GPU
+     * 4,096 for the recogniser (a plan per line width and row count) and
+     * 512 for the others. */
     size_t plan_cache_bytes;
     /* Threads that run the work of every read (lector_read_*, streams with
      * workers 0): decoding, detection, post-processing, crops,
