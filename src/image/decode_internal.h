@@ -47,6 +47,9 @@ int img_jpeg_frame(const uint8_t *data, size_t size, unsigned *width, unsigned *
 lector_status lector__tiff_probe(const uint8_t *data, size_t size, const char *name, int *pages, uint64_t *width,
                                  uint64_t *height, uint64_t *max_page, uint64_t *total, lector_error *err);
 
+/* The kind of a PBM, PGM or PPM (1..6, the digit after 'P', as OpenCV
+ * recognises one: 'P', the digit, whitespace), 0 for none. */
+int img_pnm_kind(const uint8_t *data, size_t size);
 /* A PBM, PGM or PPM header (decode_pnm.c): kind 1..6 (the digit after 'P'),
  * the size, the maxval (1 for a bitmap) and where the raster starts. */
 typedef struct img_pnm_info {

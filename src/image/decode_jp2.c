@@ -203,13 +203,14 @@ lector_status img_decode_jp2(const uint8_t *d, size_t n, const char *name, const
         return st ? st : lector__error(err, LECTOR_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
     }
 #define JP2_SAMPLE(p, i) ((uint8_t)(top ? (uint32_t)(p)[i] * 255u / top : (uint32_t)((p)[i] >> shift)))
-    for (size_t i = 0; i < npx; i++) {
-        uint8_t px[4] = {JP2_SAMPLE(r, i), JP2_SAMPLE(g, i), JP2_SAMPLE(b, i), a ? JP2_SAMPLE(a, i) : 255};
-        if (rgba) {
-            memcpy(rgba + 4 * i, px, 4);
-        } else {
-            uint8_t *o = out->data + (i / w) * out->stride + (i % w) * 3;
-            o[0] = px[2], o[1] = px[1], o[2] = px[0];
+    for (size_t y = 0, i = 0; y < h; y++) {
+        uint8_t *o = rgba ? rgba + i * 4 : out->data + y * out->stride;
+        for (size_t x = 0; x < w; x++, i++, o += rgba ? 4 : 3) {
+            uint8_t px[4] = {JP2_SAMPLE(r, i), JP2_SAMPLE(g, i), JP2_SAMPLE(b, i), a ? JP2_SAMPLE(a, i) : 255};
+            if (rgba)
+                memcpy(o, px, 4);
+            else
+                o[0] = px[2], o[1] = px[1], o[2] = px[0];
         }
     }
 #undef JP2_SAMPLE

@@ -76,12 +76,16 @@ static const char *pnm_what(pnm_read r)
                                : "has a number too large";
 }
 
+int img_pnm_kind(const uint8_t *d, size_t n)
+{
+    return n >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && pnm_space(d[2]) ? d[1] - '0' : 0;
+}
+
 lector_status img_pnm_header(const uint8_t *d, size_t n, const char *name, img_pnm_info *info, lector_error *err)
 {
     memset(info, 0, sizeof *info);
-    if (n < 3 || d[0] != 'P' || d[1] < '1' || d[1] > '6' || !pnm_space(d[2]))
-        return lector__error(err, LECTOR_ERR_IMAGE, "%s: not a PBM, PGM or PPM header", name);
-    info->kind = d[1] - '0';
+    if (!img_pnm_kind(d, n)) return lector__error(err, LECTOR_ERR_IMAGE, "%s: not a PBM, PGM or PPM header", name);
+    info->kind = img_pnm_kind(d, n);
     pnm_in s = {d, n, 2};
     uint32_t v[3] = {0, 0, 1};
     int count = info->kind == 1 || info->kind == 4 ? 2 : 3;

@@ -61,8 +61,7 @@ img_format img_detect(const uint8_t *d, size_t n)
         return IMG_FORMAT_TIFF;
     if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return IMG_FORMAT_WEBP;
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return IMG_FORMAT_BMP;
-    if (n >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && d[2] && strchr(" \t\n\v\f\r", d[2]))
-        return IMG_FORMAT_PNM; /* as OpenCV: 'P', the kind, whitespace */
+    if (img_pnm_kind(d, n)) return IMG_FORMAT_PNM;
     if (img_jp2_kind(d, n)) return IMG_FORMAT_JP2;
     return IMG_FORMAT_UNKNOWN;
 }

@@ -837,11 +837,11 @@ static void test_jp2_edges(void **state)
     for (int at = 8; at <= 28; at += 4)
         if (at != 16 && at != 20) memcpy(b.data + at, big, 4);
     img_pages p;
-    double t0 = lector__now_ms();
+    lector__fail_alloc_after(1); /* Lector's first allocation (the page) would fail the expectation */
     lector_status big_st = img_decode(b.data, b.size, "big.j2k", NULL, &p, &err);
+    lector__fail_alloc_after(0);
     if (big_st != LECTOR_ERR_LIMIT) fail_msg("%s", err.message);
-    assert_non_null(strstr(err.message, "max_pixels"));
-    assert_true(lector__now_ms() - t0 < 1000); /* refused from the header, not decoded */
+    assert_non_null(strstr(err.message, "max_pixels")); /* refused from the header, not decoded */
     th_buf_free(&b);
     assert_int_equal(img_detect((const uint8_t *)"\xFF\x4F\xFF\x51", 4), IMG_FORMAT_JP2);
     assert_int_equal(img_detect((const uint8_t *)"\0\0\0\x0CjP  \r\n\x87\n", 12), IMG_FORMAT_JP2);
