@@ -48,7 +48,7 @@ lector_params lector_default_params(void)
     p.max_pages = 1000;
     p.use_det = 1;
     p.gpu_fp16_margin = 0.05f;
-    p.det_letterbox_min_height = 30;
+    p.det_letterbox_min_height = 48; /* rec_image_height: docs/ACCURACY.md, "Letterbox before detection" */
     p.det_letterbox_ratio = 8.f;
     return p;
 }

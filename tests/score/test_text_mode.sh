@@ -24,4 +24,11 @@ got=$(row); want=$(printf '7\t7\t4\t0.5714\t0.5714\t0.5714\t-')
 [ "$got" = "$want" ] || { echo "FAIL: text mode: got [$got] want [$want]"; exit 1; }
 got=$(row --loose); want=$(printf '7\t7\t5\t0.7143\t0.7143\t0.7143\t-')
 [ "$got" = "$want" ] || { echo "FAIL: text mode --loose: got [$got] want [$want]"; exit 1; }
+# --distance (tests/accuracy/run_suite.sh's similarity): the textbook kitten/sitting = 3, and code
+# points, not bytes: 你好世界 against 你好 is 2 edits (6 bytes), Hello world!你好世界 is 16 long
+for c in "kitten|sitting|3 7" "你好世界|你好|2 2" "Helloworld！你好世界|Hello world!你好世界|2 16" "|abc|3 3"; do
+  IFS='|' read -r a b want <<<"$c"
+  got=$("$SCORE" --distance "$a" "$b")
+  [ "$got" = "$want" ] || { echo "FAIL: --distance [$a] [$b]: got [$got] want [$want]"; exit 1; }
+done
 echo "ok: score.text_mode"

@@ -82,7 +82,7 @@ static void usage(FILE *f)
         "  --det-db-box-thresh F (0.6) --det-db-unclip-ratio F (1.5) --det-db-score-mode fast|slow\n"
         "  --use-dilation --det-max-candidates N (1000) --det-min-size N (3)\n"
         "  --det-mean B,G,R (0.485,0.456,0.406) --det-std B,G,R (0.229,0.224,0.225)\n"
-        "  --det-letterbox-min-height N (30) --det-letterbox-ratio F (8): images at most N px high or more\n"
+        "  --det-letterbox-min-height N (48) --det-letterbox-ratio F (8): images at most N px high or more\n"
         "                                   than F times as wide as high get black bands for detection\n"
         "                                   (RapidOCR's letterbox); 0 turns a rule off\n"
         "  --no-det                         no detection: the whole image is one text line\n"

@@ -28,6 +28,11 @@
  *    matched = the size of the bags' intersection; P = matched / result words, R = matched / GT
  *    words, H = word F1, summed over images. --loose folds ASCII case. No CER in this mode.
  *  - --only-present: only GT images that have a result line are scored (partial runs).
+ *
+ *   lector-score --distance GOT EXPECTED
+ *
+ *  prints the Levenshtein distance between two strings in Unicode code points and EXPECTED's
+ *  length in code points ("3 16"): tests/accuracy/run_suite.sh's similarity rule.
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -691,7 +696,8 @@ static void usage(void)
             "  --mode all      line, word and text\n"
             "  --loose         CER on text without whitespace and with ASCII case folded\n"
             "  --only-present  score only the GT images that have a result (default: a missing result\n"
-            "                  counts as an image with no detections)\n");
+            "                  counts as an image with no detections)\n"
+            "       lector-score --distance GOT EXPECTED   (edits in code points, then EXPECTED's length)\n");
     exit(2);
 }
 
@@ -700,6 +706,14 @@ int main(int argc, char **argv)
     const char *gtp = NULL, *resp = NULL, *mode = "line", *label = NULL, *perp = NULL;
     double thr = 0.5, wall = 0;
     int tsv = 0, header = 0;
+    if (argc == 4 && !strcmp(argv[1], "--distance")) {
+        uint32_t *a, *b;
+        int na = utf8_decode(argv[2], &a), nb = utf8_decode(argv[3], &b);
+        printf("%ld %d\n", levenshtein(a, na, b, nb), nb);
+        free(a);
+        free(b);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (usage(), ""))
