@@ -23,8 +23,11 @@
 #define RT_ARENA_ALIGN 256 /* every value on a 256-byte boundary: what cuBLASLt assumes of its operands */
 #define RT_NO_OFFSET   ((size_t)-1)
 /* Plans a model keeps (lector_model_options.plan_cache_size = 0). A plan
- * holds no weights and no activation memory (both are the model's), so a
- * cache that holds every shape of a document stream is cheap. */
+ * holds no activation memory (the model's arenas) but is not free: a
+ * generic plan of the CPU recogniser is about 0.8 MB, and over 300 distinct
+ * pages, where line widths seldom come back, 4,096 plans a model read no
+ * faster than 64 for 2.5 times the peak RSS (docs/BENCHMARKS.md, "The CPU's
+ * plan cache on distinct pages"). */
 #define RT_PLAN_CACHE_DEFAULT 64
 
 typedef struct rt_backend rt_backend;
