@@ -266,6 +266,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->det_letterbox_min_height >= 0 && p->det_letterbox_min_height <= 65536,
             "det_letterbox_min_height must be in [0, 65536]");
     REQUIRE(p->rec_width_bucket >= 0 && p->rec_width_bucket <= 4096, "rec_width_bucket must be in [0, 4096]");
+    REQUIRE(p->rec_crop_margin >= 0 && p->rec_crop_margin <= 1, "rec_crop_margin must be in [0, 1]");
     REQUIRE(p->det_letterbox_ratio >= 0 && p->det_letterbox_ratio <= 65536,
             "det_letterbox_ratio must be in [0, 65536]");
 #undef REQUIRE

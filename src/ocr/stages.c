@@ -185,25 +185,47 @@ lector_status ocr_det_post(lector_engine *e, const img_image *img, int pad_rows,
 /* ---- crops ----------------------------------------------------------------------- */
 
 /* get_rotate_crop_image's size and corners of box b */
-static void crop_geometry(const ocr_box *b, float quad[4][2], int *cw, int *ch)
+static void crop_geometry(const ocr_box *b, float margin, int img_w, int img_h, float quad[4][2], int *cw, int *ch)
 {
     const ocr_pt *p = b->p;
-    int w = (int)fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
-    int h = (int)fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
+    double fw = fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
+    double fh = fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
+    /* rec_crop_margin: each side moved out by margin * the shorter side, along
+     * the box's own directions (its mean top-to-right and top-to-bottom edges),
+     * the corners then kept within the image as detection keeps its boxes */
+    double ux = (p[1].x - p[0].x + p[2].x - p[3].x) / 2, uy = (p[1].y - p[0].y + p[2].y - p[3].y) / 2;
+    double vx = (p[3].x - p[0].x + p[2].x - p[1].x) / 2, vy = (p[3].y - p[0].y + p[2].y - p[1].y) / 2;
+    double ul = hypot(ux, uy), vl = hypot(vx, vy), d = margin * fmin(fw, fh);
+    if (!(margin > 0) || ul < 1e-6 || vl < 1e-6) d = 0;
+    static const int su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1}; /* tl, tr, br, bl */
+    for (int i = 0; i < 4; i++) {
+        double x = p[i].x, y = p[i].y;
+        if (d > 0) { /* ul, vl > 0 here */
+            x += d * (su[i] * ux / ul + sv[i] * vx / vl);
+            y += d * (su[i] * uy / ul + sv[i] * vy / vl);
+            x = fmin(fmax(x, 0), img_w - 1);
+            y = fmin(fmax(y, 0), img_h - 1);
+        }
+        quad[i][0] = (float)x;
+        quad[i][1] = (float)y;
+    }
+    if (d > 0) { /* the crop's size from the grown corners, as get_rotate_crop_image measures a box */
+        fw = fmax(hypot(quad[0][0] - quad[1][0], quad[0][1] - quad[1][1]),
+                  hypot(quad[2][0] - quad[3][0], quad[2][1] - quad[3][1]));
+        fh = fmax(hypot(quad[0][0] - quad[3][0], quad[0][1] - quad[3][1]),
+                  hypot(quad[1][0] - quad[2][0], quad[1][1] - quad[2][1]));
+    }
+    int w = (int)fw, h = (int)fh;
     *cw = w < 1 ? 1 : w;
     *ch = h < 1 ? 1 : h;
-    for (int i = 0; i < 4; i++) {
-        quad[i][0] = p[i].x;
-        quad[i][1] = p[i].y;
-    }
 }
 
 /* get_rotate_crop_image: the warp, and a quarter turn for a tall crop */
-static lector_status crop_box(const img_image *img, const ocr_box *b, img_image *out, lector_error *err)
+static lector_status crop_box(const img_image *img, const ocr_box *b, float margin, img_image *out, lector_error *err)
 {
     float quad[4][2];
     int w, h;
-    crop_geometry(b, quad, &w, &h);
+    crop_geometry(b, margin, img->width, img->height, quad, &w, &h);
     img_image warped;
     lector_status st = img_warp_quad(img, quad, w, h, &warped, err);
     if (st) return st;
@@ -219,10 +241,11 @@ static lector_status crop_box(const img_image *img, const ocr_box *b, img_image 
 /* crop_box's crop described for the device (made there by cls/rec's input):
  * its warp matrix and turn; LECTOR_ERR_INVALID_ARGUMENT for a degenerate box,
  * as img_warp_quad reports it. */
-static lector_status crop_box_device(const img_image *img, const ocr_box *b, ocr_crop *c, lector_error *err)
+static lector_status crop_box_device(const img_image *img, const ocr_box *b, float margin, ocr_crop *c,
+                                     lector_error *err)
 {
     float quad[4][2];
-    crop_geometry(b, quad, &c->warp_w, &c->warp_h);
+    crop_geometry(b, margin, img->width, img->height, quad, &c->warp_w, &c->warp_h);
     if (img_warp_quad_matrix(quad, c->warp_w, c->warp_h, c->warp) != 0)
         return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "warp: degenerate quadrilateral");
     c->on_device = 1;
@@ -259,7 +282,8 @@ lector_status ocr_crops_make(lector_engine *e, const img_image *img, ocr_box *bo
                 memcpy(ci->img.data + (size_t)y * ci->img.stride, img->data + (size_t)y * img->stride,
                        (size_t)img->width * img->channels);
         } else {
-            st = dev ? crop_box_device(img, &boxes[i], ci, err) : crop_box(img, &boxes[i], &ci->img, err);
+            float m = e->p.rec_crop_margin;
+            st = dev ? crop_box_device(img, &boxes[i], m, ci, err) : crop_box(img, &boxes[i], m, &ci->img, err);
             if (st && st != LECTOR_ERR_OUT_OF_MEMORY) {
                 /* a degenerate box (two corners equal: PaddleOCR's corner
                  * ordering can do that on small boxes at 45 degrees) gives

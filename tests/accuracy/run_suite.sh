@@ -2,7 +2,8 @@
 # Reproduce the expected strings of RapidOCR's and PaddleOCR's own suites with build/lector.
 #
 # usage: run_suite.sh LECTOR MODELS_DIR DATA_DIR [CASE_ID...]
-#   CASE_ID = <set>:<row> as listed in cases.tsv (default: all cases)
+#   CASE_ID = <set>:<row> as listed in cases.tsv (the row's first case), or <set>:<row>:<profile>
+#   for a row checked again under another profile (default: all cases)
 # exit: 0 all reproduced, 1 some not reproduced, 77 data, models or binary absent (ctest SKIPPED)
 #
 # Each case runs `lector --format txt` on one image with the settings of the suite that asserted
@@ -45,6 +46,7 @@ profile_opts() {
     paddle_rec)  echo "--no-det" ;;                        # tools/infer/predict_rec.py
     paddle)      echo "" ;;
     paddle_cls)  echo "--use-angle-cls" ;;
+    margin10)    echo "--rec-crop-margin 0.1" ;;                 # each line cut with a margin (lector_params.rec_crop_margin)
     *) echo "bad profile $1" >&2; return 1 ;;
   esac
 }
@@ -56,14 +58,17 @@ SCORE=$(dirname "$LECTOR")/lector-score
 lev() { "$SCORE" --distance "$1" "$2" | cut -d' ' -f1; }
 
 THREADS=${ACC_THREADS:-1}   # results do not depend on the thread count
-declare -A cache_out cache_rc
+declare -A cache_out cache_rc first_seen
 want=" $* "
 pass=0 fail=0
 failures=()
 while IFS=$'\t' read -r set row profile compare what; do
   [[ -z "$set" || "$set" == \#* ]] && continue
   id="$set:$row"
-  [ $# -gt 0 ] && [[ "$want" != *" $id "* ]] && continue
+  [ $# -gt 0 ] && [[ "$want" != *" $id "* ]] && [[ "$want" != *" $id:$profile "* ]] && continue
+  # "set:row" alone names the row's first case (its profile's other cases are "set:row:profile")
+  [ $# -gt 0 ] && [[ "$want" != *" $id:$profile "* ]] && [ -n "${first_seen[$id]:-}" ] && continue
+  first_seen[$id]=1
   gtrow=$(sed -n "${row}p" "$DATA/$set/gt.tsv")
   # (read would merge empty TAB-separated fields: cut keeps them)
   img=$(printf '%s' "$gtrow" | cut -f1); unit=$(printf '%s' "$gtrow" | cut -f2)

@@ -109,6 +109,10 @@ run --no-such-option "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknow
 run --det-db-thresh abc "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad number exit code"
 run --device cuda:x "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad device exit code"
 run --gpu-mem-limit 3X "$sample" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "bad --gpu-mem-limit exit code"
+# a parameter out of its range: the engine refuses it by name (exit 1), nothing read
+run --rec-crop-margin 1.5 "$sample" >"$tmp/m.txt" 2>"$tmp/em"; rc=$?
+[ $rc -eq 1 ] && [ ! -s "$tmp/m.txt" ] && grep -q "rec_crop_margin must be in \[0, 1\]" "$tmp/em" && ok ||
+  ko "--rec-crop-margin 1.5: rc $rc, $(cat "$tmp/em")"
 
 # the GPU, when there is none usable: auto runs on the CPU with one line saying
 # why and the CPU's results; cuda fails with that reason (exit 1)

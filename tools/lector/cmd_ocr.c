@@ -85,6 +85,8 @@ static void usage(FILE *f)
         "  --det-letterbox-min-height N (48) --det-letterbox-ratio F (8): images at most N px high or more\n"
         "                                   than F times as wide as high get black bands for detection\n"
         "                                   (RapidOCR's letterbox); 0 turns a rule off\n"
+        "  --rec-crop-margin F (0)          each line cut from its box grown by F times its height on every\n"
+        "                                   side (0.1 keeps more spaces: docs/ACCURACY.md); 0: PaddleOCR's cut\n"
         "  --no-det                         no detection: the whole image is one text line\n"
         "classification / recognition:\n"
         "  --use-angle-cls --cls-thresh F (0.9) --cls-batch-num N (6)\n"
@@ -330,6 +332,7 @@ int cmd_ocr(int argc, char **argv)
         FLT_OPT("--det-db-box-thresh", det_db_box_thresh)
         FLT_OPT("--det-db-unclip-ratio", det_db_unclip_ratio)
         FLT_OPT("--det-letterbox-ratio", det_letterbox_ratio)
+        FLT_OPT("--rec-crop-margin", rec_crop_margin)
         FLT_OPT("--cls-thresh", cls_thresh)
         FLT_OPT("--drop-score", drop_score)
         else if (!strcmp(a, "--max-pixels")) p.max_pixels = strtoll(v, NULL, 10);
