@@ -42,6 +42,7 @@
     X(LECTOR__TC_CUDA_MEM_LOG,      "LECTOR_CUDA_MEM_LOG",      "1: every device allocation and free, and pinned staging grown, logged (debug) with what it is for") \
     X(LECTOR__TC_CUDA_GEMM1X1,      "LECTOR_CUDA_GEMM1X1",      "0: pointwise convolutions on cuDNN, not cuBLAS") \
     X(LECTOR__TC_CUDA_LT,           "LECTOR_CUDA_LT",           "0: half-precision products by cuBLAS's own calls, not cuBLASLt with an algorithm per size class") \
+    X(LECTOR__TC_CUDA_PRIME,        "LECTOR_CUDA_PRIME",        "0: the libraries' first calls left to the first plans, not made on a side thread while the models load") \
     X(LECTOR__TC_CUDA_DECONV,       "LECTOR_CUDA_DECONV",       "0: ConvTranspose on cuDNN, not the own kernels") \
     X(LECTOR__TC_ONEDNN_NOFUSE,     "LECTOR_ONEDNN_NOFUSE",     "set: no post-op chains") \
     X(LECTOR__TC_ONEDNN_NOFOLD,     "LECTOR_ONEDNN_NOFOLD",     "set: no per-channel constants folded into weights") \

@@ -21,6 +21,7 @@
  *   cuda_algos.c       cuDNN's algorithm choices, for the process and on disk
  *   choice_table.c     the table of choices both kinds of algorithm are kept in
  *   cuda_memory.c      device memory under a cap, workers, constants, shared weights
+ *   cuda_prime.c       the libraries' first calls, made while the models load
  *   cuda_exec.c        running a plan (a dispatch-only switch over step kinds)
  *   cuda_graphs.c      CUDA graphs of the plans that come back
  *   cuda_profile.c     LECTOR_CUDA_PROFILE

@@ -413,6 +413,9 @@ void cu_worker_put(cu_ctx *c, cu_worker *w);
  * the idle workers are freed). */
 void cu_workers_ahead(cu_ctx *c, int n);
 void cu_workers_ahead_stop(cu_ctx *c);
+/* cuda_prime.c: the libraries' first calls, once per process, on worker w
+ * (make_ahead's thread, while the models load). */
+void cu_prime_libraries(cu_ctx *c, cu_worker *w);
 /* A workspace of at least `need` bytes after cuBLAS's. */
 lector_status cu_worker_ws(cu_ctx *c, cu_worker *w, size_t need, lector_error *err);
 /* Pinned staging of at least `need` bytes. */

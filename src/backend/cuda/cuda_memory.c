@@ -380,6 +380,12 @@ static void *make_ahead(void *arg)
 {
     cu_ctx *c = arg;
     cudaSetDevice(c->device);
+    cu_worker *first; /* the libraries' first calls first, on the worker cu_init made */
+    lector_error err0 = {0};
+    if (!cu_worker_get(c, &first, &err0)) {
+        cu_prime_libraries(c, first);
+        cu_worker_put(c, first);
+    }
     double t0 = cu_now_ms();
     int n = 0;
     while (!atomic_load(&c->ahead_stop) && atomic_load(&c->made) < c->ahead) {

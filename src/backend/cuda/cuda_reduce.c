@@ -78,6 +78,19 @@ int cu_build_layernorm(compile_ctx *cc, const rt_node *n, cu_step *s)
     return 0;
 }
 
+/* The row kernel's step over the last axis of n's input: op 0 the index,
+ * 1 the maximum, 2 the two largest (cu_run_argmax). */
+static int row_step(compile_ctx *cc, const rt_node *n, cu_step *s, int op)
+{
+    const rt_value *x = val(cc->g, n->in[0]);
+    s->kind = S_ARGMAX;
+    s->op = op;
+    s->len = x->dims[x->ndim - 1];
+    s->outer = numel(x) / s->len;
+    s->half = cu_vh(cc, n->in[0]);
+    return 0;
+}
+
 /* ArgMax and ReduceMax over the last axis only: one row kernel, the index
  * (op 0) or the maximum (op 1). */
 int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s)
@@ -92,12 +105,7 @@ int cu_build_argmax(compile_ctx *cc, const rt_node *n, cu_step *s)
     } else if (!is_f32(y) || reduce_last_axis(cc, n) < 0) {
         return 1;
     }
-    s->kind = S_ARGMAX;
-    s->op = n->op == RT_OP_ReduceMax;
-    s->len = x->dims[x->ndim - 1];
-    s->outer = numel(x) / s->len;
-    s->half = cu_vh(cc, n->in[0]);
-    return 0;
+    return row_step(cc, n, s, n->op == RT_OP_ReduceMax);
 }
 
 /* TopK of the two largest over the last axis (lector_model_load_*_top2):
@@ -112,12 +120,7 @@ int cu_build_topk(compile_ctx *cc, const rt_node *n, cu_step *s)
     if (axis != x->ndim - 1 || !H->attr_int(n, "largest", 1) || !k->data || k->dtype != LECTOR_DTYPE_INT64 ||
         *(const int64_t *)k->data != 2 || x->dims[axis] < 2)
         return 1;
-    s->kind = S_ARGMAX;
-    s->op = 2;
-    s->len = x->dims[axis];
-    s->outer = numel(x) / s->len;
-    s->half = cu_vh(cc, n->in[0]);
-    return 0;
+    return row_step(cc, n, s, 2);
 }
 
 /* ---- running ---------------------------------------------------------------------- */
