@@ -188,6 +188,10 @@ lector_status ocr_det_post(lector_engine *e, const img_image *img, int pad_rows,
 static void crop_geometry(const ocr_box *b, float margin, int img_w, int img_h, float quad[4][2], int *cw, int *ch)
 {
     const ocr_pt *p = b->p;
+    for (int i = 0; i < 4; i++) {
+        quad[i][0] = p[i].x;
+        quad[i][1] = p[i].y;
+    }
     double fw = fmax(hypot(p[0].x - p[1].x, p[0].y - p[1].y), hypot(p[2].x - p[3].x, p[2].y - p[3].y));
     double fh = fmax(hypot(p[0].x - p[3].x, p[0].y - p[3].y), hypot(p[1].x - p[2].x, p[1].y - p[2].y));
     /* rec_crop_margin: each side moved out by margin * the shorter side, along
@@ -196,20 +200,15 @@ static void crop_geometry(const ocr_box *b, float margin, int img_w, int img_h, 
     double ux = (p[1].x - p[0].x + p[2].x - p[3].x) / 2, uy = (p[1].y - p[0].y + p[2].y - p[3].y) / 2;
     double vx = (p[3].x - p[0].x + p[2].x - p[1].x) / 2, vy = (p[3].y - p[0].y + p[2].y - p[1].y) / 2;
     double ul = hypot(ux, uy), vl = hypot(vx, vy), d = margin * fmin(fw, fh);
-    if (!(margin > 0) || ul < 1e-6 || vl < 1e-6) d = 0;
-    static const int su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1}; /* tl, tr, br, bl */
-    for (int i = 0; i < 4; i++) {
-        double x = p[i].x, y = p[i].y;
-        if (d > 0) { /* ul, vl > 0 here */
-            x += d * (su[i] * ux / ul + sv[i] * vx / vl);
-            y += d * (su[i] * uy / ul + sv[i] * vy / vl);
-            x = fmin(fmax(x, 0), img_w - 1);
-            y = fmin(fmax(y, 0), img_h - 1);
+    if (margin > 0 && ul > 1e-6 && vl > 1e-6 && d > 0) {
+        static const int su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1}; /* tl, tr, br, bl */
+        for (int i = 0; i < 4; i++) {
+            double x = p[i].x + d * (su[i] * ux / ul + sv[i] * vx / vl);
+            double y = p[i].y + d * (su[i] * uy / ul + sv[i] * vy / vl);
+            quad[i][0] = (float)fmin(fmax(x, 0), img_w - 1);
+            quad[i][1] = (float)fmin(fmax(y, 0), img_h - 1);
         }
-        quad[i][0] = (float)x;
-        quad[i][1] = (float)y;
-    }
-    if (d > 0) { /* the crop's size from the grown corners, as get_rotate_crop_image measures a box */
+        /* the crop's size from the grown corners, as get_rotate_crop_image measures a box */
         fw = fmax(hypot(quad[0][0] - quad[1][0], quad[0][1] - quad[1][1]),
                   hypot(quad[2][0] - quad[3][0], quad[2][1] - quad[3][1]));
         fh = fmax(hypot(quad[0][0] - quad[3][0], quad[0][1] - quad[3][1]),
