@@ -7,7 +7,8 @@
 #   check   every GPU step against the reference kernels (LECTOR_CUDA_CHECK=1), fp32 and fp16
 #   fuse    the fused depthwise epilogues (LECTOR_CUDA_DWFUSE) leave the output bytes as they were
 #   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
-#   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images
+#   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images (E2E: the GPU runs' settings;
+#           E2E_ALL: flags for every run, the CPU's too, e.g. "--rec-crop-margin 0.1")
 #   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads of six page sizes
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
 #   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
@@ -234,14 +235,15 @@ PY
     e2e)       # texts, GPU (fp32, then fp16) vs CPU
       for s in icdar2015_test sroie_subset; do
         images $s >/tmp/list.txt
-        $L --device cpu --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
-        $L --device cpu --cls --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu_cls.tsv" 2>"$out/e2e_$s.cpu_cls.err"
+        # E2E_ALL: flags for every run of the step, the CPU's included (e.g. "--rec-crop-margin 0.1")
+        $L --device cpu ${E2E_ALL:-} --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu.tsv" 2>"$out/e2e_$s.cpu.err"
+        $L --device cpu ${E2E_ALL:-} --cls --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cpu_cls.tsv" 2>"$out/e2e_$s.cpu_cls.err"
         # [ENV=VALUE ...] [flags], ';' between them; --cls compares with the CPU's --cls run
         IFS=";" read -ra cfgs <<<"${E2E:-;--cls;--fp16;--fp16 --fp16-margin 0;--fp16-det;LECTOR_GPU_PREPROCESS=0}"
         for f in "${cfgs[@]}"; do tag=$(echo "$f" | tr -c 'A-Za-z0-9-' '_')
         envs=$(printf '%s\n' $f | grep '=' | tr '\n' ' '); flags=$(printf '%s\n' $f | grep -v '=' | tr '\n' ' ')
         ref=$out/e2e_$s.cpu.tsv; case " $flags " in *" --cls "*) ref=$out/e2e_$s.cpu_cls.tsv ;; esac
-        env LECTOR_X=1 $envs $L --device cuda $flags --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$tag.tsv" 2>"$out/e2e_$s.cuda$tag.err"
+        env LECTOR_X=1 $envs $L --device cuda ${E2E_ALL:-} $flags --format tsv $(cat /tmp/list.txt) >"$out/e2e_$s.cuda$tag.tsv" 2>"$out/e2e_$s.cuda$tag.err"
         python3 - "$ref" "$out/e2e_$s.cuda$tag.tsv" "$s${f:+ $f}" <<'PY'
 import collections, sys
 def pages(p):   # per page: the multiset of line texts (a moved box reorders lines, it does not change them)
