@@ -289,6 +289,18 @@ size_t lector_model_gpu_available(const lector_model *model);
 lector_status lector_model_arena_bytes(const lector_model *model, const lector_tensor *inputs, size_t n_inputs,
                                        size_t *bytes, lector_error *err);
 
+/* Makes ahead the activation memory of `runs` runs in flight at once of
+ * inputs of these shapes (or of the largest shape run so far, if larger),
+ * compiling the plan as lector_model_arena_bytes does, and keeps that many
+ * arenas from then on: a model's memory stops growing from here instead
+ * of each time more runs than ever before are in flight. An arena that a
+ * run outgrows is replaced at the largest size. lector_model_trim frees
+ * them (they are made again as runs need them). Allocation stops at the
+ * first failure, which is not an error: *made (may be NULL) tells how
+ * many arenas were made. Thread-safe. */
+lector_status lector_model_reserve(lector_model *model, const lector_tensor *inputs, size_t n_inputs, int runs,
+                                   int *made, lector_error *err);
+
 /* Runs the model. `inputs` are given in the order of the model's inputs
  * (lector_model_input(m, i)). On success *outputs is a new array of
  * *n_outputs tensors in the order of the model's outputs. Thread-safe. */

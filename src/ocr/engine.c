@@ -358,6 +358,42 @@ lector_status ocr_batch_limits(lector_engine *e, lector_error *err)
     return st;
 }
 
+/* The arenas of the line models' full batches for every worker, made
+ * ahead (lector_model_reserve): otherwise a model keeps as many arenas as
+ * its runs were ever in flight at once, and a new high, which can come
+ * after thousands of pages, adds one (the recogniser's: 262 MiB on an
+ * H100; docs/BENCHMARKS.md, "Memory over 10,000 reads"). At most half the
+ * GPU memory free goes to them, so that pages and the other models find
+ * room; a reserve cut short there grows on demand as before. The fp32
+ * recogniser of --fp16's recheck reads few lines and is left to grow. */
+static void gpu_reserve(lector_engine *e)
+{
+    const lector_params *p = &e->p;
+    struct {
+        lector_model *m;
+        int rows, h, w;
+    } line_models[] = {{e->rec, e->gpu_rec_rows, p->rec_image_height, p->rec_image_width},
+                       {p->use_angle_cls ? e->cls : NULL, e->gpu_cls_rows, p->cls_image_height, p->cls_image_width}};
+    int workers = ocr_workers(p, 1);
+    for (size_t i = 0; i < sizeof line_models / sizeof line_models[0]; i++) {
+        if (!line_models[i].m) continue;
+        double t0 = lector__now_ms();
+        lector_error err = {0};
+        lector_tensor in = {
+            LECTOR_DTYPE_FLOAT32, 4, {line_models[i].rows, 3, line_models[i].h, line_models[i].w}, NULL};
+        size_t bytes = 0, avail = lector_model_gpu_available(line_models[i].m);
+        int n = workers, made = 0;
+        lector_status st = lector_model_arena_bytes(line_models[i].m, &in, 1, &bytes, &err);
+        if (!st && bytes && (size_t)n > avail / 2 / bytes) n = (int)(avail / 2 / bytes);
+        if (!st) st = lector_model_reserve(line_models[i].m, &in, 1, n, &made, &err);
+        if (st)
+            lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: reserve: %s", err.message);
+        else
+            lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: %d arenas of %zu MiB for %d workers made ahead in %.0f ms",
+                        made, bytes >> 20, n, lector__now_ms() - t0);
+    }
+}
+
 /* A plan's first run on a GPU waits for the libraries to load the kernels it
  * uses: cuBLAS's half-precision products took 60-80 ms in the first runs of
  * a cold `--fp16` start on an H100, every plan of the first page waiting
@@ -396,6 +432,7 @@ static void *gpu_warmup_run(void *arg)
         lector__free(blank);
     }
     lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: the line models ran once in %.0f ms", lector__now_ms() - t0);
+    if (lector__tc_flag(LECTOR__TC_GPU_RESERVE, 1)) gpu_reserve(e);
     return NULL;
 }
 

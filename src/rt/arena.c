@@ -125,10 +125,25 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
 void rt_arena_give(rt_arena_pool *pool, rt_arena a)
 {
     rt_arena drop = {0};
+    pthread_mutex_lock(&pool->lock);
+    size_t largest = pool->largest;
+    int regrow = pool->reserved > 0 && a.size < largest;
+    pthread_mutex_unlock(&pool->lock);
+    if (regrow) { /* a reserve keeps its arenas at the largest size: this one is replaced now */
+        void *ptr = rt_buffer_alloc(pool->be, largest);
+        if (ptr) {
+            arena_free(pool, a);
+            a = (rt_arena){ptr, largest};
+            pthread_mutex_lock(&pool->lock);
+            pool->allocated++;
+            pthread_mutex_unlock(&pool->lock);
+        }
+    }
     remember_arena(pool, a.ptr);
     pthread_mutex_lock(&pool->lock);
     pool->borrowed--;
     int keep = pool->peak < RT_ARENA_POOL ? RT_ARENA_POOL : pool->peak;
+    if (keep < pool->reserved) keep = pool->reserved;
     if (keep > RT_ARENA_POOL_MAX) keep = RT_ARENA_POOL_MAX;
     if (pool->n_idle < keep) {
         pool->idle[pool->n_idle++] = a;
@@ -147,6 +162,55 @@ void rt_arena_give(rt_arena_pool *pool, rt_arena a)
     }
     pthread_mutex_unlock(&pool->lock);
     arena_free(pool, drop);
+}
+
+int rt_arena_pool_reserve(rt_arena_pool *pool, int n, size_t size)
+{
+    if (n > RT_ARENA_POOL_MAX) n = RT_ARENA_POOL_MAX;
+    if (size < RT_ARENA_ALIGN) size = RT_ARENA_ALIGN;
+    int made = 0;
+    /* idle arenas smaller than the reserve's are replaced now, not later by a run that
+     * needs more (a growth the reserve is there to have made) */
+    rt_arena drop[RT_ARENA_POOL_MAX];
+    int n_drop = 0;
+    pthread_mutex_lock(&pool->lock);
+    if (size > pool->largest) pool->largest = size;
+    for (int i = 0; i < pool->n_idle;)
+        if (pool->idle[i].size < pool->largest) {
+            drop[n_drop++] = pool->idle[i];
+            pool->held -= pool->idle[i].size;
+            pool->idle[i] = pool->idle[--pool->n_idle];
+        } else {
+            i++;
+        }
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < n_drop; i++) arena_free(pool, drop[i]);
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        if (n > pool->reserved) pool->reserved = n;
+        if (size > pool->largest) pool->largest = size;
+        size_t want = pool->largest;
+        /* one at a time, the lock not held while the backend allocates: runs go on meanwhile */
+        int more = pool->n_idle + pool->borrowed < n;
+        pthread_mutex_unlock(&pool->lock);
+        if (!more) break;
+        void *ptr = rt_buffer_alloc(pool->be, want);
+        if (!ptr) break;
+        pthread_mutex_lock(&pool->lock);
+        int keep = pool->n_idle < RT_ARENA_POOL_MAX && pool->n_idle + pool->borrowed < n;
+        if (keep) {
+            pool->idle[pool->n_idle++] = (rt_arena){ptr, want};
+            pool->held += want;
+            pool->allocated++;
+        }
+        pthread_mutex_unlock(&pool->lock);
+        if (!keep) { /* runs made the rest meanwhile */
+            rt_buffer_free(pool->be, ptr);
+            break;
+        }
+        made++;
+    }
+    return made;
 }
 
 void rt_arena_pool_stats(rt_arena_pool *pool, size_t *held, uint64_t *allocated)

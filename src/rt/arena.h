@@ -11,7 +11,8 @@
  * most RT_ARENA_POOL_MAX), so that concurrent workers do not free and
  * allocate arenas on every run (on the GPU each free waits for the whole
  * device); rt_arena_pool_trim (lector_model_trim) releases them.
- * Thread-safe.
+ * rt_arena_pool_reserve makes them ahead: memory that stops growing from
+ * the start instead of when runs in flight reach a new high. Thread-safe.
  */
 #ifndef LECTOR_RT_ARENA_H
 #define LECTOR_RT_ARENA_H
@@ -39,6 +40,7 @@ typedef struct rt_arena_pool {
     int n_idle;
     int borrowed;       /* arenas taken and not given back */
     int peak;           /* the most borrowed at once: how many idle ones are kept */
+    int reserved;       /* and at least this many (rt_arena_pool_reserve) */
     size_t largest;     /* the largest size a run asked for */
     size_t held;        /* bytes of idle arenas */
     uint64_t allocated; /* arenas allocated so far (first ones and growths) */
@@ -57,6 +59,11 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
 /* Back to the pool, or freed when as many arenas are idle as the pool keeps
  * (the smallest goes). */
 void rt_arena_give(rt_arena_pool *pool, rt_arena a);
+/* Makes arenas of `size` bytes (or of the largest size asked for, if
+ * larger) until `n` exist, idle or borrowed, and keeps that many from then
+ * on; arenas too small stay until runs replace them. Returns how many it
+ * made; it stops at the first allocation that fails. */
+int rt_arena_pool_reserve(rt_arena_pool *pool, int n, size_t size);
 /* Frees every idle arena. */
 void rt_arena_pool_trim(rt_arena_pool *pool);
 /* Bytes of idle arenas and arenas allocated so far. */

@@ -600,6 +600,19 @@ lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tens
     return LECTOR_OK;
 }
 
+lector_status lector_model_reserve(lector_model *m, const lector_tensor *inputs, size_t n_inputs, int runs, int *made,
+                                   lector_error *err)
+{
+    if (made) *made = 0;
+    if (runs < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_reserve: runs < 0");
+    size_t bytes = 0;
+    lector_status st = lector_model_arena_bytes(m, inputs, n_inputs, &bytes, err);
+    if (st) return st;
+    int n = rt_arena_pool_reserve(&m->arenas, runs, bytes);
+    if (made) *made = n;
+    return LECTOR_OK;
+}
+
 lector_status lector_model_time(const lector_model *cm, const lector_tensor *inputs, size_t n_inputs, int runs,
                                 double *ms, char *mode, size_t mode_len, lector_error *err)
 {

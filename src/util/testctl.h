@@ -60,7 +60,8 @@
     X(LECTOR__TC_GPU_PREPROCESS,    "LECTOR_GPU_PREPROCESS",    "0: the models' inputs made on the CPU, not the GPU") \
     X(LECTOR__TC_GPU_BATCH_WAIT,    "LECTOR_GPU_BATCH_WAIT",    "0: on a GPU a partial cls/rec batch runs when a worker is free, not after the tasks that may add to it") \
     X(LECTOR__TC_REC_PAD,           "LECTOR_REC_PAD",           "N: every line recognised in a tensor padded to a multiple of N pixels (changes text)") \
-    X(LECTOR__TC_DET_PAD,           "LECTOR_DET_PAD",           "N: every detection input padded to a multiple of N pixels (moves boxes)")
+    X(LECTOR__TC_DET_PAD,           "LECTOR_DET_PAD",           "N: every detection input padded to a multiple of N pixels (moves boxes)") \
+    X(LECTOR__TC_GPU_RESERVE,       "LECTOR_GPU_RESERVE",       "0: a GPU engine's warm-up does not make the line models' arenas for every worker ahead")
 /* clang-format on */
 
 typedef enum lector__tc {

@@ -10,7 +10,10 @@
  * once, grows an arena to the largest size asked for, and trim releases
  * every idle arena. A thread takes back the arena it last gave when it is
  * idle (a worker keeps its memory, and the CUDA graphs made for it), even
- * when another thread gave one back after it.
+ * when another thread gave one back after it. A reserve (rt_arena_pool_reserve)
+ * makes its arenas at once, at the size asked, and keeps them however few
+ * runs are in flight later; an arena smaller than the reserve's, idle or
+ * given back, is replaced at its size.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -115,6 +118,33 @@ int main(void)
           MANY, RT_ARENA_POOL_MAX);
     rt_arena_pool_destroy(&pool);
 
+    /* a reserve: made at once, at its size, replacing a smaller idle arena, and kept */
+    rt_arena_pool_init(&pool, NULL);
+    if (take_n(&pool, a, 2, 1024)) return 1;
+    rt_arena_give(&pool, a[0]); /* idle, too small for the reserve */
+    rt_arena small_out = a[1];  /* borrowed during the reserve, too small too */
+    int made = rt_arena_pool_reserve(&pool, 6, 4096);
+    rt_arena_pool_stats(&pool, &held, &allocated);
+    CHECK(made == 5, "a reserve of 6 beside one borrowed arena made %d, not 5", made);
+    CHECK(allocated == 2 + 5, "%llu arenas allocated in all, not 7", (unsigned long long)allocated);
+    CHECK(held == (size_t)5 * 4096, "%zu bytes idle after the reserve, not 5 arenas of 4096", held);
+    rt_arena_give(&pool, small_out); /* replaced at the reserve's size */
+    rt_arena_pool_stats(&pool, &held, &allocated);
+    CHECK(held == (size_t)6 * 4096, "%zu bytes idle once the small arena came back, not 6 arenas of 4096", held);
+    uint64_t after_reserve = allocated;
+    for (int round = 0; round < 3; round++) { /* fewer in flight than reserved, then as many */
+        int n = round < 2 ? 2 : 6;
+        if (take_n(&pool, a, n, round ? 4096 : 512)) return 1;
+        for (int i = 0; i < n; i++) CHECK(a[i].size >= 4096, "a reserved arena of %zu bytes", a[i].size);
+        give_n(&pool, a, n);
+    }
+    rt_arena_pool_stats(&pool, &held, &allocated);
+    CHECK(allocated == after_reserve, "runs after the reserve allocated %llu arenas",
+          (unsigned long long)(allocated - after_reserve));
+    CHECK(held == (size_t)6 * 4096, "%zu bytes idle after runs of 2 at a time: the reserve of 6 not kept", held);
+    CHECK(rt_arena_pool_reserve(&pool, 6, 4096) == 0, "a second reserve of the same made arenas again");
+    rt_arena_pool_destroy(&pool);
+
     /* each thread its own arena back */
     rt_arena_pool_init(&affinity_pool, NULL);
     pthread_barrier_init(&step, NULL, 2);
@@ -128,5 +158,5 @@ int main(void)
     rt_arena_pool_destroy(&affinity_pool);
 
     return soft_check_exit("rt.arena_pool: runs in flight reuse their arenas, at most RT_ARENA_POOL_MAX kept idle, "
-                           "each thread its own");
+                           "each thread its own, a reserve made at once and kept");
 }
