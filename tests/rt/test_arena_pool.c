@@ -13,13 +13,19 @@
  * when another thread gave one back after it. A reserve (rt_arena_pool_reserve)
  * makes its arenas at once, at the size asked, and keeps them however few
  * runs are in flight later; an arena smaller than the reserve's, idle or
- * given back, is replaced at its size.
+ * given back, is replaced at its size. With a models directory, the same
+ * through a real model (lector_model_reserve on the CPU backend): the
+ * reserve's arenas are counted as allocated and kept, and runs of that
+ * shape or smaller allocate none.
+ *   test_arena_pool [MODELS_DIR]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../soft_check.h"
+#include "lector.h"
+#include "lector_rt.h"
 #include "rt/arena.h"
 
 static int take_n(rt_arena_pool *pool, rt_arena *a, int n, size_t size)
@@ -69,7 +75,50 @@ static void *affinity_thread(void *arg)
     return NULL;
 }
 
-int main(void)
+/* lector_model_reserve on the classifier: MODELS_DIR's, on the CPU */
+static void model_reserve(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, LECTOR_DEFAULT_CLS_MODEL);
+    lector_model *m = NULL;
+    lector_error err = {0};
+    lector_model_options mo = {.backend = "cpu", .threads = 1};
+    if (lector_model_load_file(path, &mo, &m, &err)) {
+        CHECK(0, "loading %s: %s", path, err.message);
+        return;
+    }
+    static float x[4 * 3 * 48 * 192];
+    lector_tensor big = {LECTOR_DTYPE_FLOAT32, 4, {4, 3, 48, 192}, x},
+                  small = {LECTOR_DTYPE_FLOAT32, 4, {1, 3, 48, 192}, x};
+    size_t bytes = 0;
+    int made = -1;
+    CHECK(!lector_model_arena_bytes(m, &big, 1, &bytes, &err) && bytes > 0, "arena bytes: %s", err.message);
+    CHECK(!lector_model_reserve(m, &big, 1, 3, &made, &err), "reserve: %s", err.message);
+    lector_model_stats st;
+    lector_model_get_stats(m, &st);
+    CHECK(made == 3 && st.arenas_allocated == 3, "a reserve of 3 made %d, %llu allocated", made,
+          (unsigned long long)st.arenas_allocated);
+    CHECK(st.arena_bytes == 3 * bytes, "%zu bytes idle after the reserve, not 3 x %zu", st.arena_bytes, bytes);
+    for (int i = 0; i < 4; i++) {
+        lector_tensor *out = NULL;
+        size_t n_out = 0;
+        CHECK(!lector_model_run(m, i % 2 ? &big : &small, 1, &out, &n_out, &err), "run: %s", err.message);
+        lector_tensors_free(out, n_out);
+    }
+    lector_model_get_stats(m, &st);
+    CHECK(st.arenas_allocated == 3, "runs after the reserve allocated %llu arenas",
+          (unsigned long long)st.arenas_allocated - 3);
+    CHECK(st.arena_bytes == 3 * bytes, "%zu bytes idle after the runs, not the reserve's %zu", st.arena_bytes,
+          3 * bytes);
+    CHECK(lector_model_reserve(m, &big, 1, -1, NULL, &err) == LECTOR_ERR_INVALID_ARGUMENT,
+          "a reserve of -1 runs was not refused");
+    lector_model_trim(m);
+    lector_model_get_stats(m, &st);
+    CHECK(st.arena_bytes == 0, "%zu bytes idle after lector_model_trim", st.arena_bytes);
+    lector_model_free(m);
+}
+
+int main(int argc, char **argv)
 {
     enum { IN_FLIGHT = 8, MANY = RT_ARENA_POOL_MAX + 6 };
     static rt_arena a[MANY];
@@ -157,6 +206,8 @@ int main(void)
     CHECK(!affinity_bad, "a thread did not get its own arena back");
     rt_arena_pool_destroy(&affinity_pool);
 
+    if (argc > 1) model_reserve(argv[1]);
+
     return soft_check_exit("rt.arena_pool: runs in flight reuse their arenas, at most RT_ARENA_POOL_MAX kept idle, "
-                           "each thread its own, a reserve made at once and kept");
+                           "each thread its own, a reserve made at once and kept (through a model too)");
 }
