@@ -295,11 +295,12 @@ lector_status lector_model_arena_bytes(const lector_model *model, const lector_t
  * arenas from then on: a model's memory stops growing from here instead
  * of each time more runs than ever before are in flight. An arena that a
  * run outgrows is replaced at the largest size. lector_model_trim frees
- * them (they are made again as runs need them). Allocation stops at the
- * first failure, which is not an error: *made (may be NULL) tells how
- * many arenas were made. Thread-safe. */
+ * them (they are made again as runs need them). max_bytes (0: no bound)
+ * bounds the reserve: at most max_bytes / the arena's size runs.
+ * Allocation stops at the first failure, which is not an error: *made
+ * (may be NULL) tells how many arenas were made. Thread-safe. */
 lector_status lector_model_reserve(lector_model *model, const lector_tensor *inputs, size_t n_inputs, int runs,
-                                   int *made, lector_error *err);
+                                   size_t max_bytes, int *made, lector_error *err);
 
 /* Runs the model. `inputs` are given in the order of the model's inputs
  * (lector_model_input(m, i)). On success *outputs is a new array of

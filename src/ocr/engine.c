@@ -381,16 +381,14 @@ static void gpu_reserve(lector_engine *e)
         lector_error err = {0};
         lector_tensor in = {
             LECTOR_DTYPE_FLOAT32, 4, {line_models[i].rows, 3, line_models[i].h, line_models[i].w}, NULL};
-        size_t bytes = 0, avail = lector_model_gpu_available(line_models[i].m);
-        int n = workers, made = 0;
-        lector_status st = lector_model_arena_bytes(line_models[i].m, &in, 1, &bytes, &err);
-        if (!st && bytes && (size_t)n > avail / 2 / bytes) n = (int)(avail / 2 / bytes);
-        if (!st) st = lector_model_reserve(line_models[i].m, &in, 1, n, &made, &err);
+        int made = 0;
+        lector_status st = lector_model_reserve(line_models[i].m, &in, 1, workers,
+                                                lector_model_gpu_available(line_models[i].m) / 2, &made, &err);
         if (st)
             lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: reserve: %s", err.message);
         else
-            lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: %d arenas of %zu MiB for %d workers made ahead in %.0f ms",
-                        made, bytes >> 20, n, lector__now_ms() - t0);
+            lector__log(LECTOR_LOG_DEBUG, "gpu warm-up: %d arenas for %d workers made ahead in %.0f ms", made, workers,
+                        lector__now_ms() - t0);
     }
 }
 

@@ -126,21 +126,20 @@ void rt_arena_give(rt_arena_pool *pool, rt_arena a)
 {
     rt_arena drop = {0};
     pthread_mutex_lock(&pool->lock);
-    size_t largest = pool->largest;
-    int regrow = pool->reserved > 0 && a.size < largest;
-    pthread_mutex_unlock(&pool->lock);
-    if (regrow) { /* a reserve keeps its arenas at the largest size: this one is replaced now */
+    if (pool->reserved > 0 && a.size < pool->largest) {
+        /* a reserve keeps its arenas at the largest size: this one is replaced now,
+         * allocated without the lock */
+        size_t largest = pool->largest;
+        pthread_mutex_unlock(&pool->lock);
         void *ptr = rt_buffer_alloc(pool->be, largest);
         if (ptr) {
             arena_free(pool, a);
             a = (rt_arena){ptr, largest};
-            pthread_mutex_lock(&pool->lock);
-            pool->allocated++;
-            pthread_mutex_unlock(&pool->lock);
         }
+        pthread_mutex_lock(&pool->lock);
+        if (ptr) pool->allocated++;
     }
     remember_arena(pool, a.ptr);
-    pthread_mutex_lock(&pool->lock);
     pool->borrowed--;
     int keep = pool->peak < RT_ARENA_POOL ? RT_ARENA_POOL : pool->peak;
     if (keep < pool->reserved) keep = pool->reserved;
@@ -174,6 +173,7 @@ int rt_arena_pool_reserve(rt_arena_pool *pool, int n, size_t size)
     rt_arena drop[RT_ARENA_POOL_MAX];
     int n_drop = 0;
     pthread_mutex_lock(&pool->lock);
+    if (n > pool->reserved) pool->reserved = n;
     if (size > pool->largest) pool->largest = size;
     for (int i = 0; i < pool->n_idle;)
         if (pool->idle[i].size < pool->largest) {
@@ -187,8 +187,6 @@ int rt_arena_pool_reserve(rt_arena_pool *pool, int n, size_t size)
     for (int i = 0; i < n_drop; i++) arena_free(pool, drop[i]);
     for (;;) {
         pthread_mutex_lock(&pool->lock);
-        if (n > pool->reserved) pool->reserved = n;
-        if (size > pool->largest) pool->largest = size;
         size_t want = pool->largest;
         /* one at a time, the lock not held while the backend allocates: runs go on meanwhile */
         int more = pool->n_idle + pool->borrowed < n;

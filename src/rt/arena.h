@@ -61,8 +61,9 @@ lector_status rt_arena_take(rt_arena_pool *pool, size_t size, rt_arena *out, con
 void rt_arena_give(rt_arena_pool *pool, rt_arena a);
 /* Makes arenas of `size` bytes (or of the largest size asked for, if
  * larger) until `n` exist, idle or borrowed, and keeps that many from then
- * on; arenas too small stay until runs replace them. Returns how many it
- * made; it stops at the first allocation that fails. */
+ * on; idle arenas smaller than that are replaced at once, borrowed ones
+ * when they are given back. Returns how many it made; it stops at the
+ * first allocation that fails. */
 int rt_arena_pool_reserve(rt_arena_pool *pool, int n, size_t size);
 /* Frees every idle arena. */
 void rt_arena_pool_trim(rt_arena_pool *pool);

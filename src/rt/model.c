@@ -600,14 +600,15 @@ lector_status lector_model_arena_bytes(const lector_model *cm, const lector_tens
     return LECTOR_OK;
 }
 
-lector_status lector_model_reserve(lector_model *m, const lector_tensor *inputs, size_t n_inputs, int runs, int *made,
-                                   lector_error *err)
+lector_status lector_model_reserve(lector_model *m, const lector_tensor *inputs, size_t n_inputs, int runs,
+                                   size_t max_bytes, int *made, lector_error *err)
 {
     if (made) *made = 0;
     if (runs < 0) return lector__error(err, LECTOR_ERR_INVALID_ARGUMENT, "lector_model_reserve: runs < 0");
     size_t bytes = 0;
     lector_status st = lector_model_arena_bytes(m, inputs, n_inputs, &bytes, err);
     if (st) return st;
+    if (max_bytes && bytes && (size_t)runs > max_bytes / bytes) runs = (int)(max_bytes / bytes);
     int n = rt_arena_pool_reserve(&m->arenas, runs, bytes);
     if (made) *made = n;
     return LECTOR_OK;

@@ -93,7 +93,7 @@ static void model_reserve(const char *dir)
     size_t bytes = 0;
     int made = -1;
     CHECK(!lector_model_arena_bytes(m, &big, 1, &bytes, &err) && bytes > 0, "arena bytes: %s", err.message);
-    CHECK(!lector_model_reserve(m, &big, 1, 3, &made, &err), "reserve: %s", err.message);
+    CHECK(!lector_model_reserve(m, &big, 1, 3, 0, &made, &err), "reserve: %s", err.message);
     lector_model_stats st;
     lector_model_get_stats(m, &st);
     CHECK(made == 3 && st.arenas_allocated == 3, "a reserve of 3 made %d, %llu allocated", made,
@@ -110,7 +110,10 @@ static void model_reserve(const char *dir)
           (unsigned long long)st.arenas_allocated - 3);
     CHECK(st.arena_bytes == 3 * bytes, "%zu bytes idle after the runs, not the reserve's %zu", st.arena_bytes,
           3 * bytes);
-    CHECK(lector_model_reserve(m, &big, 1, -1, NULL, &err) == LECTOR_ERR_INVALID_ARGUMENT,
+    /* a bound on the bytes: 5 runs asked, room for 4 arenas, 3 there already */
+    CHECK(!lector_model_reserve(m, &big, 1, 5, 4 * bytes + bytes / 2, &made, &err) && made == 1,
+          "a reserve of 5 bounded to 4 arenas' bytes made %d, not 1", made);
+    CHECK(lector_model_reserve(m, &big, 1, -1, 0, NULL, &err) == LECTOR_ERR_INVALID_ARGUMENT,
           "a reserve of -1 runs was not refused");
     lector_model_trim(m);
     lector_model_get_stats(m, &st);
