@@ -534,6 +534,9 @@ int cu_compile_chains(compile_ctx *cc);
  * copy of the image, or NULL; store: best effort. */
 void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *image_len);
 void cu_kcache_store(const char *dir, const char *key, size_t key_len, const void *image, size_t image_len);
+/* The read-only directory of the kernels shipped with the module, looked in
+ * after `dir` (cuda_kcache.c); NULL: none. */
+const char *cu_kcache_shipped_dir(void);
 
 /* cuda_gemm.c: a half-precision product, fp32 sums, in cuBLAS's
  * column-major terms: D (m x n) = op(A) op(B), every operand packed (its

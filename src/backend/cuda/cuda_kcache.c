@@ -4,9 +4,18 @@
  * kernels instead of compiling them again: NVRTC costs a few hundred
  * milliseconds a plan, most of a cold start. A file is written whole under
  * a temporary name and renamed, so processes sharing the directory never
- * read half a file; a failure to read or write costs only the compile. */
+ * read half a file; a failure to read or write costs only the compile.
+ *
+ * A second, read-only directory holds the kernels shipped with the CUDA
+ * module (the offline bundle's lib/lector-kernels, made by
+ * scripts/kernels.py from src/backend/cuda/kernels.manifest), so that a
+ * new machine's first process, whose cache is empty, compiles nothing it
+ * covers: NVRTC's first program there costs 1-3 s. */
+/* dladdr: _GNU_SOURCE is set for the whole tree (CMake) */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +60,33 @@ void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *i
     }
     memmove(buf, image, *image_len);
     return buf;
+}
+
+static char shipped[4096];
+static pthread_once_t shipped_once = PTHREAD_ONCE_INIT;
+
+/* LECTOR_CUDA_KERNELS_SHIPPED, else lector-kernels beside this module's file,
+ * when it is a directory */
+static void find_shipped(void)
+{
+    const char *set = H->testctl_str(LECTOR__TC_CUDA_KERNELS_SHIPPED);
+    Dl_info info;
+    if (set) {
+        snprintf(shipped, sizeof shipped, "%s", set);
+    } else if (dladdr((void *)find_shipped, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        int n = snprintf(shipped, sizeof shipped, "%.*s/lector-kernels", (int)(slash - info.dli_fname), info.dli_fname);
+        if (n < 0 || (size_t)n >= sizeof shipped) shipped[0] = 0;
+    }
+    struct stat st;
+    if (shipped[0] && (stat(shipped, &st) || !S_ISDIR(st.st_mode))) shipped[0] = 0;
+    H->log(3, "cuda: shipped kernels: %s", shipped[0] ? shipped : "none");
+}
+
+const char *cu_kcache_shipped_dir(void)
+{
+    pthread_once(&shipped_once, find_shipped);
+    return shipped[0] ? shipped : NULL;
 }
 
 /* mkdir -p, mode 0700 (the kernels are code this process will run) */

@@ -727,9 +727,11 @@ static void dump_program(const char *src, int n_kernels, double ms)
     fclose(f);
 }
 
-/* Where a compile_batch call's time went, in ms (for the debug log). */
+/* Where a compile_batch call's time went, in ms, and how many kernels the
+ * shipped directory had (for the debug log). */
 typedef struct batch_times {
     double read, nvrtc, store, load;
+    int shipped; /* kernels found among the shipped ones */
 } batch_times;
 
 /* Compiles the cache's kernels keys[0..n); got[i]: the kernel, or NULL (the
@@ -763,9 +765,12 @@ static int compile_batch(int sm, const char *const *keys, int n, const char *kca
     size_t fresh_size = 0;
     if (!ckey || !image || !ckey_len || !size || !missing || !libs) goto done;
     double t = cu_now_ms();
+    const char *shipped_dir = cu_kcache_shipped_dir();
     for (int i = 0; i < n; i++) {
-        if (kcache_dir && (ckey[i] = kernel_cache_key(keys, i, arch, &ckey_len[i])))
+        if ((kcache_dir || shipped_dir) && (ckey[i] = kernel_cache_key(keys, i, arch, &ckey_len[i]))) {
             image[i] = cu_kcache_load(kcache_dir, ckey[i], ckey_len[i], &size[i]);
+            if (!image[i] && (image[i] = cu_kcache_load(shipped_dir, ckey[i], ckey_len[i], &size[i]))) bt->shipped++;
+        }
         if (image[i])
             cached++;
         else
@@ -982,11 +987,11 @@ int cu_compile_chains(compile_ctx *cc)
     pthread_mutex_unlock(&cache_lock);
     if (n_todo)
         H->log(3,
-               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d compiled by NVRTC) in %.0f ms "
-               "(cache read %.0f, NVRTC %.0f, cache write %.0f, load %.0f); "
+               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d shipped, %d compiled by NVRTC) "
+               "in %.0f ms (cache read %.0f, NVRTC %.0f, cache write %.0f, load %.0f); "
                "%d chains use compiled kernels, %d run inside their depthwise convolution's",
-               cc->g->name, n_todo, cached, n_todo - cached, cu_now_ms() - t0, bt.read, bt.nvrtc, bt.store, bt.load,
-               compiled - fused, fused);
+               cc->g->name, n_todo, cached - bt.shipped, bt.shipped, n_todo - cached, cu_now_ms() - t0, bt.read,
+               bt.nvrtc, bt.store, bt.load, compiled - fused, fused);
     cu_free(todo);
     cu_free(slot);
     cu_free(dwslot);
