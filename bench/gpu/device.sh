@@ -93,6 +93,12 @@
 #           the score rule alone (the default before 2026-12-06), as it is (the margin), both, none) the CLI --fp16 (its lines against
 #           fp32's) and bench pipeline --fp16 --rounds 1 in turns (FP16_TURNS, default 2: pages/s and the
 #           fp32 recogniser's runs)
+#   kernels the kernels shipped with the CUDA module (scripts/kernels.py): every kernel the CLI compiles over the
+#           archive (make_archive; fp32, --fp16, --fp16 --fp16-det) with an empty kernel cache, as a manifest;
+#           those built for this GPU with the machine's NVRTC and shipped (LECTOR_CUDA_KERNELS_SHIPPED), how
+#           many NVRTC still compiles over pages not recorded (ICDAR2015, samples/) and the cold start with an
+#           empty cache, shipped and not, in turns; then the manifest of everything compiled,
+#           $out/kernels.manifest (src/backend/cuda/kernels.manifest)
 #   issue19 everything issue 19 asks of the GPU: nodes check parity shapes docs
 # Logs go to /tmp/device-logs, and with OUT set into one file, $OUT/device-logs.tar.xz, when the
 # script ends or is stopped by SIGTERM (`timeout`): the device tool brings back at most 8 files of
@@ -274,6 +280,7 @@ PY
       LECTOR_CUDA_FAIL=launch:400 $T fault --models "$B/models" $imgs 2>&1 | tail -3
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3   # fault turns the warm-up off
       bash tests/cuda/algo_cache.sh "$T" --models "$B/models" $imgs 2>&1 | tail -3   # cuDNN's choices between processes
+      bash tests/cuda/shipped_kernels.sh . "$T" --models "$B/models" $imgs 2>&1 | tail -3   # the kernels shipped compiled
       # the pages in turns: six sizes (issue 19: flat over 10,000 reads of varied sizes)
       $T memory --reads "${READS:-10000}" --models "$B/models" $imgs 2>&1 | tail -4
       ;;
@@ -757,6 +764,50 @@ PY
         echo "-- debug split, $f"
         python3 "$(dirname "$0")/compile_split.py" "$out/archive_debug_${f}_q0.log.xz" | grep -v "^ *[0-9]* *lector: debug"
       done
+      ;;
+    kernels)
+      [ -s /tmp/archive/list.txt ] || make_archive || continue
+      # NVRTC's compiles in a debug log: kernels compiled, from the cache, shipped (cuda_nvrtc.c's line)
+      nv_sum() { python3 -c 'import re, sys
+t = [0, 0, 0]
+for l in sys.stdin:
+    m = re.search(r"\((\d+) from the kernel cache, (\d+) shipped, (\d+) compiled by NVRTC\)", l)
+    if m: t = [a + int(b) for a, b in zip(t, m.groups())]
+print("%d from the kernel cache, %d shipped, %d compiled by NVRTC" % tuple(t))'; }
+      rm -rf /tmp/kc_rec /tmp/kc_held /tmp/kshipped
+      for f in "" --fp16 "--fp16 --fp16-det"; do
+        echo "record ${f:-fp32} over the archive: $(LECTOR_CUDA_KERNELS_SHIPPED= LECTOR_LOG=debug $L --models "$B/models" \
+            --device cuda --workers 16 $f --gpu-kernel-cache /tmp/kc_rec --format json @/tmp/archive/list.txt 2>&1 >/dev/null | nv_sum)"
+      done
+      python3 scripts/kernels.py extract /tmp/kc_rec -o /tmp/kernels_archive.manifest
+      t0=$(date +%s.%N)
+      python3 scripts/kernels.py build /tmp/kernels_archive.manifest --arch "$(nvidia-smi --query-gpu=compute_cap \
+          --format=csv,noheader | head -1 | tr -d .)" -o /tmp/kshipped || continue
+      echo "built in $(awk "BEGIN {printf \"%.1f\", $(date +%s.%N) - $t0}") s: $(ls /tmp/kshipped | wc -l) files, $(du -sh /tmp/kshipped | cut -f1)"
+      { images icdar2015_test; find samples -name '*.jpg' -o -name '*.png' | sort; } >/tmp/held.txt
+      for f in "" --fp16 "--fp16 --fp16-det"; do for w in 16 1; do
+        echo "held-out pages ($(wc -l </tmp/held.txt)), ${f:-fp32}, $w workers, shipped: $(LECTOR_CUDA_KERNELS_SHIPPED=/tmp/kshipped \
+            LECTOR_LOG=debug $L --models "$B/models" --device cuda --workers $w $f --gpu-kernel-cache /tmp/kc_held_$w \
+            --format json @/tmp/held.txt 2>&1 >/dev/null | nv_sum)"
+      done; done
+      first=$(images sroie_subset | head -1)
+      for i in 1 2 3; do for f in "--fp16" ""; do for sh in /tmp/kshipped ""; do
+        rm -rf /tmp/kc_cold; t0=$(date +%s.%N)
+        LECTOR_CUDA_KERNELS_SHIPPED=$sh $L --device cuda $f --gpu-kernel-cache /tmp/kc_cold "$first" 2>/dev/null \
+            | { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
+        echo "cold ${f:-fp32}, cache empty, shipped ${sh:-none}: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s"
+      done; done; done
+      # the same results from shipped kernels as from compiled ones
+      images sroie_subset | head -8 >/tmp/ks_list.txt
+      for f in "" --fp16; do
+        LECTOR_CUDA_KERNELS_SHIPPED= $L --device cuda --workers 1 $f --gpu-kernel-cache "" --format json -q @/tmp/ks_list.txt >/tmp/ks_a.json 2>/dev/null
+        LECTOR_CUDA_KERNELS_SHIPPED=/tmp/kshipped $L --device cuda --workers 1 $f --gpu-kernel-cache "" --format json -q @/tmp/ks_list.txt >/tmp/ks_b.json 2>/dev/null
+        strip() { sed 's/"timings_ms":{[^}]*}//g' "$1"; }
+        if cmp -s <(strip /tmp/ks_a.json) <(strip /tmp/ks_b.json); then echo "shipped ${f:-fp32}: same results as compiled ($(wc -c </tmp/ks_a.json) bytes)"
+        else echo "shipped ${f:-fp32}: RESULTS DIFFER"; fi
+      done
+      python3 scripts/kernels.py extract /tmp/kc_rec /tmp/kc_held_16 /tmp/kc_held_1 -o "$out/kernels.manifest"
+      [ -n "${OUT:-}" ] && cp "$out/kernels.manifest" "$OUT/"
       ;;
     nvrtc)
       # which NVRTC programs are slow to compile: the cold start's first page with an empty kernel cache,

@@ -12,6 +12,8 @@
 #     (a machine with no other library installed);
 #  4. cross-checks the objects ld.so really loaded (LD_DEBUG=files);
 #  5. runs `lector doctor` from the bundle (exit 0 or 1, never a crash).
+# With the CUDA module, also that lib/lector-kernels holds the manifest's
+# kernels for every default architecture.
 # Exit 77 (skipped) when the models are not fetched or a tool is missing.
 set -euo pipefail
 src=$1 lector=$2 bbuild=$3 work=$4
@@ -42,10 +44,23 @@ b=$(echo "$tmp"/lector-*-linux-x86_64)
 n_files=$(cd "$b" && find . -type f ! -name MANIFEST | wc -l)
 [ "$n_files" = "$(grep -vc '^#' "$b/MANIFEST")" ] || fail "MANIFEST does not list every file"
 for l in "$b"/lib/*; do
+  [ -f "$l" ] || continue
   pkg=$(awk -F'\t' -v f="lib/${l##*/}" '$1==f{print $2}' "$b/MANIFEST")
   if [ "$pkg" = lector ]; then lic=$b/LICENSES/lector.MIT; else lic=$b/LICENSES/$pkg.copyright; fi
   [ -f "$lic" ] || fail "no licence for lib/${l##*/} ($pkg)"
 done
+
+# the CUDA module's kernels shipped compiled: every kernel of the manifest (recorded on a GPU by
+# bench/gpu/device.sh kernels) for each of the 7 default architectures, and nothing else
+if [ -f "$b/lib/liblector-cuda.so" ]; then
+  n_kc=$(find "$b/lib/lector-kernels" -name '*.kc' 2>/dev/null | wc -l)
+  n_k=$(grep -c '^@@ kernel ' "$src/src/backend/cuda/kernels.manifest")
+  [ "$n_kc" = $((7 * n_k)) ] || fail "lib/lector-kernels: $n_kc files, not 7 x $n_k ($(grep -i kernels "$work/bundle.log"))"
+  python3 "$src/scripts/kernels.py" extract "$b/lib/lector-kernels" -o "$tmp/kernels.manifest" >/dev/null &&
+    cmp -s "$tmp/kernels.manifest" "$src/src/backend/cuda/kernels.manifest" ||
+    fail "lib/lector-kernels does not hold the manifest's kernels"
+  echo "kernels: $n_kc shipped ($n_k kernels x 7 architectures)"
+fi
 
 # 1. the same JSON as the build tree's lector (both under env -i, same path)
 cd "$tmp"
