@@ -169,6 +169,13 @@ typedef struct lector_params {
      * physical cores divided by `threads` (1 when unset), at least 1; on a
      * GPU, 2 per core, at most 16. */
     int workers;
+    /* Threads that call lector_read_*() on this engine at the same time,
+     * when more than `workers` (a server whose own threads each run one
+     * read, with workers 1). A GPU engine makes its models' GPU workers and
+     * the line models' full-batch arenas for that many runs ahead, so its
+     * memory does not grow when they first all read at once. 0 (default):
+     * `workers`. */
+    int callers;
     /* Experimental. > 0: recognition batches lines whose tensor widths
      * round up to the same multiple of this many pixels (fewer, fuller
      * batches), each line read through width masks

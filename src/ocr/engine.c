@@ -80,6 +80,14 @@ static int fp16_rechecks(const lector_params *p, const char *backend)
  * width of every line shorter than rec_image_width / rec_image_height times
  * its height (most lines); other shapes run on the reference kernels. Both
  * bound what a stream of any page sizes compiles (docs/RUNTIME.md). */
+/* The runs a GPU engine may have in flight at once: its workers', or its
+ * callers' when more threads than that read at once (lector_params.callers). */
+static int gpu_runs_at_once(const lector_params *p)
+{
+    int w = ocr_workers(p, 1);
+    return p->callers > w ? p->callers : w;
+}
+
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
                               int argmax, int is_det, int fp32, int jit_size, lector_model **out, lector_error *err)
 {
@@ -116,7 +124,7 @@ static lector_status load_one(const lector_params *p, const char *backend, const
                                /* as many runs in flight as workers; the fp32 recogniser beside an fp16
                                 * one reads only the lines sent back to it, and makes its workers as
                                 * they are needed */
-                               .gpu_workers = on_cpu || fp32 ? 0 : ocr_workers(p, 1)};
+                               .gpu_workers = on_cpu || fp32 ? 0 : gpu_runs_at_once(p)};
     /* the recogniser's argmax and max per step, not its probabilities; with a recheck of half
      * precision's lines, the two best classes per step (their gap is how near another text came) */
     if (argmax && mo.fp16 && recheck && p->gpu_fp16_margin > 0) return lector_model_load_file_top2(path, &mo, out, err);
@@ -260,6 +268,7 @@ static lector_status check_params(const lector_params *p, lector_error *err)
     REQUIRE(p->cls_image_height > 0 && p->cls_image_width > 0, "cls image size must be > 0");
     REQUIRE(p->rec_image_height > 0 && p->rec_image_width > 0, "rec image size must be > 0");
     REQUIRE(p->threads >= 0 && p->threads <= 1024, "threads must be in [0, 1024]");
+    REQUIRE(p->callers >= 0 && p->callers <= 1024, "callers must be in [0, 1024]");
     REQUIRE(p->max_pixels > 0 && p->max_file_size > 0 && p->max_pages > 0, "limits must be > 0");
     REQUIRE(p->gpu_fp16_recheck >= 0 && p->gpu_fp16_recheck <= 1, "gpu_fp16_recheck must be in [0, 1]");
     REQUIRE(p->gpu_fp16_margin >= 0 && p->gpu_fp16_margin <= 1, "gpu_fp16_margin must be in [0, 1]");
@@ -374,7 +383,7 @@ static void gpu_reserve(lector_engine *e)
         int rows, h, w;
     } line_models[] = {{e->rec, e->gpu_rec_rows, p->rec_image_height, p->rec_image_width},
                        {p->use_angle_cls ? e->cls : NULL, e->gpu_cls_rows, p->cls_image_height, p->cls_image_width}};
-    int workers = ocr_workers(p, 1);
+    int workers = gpu_runs_at_once(p);
     for (size_t i = 0; i < sizeof line_models / sizeof line_models[0]; i++) {
         if (!line_models[i].m) continue;
         double t0 = lector__now_ms();

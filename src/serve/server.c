@@ -1529,6 +1529,10 @@ int lector_serve_run(const lector_serve_config *cfg)
     /* models: loaded once, warmed before /readyz says yes */
     lector_params p = cfg->params;
     p.use_angle_cls = 1; /* loaded so that any request may turn it on */
+    srv.n_workers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (srv.n_workers < 1) srv.n_workers = 1;
+    /* each worker runs one read in its own thread: a GPU engine makes what that many runs need ahead */
+    if (srv.n_workers > p.callers) p.callers = srv.n_workers;
     /* the plan caches' share of the memory budget; with a CPU fallback
      * engine too, half each */
     size_t plans = serve_budget_plans_share(srv.budget.limit);
@@ -1564,8 +1568,6 @@ int lector_serve_run(const lector_serve_config *cfg)
         goto out;
     }
 
-    srv.n_workers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (srv.n_workers < 1) srv.n_workers = 1;
     srv.workers = lector__calloc((size_t)srv.n_workers, sizeof *srv.workers);
     if (!srv.workers) goto out;
     for (int i = 0; i < srv.n_workers; i++) {

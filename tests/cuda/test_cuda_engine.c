@@ -21,6 +21,12 @@
  *            then lector_engine_trim: the memory Lector stops counting must
  *            come back to the driver (the GPU's free memory as the CUDA
  *            driver reports it, cuMemGetInfo), not stay in a pool
+ *   callers  an engine made as `lector serve` makes it (workers 1, callers
+ *            16: each read runs in its caller's thread) read by 16 threads
+ *            at once, 4 rounds: every result equals the CPU's, and the
+ *            recogniser and the classifier allocate no arena after the
+ *            engine's warm-up, which made them for 16 runs ahead
+ *            (--callers N: another count; 0 shows the growth it prevents)
  *   batch    lector_read_batch over all images on a GPU engine with
  *            det_batch_num 4 (same-size pages share detection runs, their
  *            inputs made on the GPU together): every image's lines equal the
@@ -48,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "image/image.h"
 #include "lector.h"
@@ -451,6 +458,64 @@ static int mode_memory(lector_engine *e, int reads)
     return bad || used1 > used0 || kept || grew;
 }
 
+static int mode_callers(int callers)
+{
+    lector_params p = lector_default_params();
+    p.models_dir = models;
+    p.device = LECTOR_DEVICE_CUDA;
+    p.gpu_fp16 = fp16;
+    p.threads = 1;
+    p.workers = 1;
+    p.callers = callers;
+    lector_engine *e;
+    lector_error err;
+    if (lector_engine_create(&p, &e, &err)) {
+        printf("FAIL gpu engine (workers 1, callers %d): %s\n", callers, err.message);
+        return 1;
+    }
+    int bad = 0;
+    for (int i = 0; i < n_images; i++) { /* one thread first: the warm-up runs beside it */
+        char *t;
+        if (read_flat(e, images[i], &t, &err)) {
+            printf("FAIL read %s: %s\n", images[i], err.message);
+            lector_engine_free(e);
+            return 1;
+        }
+        bad += compare(i, t, "callers");
+        free(t);
+    }
+    /* the warm-up's reserve (its own thread) done: the recogniser's arenas made for every caller */
+    lector_engine_stats st0 = {0};
+    for (int waited = 0; waited < 100; waited++) {
+        lector_engine_get_stats(e, &st0);
+        if (st0.rec.arenas_allocated >= (uint64_t)callers) break;
+        usleep(100 * 1000);
+    }
+    enum { T = 16 };
+    pthread_t th[T];
+    worker_arg args[T];
+    int started = 0;
+    for (; started < T; started++) {
+        args[started] = (worker_arg){e, started, 0};
+        if (pthread_create(&th[started], NULL, worker, &args[started])) break;
+    }
+    for (int t = 0; t < started; t++) {
+        pthread_join(th[t], NULL);
+        bad += args[t].bad;
+    }
+    lector_engine_stats st1;
+    lector_engine_get_stats(e, &st1);
+    uint64_t rec = st1.rec.arenas_allocated - st0.rec.arenas_allocated,
+             cls = st1.cls.arenas_allocated - st0.cls.arenas_allocated;
+    int grew = callers >= T && (rec || cls);
+    printf("callers: workers 1, callers %d: %d threads x 4 rounds x %d images, %d results differ; rec arenas %llu "
+           "before the threads, allocated by them: rec %llu, cls %llu%s\n",
+           callers, started, n_images, bad, (unsigned long long)st0.rec.arenas_allocated, (unsigned long long)rec,
+           (unsigned long long)cls, grew ? ": FAIL, the engine did not make them ahead" : "");
+    lector_engine_free(e);
+    return bad || started < T || grew;
+}
+
 static int mode_batch(void)
 {
     lector_params p = lector_default_params();
@@ -613,8 +678,8 @@ static int mode_inputs(lector_engine *e)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch --models DIR [--reads N] "
-                        "[--fp16] IMAGE...\n");
+        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch|callers --models DIR [--reads N] "
+                        "[--callers N] [--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -623,10 +688,12 @@ int main(int argc, char **argv)
      * (its failures are only logged), so it is off here; the test controls
      * are read at their first use, which is after this. */
     if (!strcmp(mode, "fault")) setenv("LECTOR_GPU_WARMUP", "0", 1);
-    int reads = 200;
+    int reads = 200, callers = 16;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--models") && i + 1 < argc)
             models = argv[++i];
+        else if (!strcmp(argv[i], "--callers") && i + 1 < argc)
+            callers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reads") && i + 1 < argc)
             reads = atoi(argv[++i]);
         else if (n_images < MAX_IMAGES)
@@ -670,6 +737,11 @@ int main(int argc, char **argv)
         r = mode_inputs(e);
     else if (!strcmp(mode, "batch"))
         r = mode_batch();
+    else if (!strcmp(mode, "callers")) {
+        lector_engine_free(e); /* its own engine, as lector serve makes it */
+        e = NULL;
+        r = mode_callers(callers);
+    }
     else if (!strcmp(mode, "oom")) {
         lector_engine_free(e);
         e = NULL;
