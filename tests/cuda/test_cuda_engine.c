@@ -678,8 +678,9 @@ static int mode_inputs(lector_engine *e)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch|callers --models DIR [--reads N] "
-                        "[--callers N] [--fp16] IMAGE...\n");
+        fprintf(stderr,
+                "usage: test_cuda_engine same|fault|oom|threads|memory|inputs|batch|callers --models DIR [--reads N] "
+                "[--callers N] [--fp16] IMAGE...\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -741,8 +742,7 @@ int main(int argc, char **argv)
         lector_engine_free(e); /* its own engine, as lector serve makes it */
         e = NULL;
         r = mode_callers(callers);
-    }
-    else if (!strcmp(mode, "oom")) {
+    } else if (!strcmp(mode, "oom")) {
         lector_engine_free(e);
         e = NULL;
         r = mode_oom();
