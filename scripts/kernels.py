@@ -124,7 +124,10 @@ def extract(dirs, out):
 
 class Nvrtc:
     def __init__(self, lib):
-        self.lib = ctypes.CDLL(lib)
+        try:
+            self.lib = ctypes.CDLL(lib)
+        except OSError as e:
+            die("cannot load NVRTC (%s): %s" % (lib, e))
         ma, mi = ctypes.c_int(), ctypes.c_int()
         if self.lib.nvrtcVersion(ctypes.byref(ma), ctypes.byref(mi)):
             die("nvrtcVersion failed")

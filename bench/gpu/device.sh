@@ -9,7 +9,9 @@
 #   parity  the three models, CUDA vs the CPU backend, on real images (<= 1e-3; fp16 <= 5e-2)
 #   e2e     end-to-end texts, GPU (fp32, fp16) vs CPU, on the staged ICDAR2015 / SROIE images (E2E: the GPU runs' settings;
 #           E2E_ALL: flags for every run, the CPU's too, e.g. "--rec-crop-margin 0.1")
-#   robust  fault injection, a tiny memory cap, 16 threads, device memory over 10,000 reads of six page sizes
+#   robust  fault injection, a tiny memory cap, 16 threads, cuDNN's choices and the shipped kernels between
+#           processes (algo_cache.sh, shipped_kernels.sh), an engine of 16 callers (test_cuda_engine callers),
+#           device memory over READS (10,000) reads of six page sizes
 #   bench   per-model latency/throughput beside the PyTorch peer; pipeline pages/s
 #   serve   lector serve --device cuda with an injected CUDA failure: every request answered (the
 #           breaker sends reads to the CPU engine), breaker counters, GPU memory over SERVE_N requests
@@ -281,6 +283,7 @@ PY
       LECTOR_CUDA_FAIL=alloc:4 $T fault --models "$B/models" $imgs 2>&1 | tail -3   # fault turns the warm-up off
       bash tests/cuda/algo_cache.sh "$T" --models "$B/models" $imgs 2>&1 | tail -3   # cuDNN's choices between processes
       bash tests/cuda/shipped_kernels.sh . "$T" --models "$B/models" $imgs 2>&1 | tail -3   # the kernels shipped compiled
+      $T callers --models "$B/models" $imgs 2>&1 | tail -2   # as lector serve makes its engine: workers 1, callers 16
       # the pages in turns: six sizes (issue 19: flat over 10,000 reads of varied sizes)
       $T memory --reads "${READS:-10000}" --models "$B/models" $imgs 2>&1 | tail -4
       ;;
