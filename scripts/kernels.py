@@ -17,7 +17,7 @@ lib/lector-kernels/, which the module reads when its own cache has no file.
       Compiles each kernel of the manifest with NVRTC for each architecture
       into DIR, as the module's kernel cache would have (the same key and
       file name). Files already there are kept, any other file in DIR is
-      removed. No GPU is needed.
+      removed. No GPU is needed. Exit 3: no NVRTC to load.
 
 A manifest is text: "@@ prelude N" or "@@ kernel N" lines, each followed by
 N bytes and a newline. A program is the prelude followed by one kernel, as
@@ -36,9 +36,9 @@ MAGIC = b"LECTORK1"
 OPTS_REST = (b"--fmad=false", b"-w")  # cuda_nvrtc.c's nv_opt_rest, in its order
 
 
-def die(msg):
+def die(msg, code=1):
     print("kernels: " + msg, file=sys.stderr)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def fnv1a64(data):
@@ -127,7 +127,7 @@ class Nvrtc:
         try:
             self.lib = ctypes.CDLL(lib)
         except OSError as e:
-            die("cannot load NVRTC (%s): %s" % (lib, e))
+            die("cannot load NVRTC (%s): %s" % (lib, e), 3)
         ma, mi = ctypes.c_int(), ctypes.c_int()
         if self.lib.nvrtcVersion(ctypes.byref(ma), ctypes.byref(mi)):
             die("nvrtcVersion failed")
