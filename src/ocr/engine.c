@@ -74,12 +74,6 @@ static int fp16_rechecks(const lector_params *p, const char *backend)
     return gpu_backend(backend) && p->gpu_fp16 && (p->gpu_fp16_recheck > 0 || p->gpu_fp16_margin > 0);
 }
 
-/* jit_size: the input size whose shapes get compiled kernels on the CPU
- * (lector_model_options.jit_size). Detection: pages scaled to the side
- * limit, documents' usual case; recognition: lines of rec_image_width, the
- * width of every line shorter than rec_image_width / rec_image_height times
- * its height (most lines); other shapes run on the reference kernels. Both
- * bound what a stream of any page sizes compiles (docs/RUNTIME.md). */
 /* The runs a GPU engine may have in flight at once: its workers', or its
  * callers' when more threads than that read at once (lector_params.callers). */
 static int gpu_runs_at_once(const lector_params *p)
@@ -88,6 +82,12 @@ static int gpu_runs_at_once(const lector_params *p)
     return p->callers > w ? p->callers : w;
 }
 
+/* jit_size: the input size whose shapes get compiled kernels on the CPU
+ * (lector_model_options.jit_size). Detection: pages scaled to the side
+ * limit, documents' usual case; recognition: lines of rec_image_width, the
+ * width of every line shorter than rec_image_width / rec_image_height times
+ * its height (most lines); other shapes run on the reference kernels. Both
+ * bound what a stream of any page sizes compiles (docs/RUNTIME.md). */
 static lector_status load_one(const lector_params *p, const char *backend, const char *override, const char *file,
                               int argmax, int is_det, int fp32, int jit_size, lector_model **out, lector_error *err)
 {
