@@ -6,7 +6,10 @@ NVRTC at run time and keeps them in a kernel cache on disk
 (src/backend/cuda/cuda_kcache.c, format in kcache_format.h). A new machine's
 cache is empty, so its first process pays NVRTC (1-3 s before the first
 page). The offline bundle therefore ships those kernels already compiled, in
-lib/lector-kernels/, which the module reads when its own cache has no file.
+lib/lector-kernels/, which the module reads before its own cache. Their
+keys name the NVRTC that built them, and so does the file NVRTC there
+("NVRTC 13.0"): the module finds them under that version without loading
+NVRTC, whichever NVRTC the machine has (or none).
 
   extract DIR... -o MANIFEST
       The kernels a GPU run compiled, from its kernel cache directories, as a
@@ -16,8 +19,9 @@ lib/lector-kernels/, which the module reads when its own cache has no file.
   build MANIFEST --arch 75,80,... -o DIR [--nvrtc LIB] [--jobs N]
       Compiles each kernel of the manifest with NVRTC for each architecture
       into DIR, as the module's kernel cache would have (the same key and
-      file name). Files already there are kept, any other file in DIR is
-      removed. No GPU is needed. Exit 3: no NVRTC to load.
+      file name), and writes DIR/NVRTC. Files already there are kept, any
+      other file in DIR is removed. No GPU is needed. Exit 3: no NVRTC to
+      load.
 
 A manifest is text: "@@ prelude N" or "@@ kernel N" lines, each followed by
 N bytes and a newline. A program is the prelude followed by one kernel, as
@@ -202,13 +206,17 @@ def build(manifest, archs, out, lib, jobs):
             key = key_of(nv.version, a, prelude + k)
             jobs_list.append((lib, os.path.join(out, "%016x.kc" % fnv1a64(key)), key, prelude + k, a))
     # DIR holds this manifest's kernels alone: files of an older one (or NVRTC) go
-    keep = {os.path.basename(j[1]) for j in jobs_list}
+    keep = {os.path.basename(j[1]) for j in jobs_list} | {"NVRTC"}
     pruned = [n for n in os.listdir(out) if n not in keep]
     for n in pruned:
         os.remove(os.path.join(out, n))
     with ProcessPoolExecutor(max_workers=jobs) as ex:
         results = list(ex.map(_compile, jobs_list, chunksize=8))
     failed = results.count(-1)
+    tmp = os.path.join(out, "NVRTC.%d.tmp" % os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(nv.version + b"\n")
+    os.replace(tmp, os.path.join(out, "NVRTC"))
     print("kernels: %d kernels x sm_%s with %s: %d compiled, %d there already, %d removed, %d failed -> %s"
           % (len(kernels), ",".join(map(str, archs)), nv.version.decode(), results.count(1), results.count(0),
              len(pruned), failed, out))

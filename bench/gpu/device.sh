@@ -53,6 +53,13 @@
 #           for where the time goes (model loading, cuDNN's algorithm choice, NVRTC's compiles); COLD_LOG=1
 #           logs every timed run and keeps the logs of those over 1.3 s (cold_slow_N.log); on the GPU a run
 #           with LECTOR_CUDA_PROFILE=1 lists the plans' first-run steps of 2 ms or more (what a start waits for)
+#   coldlibs a new machine's first process, approximated on a warm one: before each run the pages of the libraries
+#           (the bundle's, the system's CUDA, cuDNN, cuBLAS, NVRTC and driver libraries) and of the models are dropped
+#           from the page cache (posix_fadvise DONTNEED: what a new machine reads from its disk), the kernel cache
+#           empty; process start to the first result of one receipt and to its exit, fp32 and --fp16, in turns
+#           (COLDLIBS_TURNS, default 3) with each setting of COLDLIBS_ENV (default: as built, and the shipped kernels
+#           without their file NVRTC, keyed by the machine's NVRTC, so that NVRTC is loaded as before 2026-12-07);
+#           then who loads NVRTC in each (LD_DEBUG=files)
 #   nvrtc   the NVRTC programs of a cold start with an empty kernel cache (--fp16, fp32, --fp16 again; each
 #           loaded one after another, side by side, with LECTOR_CUDA_DW_UNROLL=0 and LECTOR_CUDA_SYNC=block),
 #           their sources kept in nvrtc.tar.xz and named by compile time (LECTOR_CUDA_NVRTC_DUMP)
@@ -811,6 +818,49 @@ print("%d from the kernel cache, %d shipped, %d compiled by NVRTC" % tuple(t))';
       done
       python3 scripts/kernels.py extract /tmp/kc_rec /tmp/kc_held_16 /tmp/kc_held_1 -o "$out/kernels.manifest"
       [ -n "${OUT:-}" ] && cp "$out/kernels.manifest" "$OUT/"
+      ;;
+    coldlibs)
+      first=$(images sroie_subset | head -1)
+      rm -rf /tmp/shipped_nover && cp -r "$B/lib/lector-kernels" /tmp/shipped_nover && rm -f /tmp/shipped_nover/NVRTC
+      find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu /usr/lib64 -name 'lib*.so*' \( -name 'libcudnn*' -o \
+          -name 'libcublas*' -o -name 'libnvrtc*' -o -name 'libcudart*' -o -name 'libcuda.so*' -o -name 'libnvidia*' \) \
+          2>/dev/null | sort -u >/tmp/coldlibs.txt
+      find "$B/lib" "$B/models" -type f >>/tmp/coldlibs.txt
+      echo "coldlibs: $(wc -l </tmp/coldlibs.txt) files, $(xargs du -chL </tmp/coldlibs.txt 2>/dev/null | tail -1 | cut -f1)"
+      evict() { python3 -c 'import os, sys
+for p in open(sys.argv[1]).read().split():
+    try:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    except OSError:
+        pass' /tmp/coldlibs.txt; }
+      nv=$(grep -m1 'libnvrtc.so' /tmp/coldlibs.txt)
+      command -v fincore >/dev/null && { echo "before:"; fincore "$nv"; evict; echo "evicted:"; fincore "$nv"; }
+      kc=/tmp/kcache_coldlibs
+      for turn in $(seq "${COLDLIBS_TURNS:-3}"); do
+        for f in "--device cuda" "--device cuda --fp16"; do
+          for e in ${COLDLIBS_ENV:-LECTOR_X=1 LECTOR_CUDA_KERNELS_SHIPPED=/tmp/shipped_nover}; do
+            rm -rf "$kc"; evict; sync
+            t0=$(date +%s.%N)
+            env $e $L $f --gpu-kernel-cache "$kc" "$first" 2>/dev/null |
+                { head -c1 >/dev/null; date +%s.%N >/tmp/t_first; cat >/dev/null; }
+            t1=$(date +%s.%N)
+            echo "coldlibs turn $turn $f $e: first result $(awk "BEGIN {printf \"%.2f\", $(cat /tmp/t_first) - $t0}") s," \
+                "exit $(awk "BEGIN {printf \"%.2f\", $t1 - $t0}") s"
+          done
+        done
+      done
+      for e in ${COLDLIBS_ENV:-LECTOR_X=1 LECTOR_CUDA_KERNELS_SHIPPED=/tmp/shipped_nover}; do
+        rm -rf "$kc"; evict
+        env $e LD_DEBUG=files $L --device cuda --fp16 --gpu-kernel-cache "$kc" "$first" 2>"$out/coldlibs_ld_${e%%=*}.log" >/dev/null
+        echo "--- $e: NVRTC in the loader's log: $(grep -c 'file=.*libnvrtc' "$out/coldlibs_ld_${e%%=*}.log") lines"
+        grep 'file=.*libnvrtc' "$out/coldlibs_ld_${e%%=*}.log" | sed 's/^ *[0-9]*: *//' | sort -u | head -4
+        rm -rf "$kc"; evict
+        env $e LECTOR_LOG=debug $L --device cuda --fp16 --gpu-kernel-cache "$kc" "$first" 2>&1 >/dev/null | stamp \
+            >"$out/coldlibs_debug_${e%%=*}.log"
+        grep -i "nvrtc\|shipped" "$out/coldlibs_debug_${e%%=*}.log" | head -6
+      done
       ;;
     nvrtc)
       # which NVRTC programs are slow to compile: the cold start's first page with an empty kernel cache,

@@ -22,7 +22,7 @@
 #include "rt/plan.h"
 #include "util/testctl.h"
 
-#define RT_BACKEND_API_VERSION 9u
+#define RT_BACKEND_API_VERSION 10u
 
 enum {
     RT_FEATURE_HOST_MEMORY = 1u << 0, /* buffers are plain host memory */
@@ -152,6 +152,11 @@ typedef struct rt_host_api {
      * ONNX's clamping) from the node's operands in[0..n_in-1] (NULL where
      * absent); 1 when they are not constant integers or not valid. */
     int (*slice_params)(const rt_node *n, const rt_value *const *in, int64_t *start, int64_t *step, int64_t *count);
+    /* The path of the optional library lib<stem> (the module descriptor's
+     * `wants`) that the core found where installers put it, left for the
+     * module to load when it needs it (NVRTC: only for a kernel not shipped
+     * compiled); NULL: none found, or it was preloaded with a bundle's set. */
+    const char *(*wanted_lib)(const char *stem);
 } rt_host_api;
 
 /* 1 when the host's test controls are `names` (n of them), in that order: a

@@ -52,6 +52,21 @@ static int host_slice_params(const rt_node *n, const rt_value *const *in, int64_
                            NULL) != LECTOR_OK;
 }
 
+/* The optional libraries preload_system found (module.c loads one module
+ * once, before any call of wanted_lib) */
+#define MAX_WANTED 4
+static struct {
+    const char *stem;
+    char path[PATH_MAX];
+} wanted[MAX_WANTED];
+
+static const char *host_wanted_lib(const char *stem)
+{
+    for (int i = 0; i < MAX_WANTED && wanted[i].stem; i++)
+        if (!strcmp(wanted[i].stem, stem)) return wanted[i].path;
+    return NULL;
+}
+
 static const rt_host_api host_api = {
     .api_version = RT_BACKEND_API_VERSION,
     .ops = rt_op_table,
@@ -73,6 +88,7 @@ static const rt_host_api host_api = {
     .attr_string = rt_attr_string,
     .node_opset = rt_node_opset,
     .slice_params = host_slice_params,
+    .wanted_lib = host_wanted_lib,
 };
 
 const rt_host_api *rt_module_host_api(void) { return &host_api; }
@@ -107,10 +123,17 @@ static int preload_system(const rt_module_desc *d, rt_module_state *st)
 {
     for (size_t i = 0; d->needs && d->needs[i]; i++)
         if (preload(d, d->needs[i], st)) return -1;
-    for (size_t i = 0; d->wants && d->wants[i]; i++) {
+    /* the optional ones are found, not loaded: the module loads one when it
+     * needs it (NVRTC's 0.24 s from a cold disk is not on every start's path) */
+    for (size_t i = 0, n = 0; d->wants && d->wants[i] && n < MAX_WANTED; i++) {
         gpuenv_libinfo info;
-        if (!gpuenv_find_best(NULL, d->wants[i], d->major, &info) && dlopen(info.path, RTLD_NOW | RTLD_GLOBAL))
-            lector__log(LECTOR_LOG_DEBUG, "%s: preloaded %s (%s)", d->backend, info.path, info.version);
+        if (gpuenv_find_best(NULL, d->wants[i], d->major, &info) || strlen(info.path) >= sizeof wanted[n].path)
+            continue;
+        wanted[n].stem = d->wants[i];
+        memcpy(wanted[n].path, info.path, strlen(info.path) + 1);
+        n++;
+        lector__log(LECTOR_LOG_DEBUG, "%s: found %s (%s), for the module to load when it needs it", d->backend,
+                    info.path, info.version);
     }
     snprintf(st->libs, sizeof st->libs, "the system's %s libraries", d->title);
     return 0;

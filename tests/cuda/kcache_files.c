@@ -6,6 +6,9 @@
  * architecture. Run on scripts/kernels.py's output (ctest
  * cuda.kernels_format), so that its writer and the module's reader cannot
  * drift apart unseen on a machine without a GPU.
+ * --shipped: DIR is a shipped directory, so its file NVRTC must name a
+ * version (the module's kcache_nvrtc_line) and every key's first line must
+ * be that version, under which the module looks for them.
  * Exit: 0 every file good (and at least one), 1 otherwise.
  */
 #include <dirent.h>
@@ -22,6 +25,8 @@ static uint64_t le64(const uint8_t *p)
     for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
     return v;
 }
+
+static char nvrtc[64]; /* DIR/NVRTC's version line, with --shipped */
 
 static int check(const char *dir, const char *name)
 {
@@ -52,6 +57,8 @@ static int check(const char *dir, const char *name)
         bad = printf("FAIL %s: the module would look for it as %s\n", name, want);
     } else if (strncmp(key, "NVRTC ", 6) || !strstr(key, "\n--gpu-architecture=sm_")) {
         bad = printf("FAIL %s: its key names no NVRTC version or architecture\n", name);
+    } else if (nvrtc[0] && (strncmp(key, nvrtc, strlen(nvrtc)) || key[strlen(nvrtc)] != '\n')) {
+        bad = printf("FAIL %s: its key's NVRTC is not the directory's %s\n", name, nvrtc);
     }
     free(buf);
     return bad != 0;
@@ -59,14 +66,25 @@ static int check(const char *dir, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) return fprintf(stderr, "usage: kcache_files DIR\n"), 2;
-    DIR *d = opendir(argv[1]);
-    if (!d) return printf("FAIL cannot open %s\n", argv[1]), 1;
+    int shipped = argc == 3 && !strcmp(argv[1], "--shipped");
+    if (argc != 2 + shipped) return fprintf(stderr, "usage: kcache_files [--shipped] DIR\n"), 2;
+    const char *dir = argv[1 + shipped];
+    if (shipped) {
+        char path[4096], text[64];
+        snprintf(path, sizeof path, "%s/NVRTC", dir);
+        FILE *f = fopen(path, "rb");
+        size_t n = f ? fread(text, 1, sizeof text, f) : 0;
+        if (f) fclose(f);
+        if (kcache_nvrtc_line(text, n, nvrtc, sizeof nvrtc)) return printf("FAIL %s names no NVRTC version\n", path), 1;
+        printf("kcache_files: built by %s\n", nvrtc);
+    }
+    DIR *d = opendir(dir);
+    if (!d) return printf("FAIL cannot open %s\n", dir), 1;
     int files = 0, bad = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
+        if (e->d_name[0] == '.' || (shipped && !strcmp(e->d_name, "NVRTC"))) continue;
         files++;
-        bad += check(argv[1], e->d_name);
+        bad += check(dir, e->d_name);
     }
     closedir(d);
     printf("kcache_files: %d files, %d bad\n", files, bad);

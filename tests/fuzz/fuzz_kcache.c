@@ -5,6 +5,8 @@
  * first byte is the key's length k, the next k bytes the key, the rest the
  * file. A file built from that key and the rest as its image must parse to
  * exactly that image; the raw bytes must parse only to an image inside them.
+ * The whole input is also read as a shipped directory's file NVRTC: a line
+ * taken is a prefix of the input that names a version.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    char line[24];
+    if (!kcache_nvrtc_line((const char *)data, size, line, sizeof line)) {
+        size_t l = strlen(line);
+        if (l < 9 || l > size || memcmp(line, data, l) || memcmp(line, "NVRTC ", 6) || !strchr(line, '.')) abort();
+        if (l < size && data[l] != '\n' && data[l] != '\r') abort();
+    }
     if (!size) return 0;
     size_t k = data[0];
     if (k > size - 1) k = size - 1;

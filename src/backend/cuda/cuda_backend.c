@@ -145,9 +145,11 @@ static lector_status cu_init(rt_backend *be, lector_error *err)
     c->algo_ident = cu_algo_ident(c, be->kernel_cache_dir);
     cu_workers_ahead(c, be->gpu_workers);
     be->ctx = c;
+    char nvrtc[160];
+    cu_nvrtc_describe(nvrtc, sizeof nvrtc);
     H->log(2, "cuda: GPU %d (%s, sm_%d%d, %zu MiB), cuDNN %zu, cap %zu MiB, %s%s", c->device, prop.name, prop.major,
            prop.minor, (size_t)(prop.totalGlobalMem >> 20), cudnnGetVersion(), be->gpu_mem_limit >> 20,
-           be->fp16 ? "fp16, " : "", cu_nvrtc_status());
+           be->fp16 ? "fp16, " : "", nvrtc);
     return LECTOR_OK;
 }
 

@@ -524,8 +524,9 @@ int cu_fuse_chains(compile_ctx *cc);
 /* Runs a chain step, or a depthwise convolution with its chain inside (s->chain set). */
 lector_status cu_run_chain(const exec_ctx *x, const cu_step *s, lector_error *err);
 
-/* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn)
- * when NVRTC can be loaded; otherwise they run in the interpreter. Returns
+/* cuda_nvrtc.c: compiles the plan's chains into their own kernels (s->kfn):
+ * shipped compiled, kept in the kernel cache or compiled by NVRTC; a kernel
+ * none of them gives runs in the interpreter. Returns
  * the kernels NVRTC compiled for it (0: every one was in the process's
  * cache, which sizes do not key). */
 int cu_compile_chains(compile_ctx *cc);
@@ -535,8 +536,12 @@ int cu_compile_chains(compile_ctx *cc);
 void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *image_len);
 void cu_kcache_store(const char *dir, const char *key, size_t key_len, const void *image, size_t image_len);
 /* The read-only directory of the kernels shipped with the module, looked in
- * after `dir` (cuda_kcache.c); NULL: none. */
+ * before the cache (cuda_kcache.c); NULL: none. */
 const char *cu_kcache_shipped_dir(void);
+/* The NVRTC that built the shipped kernels ("NVRTC 13.0", their keys' first
+ * line; the directory's file NVRTC); NULL: not named, so their keys name
+ * this machine's NVRTC, as the cache's do. */
+const char *cu_kcache_shipped_nvrtc(void);
 
 /* cuda_gemm.c: a half-precision product, fp32 sums, in cuBLAS's
  * column-major terms: D (m x n) = op(A) op(B), every operand packed (its
@@ -591,8 +596,10 @@ int cu_launch_compiled_chain(cudaStream_t sm, const cu_step *s, const void *cons
  * into its kernel (s->chain set): input x, weights w; returns a cudaError_t as int. */
 int cu_launch_compiled_dw(cudaStream_t sm, const cu_step *s, const void *x, const void *w, const void *const *ext,
                           void *const *out);
-/* "nvrtc 13.0" or why chains run in the interpreter. */
-const char *cu_nvrtc_status(void);
+/* For the backend's log line, in buf: "NVRTC 13.0", why chains run in the
+ * interpreter, or that NVRTC is loaded only for a kernel not shipped.
+ * Loads nothing. */
+void cu_nvrtc_describe(char *buf, size_t len);
 
 /* cuda_check.c: LECTOR_CUDA_CHECK=1, every step against the reference kernels. */
 int cu_check_enabled(void);

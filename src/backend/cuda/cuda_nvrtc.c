@@ -14,8 +14,13 @@
  * missing ones are compiled in one NVRTC program.
  *
  * NVRTC is found as the core's loader found cuBLAS (it preloads
- * libnvrtc.so.<major> when it can) or by ld.so; without it, or with
- * LECTOR_CUDA_NVRTC=0, chains run in the interpreter. The compiled chains
+ * libnvrtc.so.<major> when it can) or by ld.so (LECTOR_CUDA_NVRTC_LIB names
+ * another), and loaded by the first compile with a kernel not shipped
+ * compiled (cuda_kcache.c): a process whose kernels are all shipped never
+ * loads it
+ * (0.24 s from a new machine's cold disk), and a machine without NVRTC runs
+ * the shipped kernels. A kernel with none of them, or every chain with
+ * LECTOR_CUDA_NVRTC=0, runs in the interpreter. The compiled chains
  * have fmad off, the reference kernels' arithmetic; the interpreter is in
  * kernels.cu, which nvcc compiles with its default contraction, so a
  * multiply-add (hard sigmoid's alpha * x + beta, say) may differ in the last
@@ -24,6 +29,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,26 +60,40 @@ static struct {
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 static int nv_ok;
+static atomic_int nv_tried; /* nv_load has run: nv_status is final */
 static char nv_status[256] = "not loaded";
 
-static void nv_load(void)
+static int nvrtc_off(void) { return !cu_switch(LECTOR__TC_CUDA_NVRTC, 1); }
+
+static void nv_try(void)
 {
-    if (!cu_switch(LECTOR__TC_CUDA_NVRTC, 1)) {
+    if (nvrtc_off()) {
         snprintf(nv_status, sizeof nv_status, "off (LECTOR_CUDA_NVRTC=0): chains run in the interpreter");
         return;
     }
-    char name[64];
+    /* the test control's name; else one loaded already (a bundle's set is
+     * preloaded), the copy the core found, the loader's own search */
+    char name[256];
+    const char *set = H->testctl_str(LECTOR__TC_CUDA_NVRTC_LIB), *found = H->wanted_lib("nvrtc");
     snprintf(name, sizeof name, "libnvrtc.so.%d", CUDART_VERSION / 1000);
-    void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) h = dlopen(name, RTLD_NOW);
+    double t0 = cu_now_ms();
+    void *h = NULL;
+    if (set && *set) {
+        snprintf(name, sizeof name, "%s", set);
+        h = dlopen(name, RTLD_NOW);
+    } else if (!(h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) && found && (h = dlopen(found, RTLD_NOW))) {
+        snprintf(name, sizeof name, "%.255s", found);
+    } else if (!h) {
+        h = dlopen(name, RTLD_NOW);
+    }
     if (!h) {
-        snprintf(nv_status, sizeof nv_status, "%s not found: chains run in the interpreter", name);
+        snprintf(nv_status, sizeof nv_status, "%.200s not found: kernels not shipped run in the interpreter", name);
         return;
     }
-#define SYM(field, sym)                                                                                  \
-    if (!(*(void **)&nv.field = dlsym(h, sym))) {                                                        \
-        snprintf(nv_status, sizeof nv_status, "%s has no %s: chains run in the interpreter", name, sym); \
-        return;                                                                                          \
+#define SYM(field, sym)                                                                                      \
+    if (!(*(void **)&nv.field = dlsym(h, sym))) {                                                            \
+        snprintf(nv_status, sizeof nv_status, "%.120s has no %s: chains run in the interpreter", name, sym); \
+        return;                                                                                              \
     }
     SYM(version, "nvrtcVersion");
     SYM(create, "nvrtcCreateProgram");
@@ -93,12 +113,27 @@ static void nv_load(void)
     nv.version(&ma, &mi);
     snprintf(nv_status, sizeof nv_status, "NVRTC %d.%d", ma, mi);
     nv_ok = 1;
+    H->log(3, "cuda: %s loaded from %s in %.0f ms", nv_status, name, cu_now_ms() - t0);
 }
 
-const char *cu_nvrtc_status(void)
+static void nv_load(void)
 {
-    pthread_once(&nv_once, nv_load);
-    return nv_status;
+    nv_try();
+    if (!nv_ok) H->log(3, "cuda: NVRTC: %s", nv_status);
+    atomic_store(&nv_tried, 1);
+}
+
+void cu_nvrtc_describe(char *buf, size_t len)
+{
+    const char *shipped = cu_kcache_shipped_nvrtc();
+    if (atomic_load(&nv_tried))
+        snprintf(buf, len, "%s", nv_status);
+    else if (nvrtc_off())
+        snprintf(buf, len, "off (LECTOR_CUDA_NVRTC=0): chains run in the interpreter");
+    else if (shipped)
+        snprintf(buf, len, "kernels shipped (%s), NVRTC loaded for any other", shipped);
+    else
+        snprintf(buf, len, "NVRTC loaded by the first compile");
 }
 
 /* ---- source generation ----------------------------------------------------------- */
@@ -637,15 +672,15 @@ static char *batch_program(const char *const *keys, const int *idx, int n)
     return src.p;
 }
 
-/* A kernel's disk-cache key: everything its code depends on (NVRTC's
- * version, the options, the program of that kernel alone). NULL when out of
- * memory. */
-static char *kernel_cache_key(const char *const *keys, int i, const char *arch, size_t *len)
+/* A kernel's disk-cache key: everything its code depends on (the version
+ * of the NVRTC that compiles it, "NVRTC 13.0"; the options; the program of
+ * that kernel alone). NULL when out of memory. */
+static char *kernel_cache_key(const char *const *keys, int i, const char *nvrtc, const char *arch, size_t *len)
 {
     char *src = batch_program(keys, &i, 1);
     if (!src) return NULL;
     sbuf k = {0};
-    sb_printf(&k, "%s\n%s %s %s\n%s", nv_status, arch, nv_opt_rest[0], nv_opt_rest[1], src);
+    sb_printf(&k, "%s\n%s %s %s\n%s", nvrtc, arch, nv_opt_rest[0], nv_opt_rest[1], src);
     cu_free(src);
     if (k.oom) {
         cu_free(k.p);
@@ -704,7 +739,8 @@ static int load_image(loaded_lib *libs, int *n_libs, const char *image, size_t s
     cudaError_t e = cudaLibraryLoadData(out, image, NULL, NULL, 0, NULL, NULL, 0);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        H->log(2, "cuda: loading NVRTC's code failed (%s): a chain runs in the interpreter", cudaGetErrorString(e));
+        H->log(2, "cuda: loading a compiled kernel failed (%s): it is compiled again or runs in the interpreter",
+               cudaGetErrorString(e));
         return -1;
     }
     /* the libraries stay loaded for the life of the process, like the module's own kernels */
@@ -727,15 +763,35 @@ static void dump_program(const char *src, int n_kernels, double ms)
     fclose(f);
 }
 
-/* Where a compile_batch call's time went, in ms, and how many kernels the
- * shipped directory had (for the debug log). */
+/* Where a compile_batch call's time went, in ms, and where its kernels
+ * came from (for the debug log). */
 typedef struct batch_times {
     double read, nvrtc, store, load;
-    int shipped; /* kernels found among the shipped ones */
+    int shipped, cached, compiled; /* kernels shipped, from the kernel cache, compiled by NVRTC now */
 } batch_times;
 
-/* Compiles the cache's kernels keys[0..n); got[i]: the kernel, or NULL (the
- * interpreter runs it). Returns how many came from the disk cache.
+/* Loads image[0..size) (once per call: kernels whose files hold the same
+ * image share it) and finds kernel keys[i] in it; -1 when either fails. */
+static int load_kernel(loaded_lib *libs, int *n_libs, const char *image, size_t size, const char *key,
+                       cudaKernel_t *got)
+{
+    cudaLibrary_t lib;
+    if (load_image(libs, n_libs, image, size, &lib)) return -1;
+    char name[40];
+    kernel_name(key, name, sizeof name);
+    if (cudaLibraryGetKernel(got, lib, name) == cudaSuccess) return 0;
+    cudaGetLastError();
+    *got = NULL;
+    return -1;
+}
+
+/* Finds or compiles the cache's kernels keys[0..n); got[i]: the kernel, or
+ * NULL (the interpreter runs it); bt counts where they came from.
+ *
+ * The shipped kernels are looked for first, under keys naming the NVRTC
+ * that built them, so that finding them needs no NVRTC. What they lack
+ * loads NVRTC, is looked for in the disk cache under keys naming this
+ * machine's NVRTC, and what is not there is compiled.
  *
  * The disk cache is keyed per kernel (its program alone), and what is not
  * there is compiled as one program. Keyed by that program, as it was, a
@@ -748,74 +804,90 @@ typedef struct batch_times {
  * machine that had compiled them before). So each new kernel's file holds
  * the image of the program it was compiled in, and kernels whose files
  * hold the same image share its library. */
-static int compile_batch(int sm, const char *const *keys, int n, const char *kcache_dir, const char *plan_name,
-                         cudaKernel_t *got, batch_times *bt)
+static void compile_batch(int sm, const char *const *keys, int n, const char *kcache_dir, const char *plan_name,
+                          cudaKernel_t *got, batch_times *bt)
 {
-    char arch[64];
-    int cubin = 0;
-    if (arch_option(sm, arch, sizeof arch, &cubin)) {
-        H->log(2, "cuda: NVRTC cannot compile for sm_%d: chains run in the interpreter", sm);
-        return 0;
-    }
+    /* shipped[i] and image[i]: what the shipped directory and the cache hold for
+     * kernel i; both stay until the end, since libs compares images */
     char **ckey = cu_calloc((size_t)n, sizeof *ckey), **image = cu_calloc((size_t)n, sizeof *image);
+    char **shipped = cu_calloc((size_t)n, sizeof *shipped);
     size_t *ckey_len = cu_calloc((size_t)n, sizeof *ckey_len), *size = cu_calloc((size_t)n, sizeof *size);
-    int *missing = cu_calloc((size_t)n, sizeof *missing), n_missing = 0, cached = 0, n_libs = 0;
+    int *missing = cu_calloc((size_t)n, sizeof *missing), n_missing = 0, n_fresh = 0, n_libs = 0, cubin = 0;
     loaded_lib *libs = cu_calloc((size_t)n + 1, sizeof *libs);
     char *fresh = NULL;
     size_t fresh_size = 0;
-    if (!ckey || !image || !ckey_len || !size || !missing || !libs) goto done;
+    if (!ckey || !image || !shipped || !ckey_len || !size || !missing || !libs) goto done;
     double t = cu_now_ms();
-    const char *shipped_dir = cu_kcache_shipped_dir();
+    const char *shipped_dir = cu_kcache_shipped_dir(), *shipped_nvrtc = cu_kcache_shipped_nvrtc();
+    char arch[64];
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm); /* the shipped ones are cubins for each GPU */
     for (int i = 0; i < n; i++) {
-        if ((kcache_dir || shipped_dir) && (ckey[i] = kernel_cache_key(keys, i, arch, &ckey_len[i]))) {
-            image[i] = cu_kcache_load(kcache_dir, ckey[i], ckey_len[i], &size[i]);
-            if (!image[i] && (image[i] = cu_kcache_load(shipped_dir, ckey[i], ckey_len[i], &size[i]))) bt->shipped++;
-        }
-        if (image[i])
-            cached++;
+        size_t klen;
+        char *key = shipped_nvrtc ? kernel_cache_key(keys, i, shipped_nvrtc, arch, &klen) : NULL;
+        if (key) shipped[i] = cu_kcache_load(shipped_dir, key, klen, &size[i]);
+        cu_free(key);
+        /* one this driver cannot load (a cubin from a newer NVRTC than it takes) is compiled */
+        if (shipped[i] && !load_kernel(libs, &n_libs, shipped[i], size[i], keys[i], &got[i]))
+            bt->shipped++;
         else
             missing[n_missing++] = i;
     }
     bt->read = cu_now_ms() - t;
-    if (n_missing) {
+    if (!n_missing) goto done;
+    pthread_once(&nv_once, nv_load);
+    if (!nv_ok) goto done; /* nv_load logged why: the rest run in the interpreter */
+    if (arch_option(sm, arch, sizeof arch, &cubin)) {
+        H->log(2, "cuda: NVRTC cannot compile for sm_%d: chains run in the interpreter", sm);
+        goto done;
+    }
+    t = cu_now_ms();
+    for (int m = 0; m < n_missing; m++) {
+        int i = missing[m];
+        if ((kcache_dir || (shipped_dir && !shipped_nvrtc)) &&
+            (ckey[i] = kernel_cache_key(keys, i, nv_status, arch, &ckey_len[i]))) {
+            image[i] = cu_kcache_load(kcache_dir, ckey[i], ckey_len[i], &size[i]);
+            /* shipped kernels whose directory does not name their NVRTC are keyed as the cache's */
+            if (!image[i] && !shipped_nvrtc && (image[i] = cu_kcache_load(shipped_dir, ckey[i], ckey_len[i], &size[i])))
+                bt->shipped++;
+            else if (image[i])
+                bt->cached++;
+        }
+        if (!image[i]) missing[n_fresh++] = i;
+    }
+    bt->read += cu_now_ms() - t;
+    if (n_fresh) {
         t = cu_now_ms();
-        char *src = batch_program(keys, missing, n_missing);
+        char *src = batch_program(keys, missing, n_fresh);
         if (src) fresh = nvrtc_image(src, arch, cubin, plan_name, &fresh_size);
         bt->nvrtc = cu_now_ms() - t;
-        if (src) dump_program(src, n_missing, bt->nvrtc);
+        if (src) dump_program(src, n_fresh, bt->nvrtc);
         cu_free(src);
         t = cu_now_ms();
-        for (int m = 0; m < n_missing && fresh; m++)
+        for (int m = 0; m < n_fresh && fresh; m++)
             if (ckey[missing[m]])
                 cu_kcache_store(kcache_dir, ckey[missing[m]], ckey_len[missing[m]], fresh, fresh_size);
         bt->store = cu_now_ms() - t;
     }
     t = cu_now_ms();
     for (int i = 0; i < n; i++) {
+        if (got[i]) continue;
         const char *img = image[i] ? image[i] : fresh;
         size_t sz = image[i] ? size[i] : fresh_size;
-        cudaLibrary_t lib;
-        if (!img || load_image(libs, &n_libs, img, sz, &lib)) continue;
-        char name[40];
-        kernel_name(keys[i], name, sizeof name);
-        cudaKernel_t k = NULL;
-        if (cudaLibraryGetKernel(&k, lib, name) == cudaSuccess)
-            got[i] = k;
-        else
-            cudaGetLastError();
+        if (img && !load_kernel(libs, &n_libs, img, sz, keys[i], &got[i]) && !image[i]) bt->compiled++;
     }
     bt->load = cu_now_ms() - t;
 done:
     for (int i = 0; i < n && ckey; i++) cu_free(ckey[i]);
     for (int i = 0; i < n && image; i++) cu_free(image[i]);
+    for (int i = 0; i < n && shipped; i++) cu_free(shipped[i]);
     cu_free(ckey);
     cu_free(image);
+    cu_free(shipped);
     cu_free(ckey_len);
     cu_free(size);
     cu_free(missing);
     cu_free(libs);
     cu_free(fresh);
-    return cached;
 }
 
 static int dw_fusion_enabled(void) { return cu_switch(LECTOR__TC_CUDA_DWFUSE, 1); }
@@ -895,8 +967,11 @@ static int cache_slot(ksource *ks, int *todo, int *n_todo)
 
 int cu_compile_chains(compile_ctx *cc)
 {
-    pthread_once(&nv_once, nv_load);
-    if (!nv_ok) return 0;
+    if (nvrtc_off()) return 0;
+    if (!cu_kcache_shipped_nvrtc()) { /* nothing shipped: nothing to run without NVRTC */
+        pthread_once(&nv_once, nv_load);
+        if (!nv_ok) return 0;
+    }
     cu_plan *cp = cc->cp;
     /* a chain's kernel per step, and a depthwise convolution's with the next chain fused in */
     int *todo = cu_malloc(sizeof(int) * (size_t)(2 * cp->n_steps + 1));
@@ -938,10 +1013,8 @@ int cu_compile_chains(compile_ctx *cc)
     cudaKernel_t *got = cu_calloc((size_t)n_todo + 1, sizeof *got);
     for (int i = 0; i < n_todo && keys; i++) keys[i] = cache[todo[i]].key;
     pthread_mutex_unlock(&cache_lock);
-    int cached = 0;
     batch_times bt = {0};
-    if (n_todo && keys && got)
-        cached = compile_batch(cc->sm, keys, n_todo, cc->be->kernel_cache_dir, cc->g->name, got, &bt);
+    if (n_todo && keys && got) compile_batch(cc->sm, keys, n_todo, cc->be->kernel_cache_dir, cc->g->name, got, &bt);
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n_todo; i++) {
         cache[todo[i]].kernel = got ? got[i] : NULL;
@@ -987,11 +1060,11 @@ int cu_compile_chains(compile_ctx *cc)
     pthread_mutex_unlock(&cache_lock);
     if (n_todo)
         H->log(3,
-               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d shipped, %d compiled by NVRTC) "
-               "in %.0f ms (cache read %.0f, NVRTC %.0f, cache write %.0f, load %.0f); "
+               "cuda: %s: %d kernels new to the process (%d from the kernel cache, %d shipped, %d compiled by NVRTC, "
+               "%d in the interpreter) in %.0f ms (cache read %.0f, NVRTC %.0f, cache write %.0f, load %.0f); "
                "%d chains use compiled kernels, %d run inside their depthwise convolution's",
-               cc->g->name, n_todo, cached - bt.shipped, bt.shipped, n_todo - cached, cu_now_ms() - t0, bt.read,
-               bt.nvrtc, bt.store, bt.load, compiled - fused, fused);
+               cc->g->name, n_todo, bt.cached, bt.shipped, bt.compiled, n_todo - bt.cached - bt.shipped - bt.compiled,
+               cu_now_ms() - t0, bt.read, bt.nvrtc, bt.store, bt.load, compiled - fused, fused);
     cu_free(todo);
     cu_free(slot);
     cu_free(dwslot);

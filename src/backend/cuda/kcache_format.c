@@ -43,3 +43,25 @@ int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t k
     *image_len = (size_t)n;
     return 0;
 }
+
+/* "NVRTC " digits "." digits, then the end of the text or a newline */
+int kcache_nvrtc_line(const char *text, size_t text_len, char *out, size_t out_len)
+{
+    static const char head[] = "NVRTC ";
+    size_t n = sizeof head - 1, dots = 0, digits = 0;
+    if (text_len < n || memcmp(text, head, n)) return -1;
+    for (; n < text_len && text[n] != '\n' && text[n] != '\r'; n++) {
+        if (text[n] == '.' && digits && !dots) {
+            dots++;
+            digits = 0;
+        } else if (text[n] >= '0' && text[n] <= '9') {
+            digits++;
+        } else {
+            return -1;
+        }
+    }
+    if (dots != 1 || !digits || n + 1 > out_len) return -1;
+    memcpy(out, text, n);
+    out[n] = 0;
+    return 0;
+}

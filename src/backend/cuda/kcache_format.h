@@ -34,6 +34,12 @@ uint64_t kcache_hash(const char *key, size_t key_len);
 int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t key_len, const uint8_t **image,
                  size_t *image_len);
 
+/* The shipped directory's file NVRTC (cuda_kcache.c): its first line names
+ * the NVRTC that built the kernels there, "NVRTC <major>.<minor>", as their
+ * keys' first lines do. 0 with that line in out (NUL-ended), or -1 when the
+ * text does not start with such a line or it does not fit. */
+int kcache_nvrtc_line(const char *text, size_t text_len, char *out, size_t out_len);
+
 /* The header written before the key: the magic and the key's length
  * (KCACHE_MAGIC_LEN + 8 bytes into out). */
 void kcache_header(uint8_t *out, size_t key_len);
