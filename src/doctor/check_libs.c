@@ -729,8 +729,9 @@ static void check_family(lector_doctor_report *r, const family *f, fam_state *fs
                      "that compile kernels at run time fail");
         else if (strcmp(f->stem, "nvrtc") == 0)
             snprintf(cause, sizeof cause,
-                     "NVRTC (libnvrtc.so.*) is not installed: Lector runs fused elementwise chains in an "
-                     "interpreter, slower, and programs that compile kernels at run time fail");
+                     "NVRTC (libnvrtc.so.*) is not installed: Lector runs the kernels its CUDA module ships "
+                     "compiled, and any other fused elementwise chain in an interpreter, slower; programs that "
+                     "compile kernels at run time fail");
         else
             snprintf(cause, sizeof cause,
                      "No copy of %s (lib%s.so.*) is installed anywhere the loader or an installer would put it%s",

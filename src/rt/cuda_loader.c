@@ -7,9 +7,9 @@
  * reason. The module file is gpuenv_cuda_module_path's (LECTOR_CUDA_MODULE,
  * else next to the executable, else ../lib of it, as in the offline
  * bundle); the driver is libcuda.so.1; cuBLAS and cuDNN of the CUDA major
- * the module was built for are required, NVRTC is optional (with it the
- * module compiles each fused elementwise chain into its own kernel, without
- * it the chains run in an interpreter). With the offline bundle's CUDA
+ * the module was built for are required, NVRTC is optional (found here,
+ * loaded by the module only to compile a kernel it does not ship: without
+ * it those chains run in an interpreter). With the offline bundle's CUDA
  * archive unpacked (lib/lector-cuda<major>.libs beside the module) its set is
  * preloaded instead (--cuda-libs auto or bundle), once the driver is known
  * to support its CUDA release: a driver too old for it is the one-line
