@@ -15,7 +15,6 @@
  * plan makes its own for its shapes). Failures are only logged: a plan meets
  * the same call again and reports it. LECTOR_CUDA_PRIME=0 turns it off.
  */
-#include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
 
