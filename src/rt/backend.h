@@ -155,7 +155,7 @@ typedef struct rt_host_api {
     /* The path of the optional library lib<stem> (the module descriptor's
      * `wants`) that the core found where installers put it, left for the
      * module to load when it needs it (NVRTC: only for a kernel not shipped
-     * compiled); NULL: none found, or it was preloaded with a bundle's set. */
+     * compiled); NULL: none found, or a bundle's set was preloaded whole. */
     const char *(*wanted_lib)(const char *stem);
 } rt_host_api;
 

@@ -32,9 +32,10 @@ typedef struct rt_module_desc {
      * the clearest; NULL for none */
     const char *driver;
     const char *no_driver; /* "no NVIDIA driver" */
-    /* libraries of major version `major` found by gpuenv_find_best and
-     * preloaded; `needs` are required (their absence is the reason, with
-     * needs_hint), `wants` optional. NULL-terminated. */
+    /* libraries of major version `major` found by gpuenv_find_best: `needs`
+     * are preloaded and required (their absence is the reason, with
+     * needs_hint), `wants` are optional and only found, for the module to
+     * load when it needs one (rt_host_api.wanted_lib). NULL-terminated. */
     const char *const *needs;
     const char *const *wants;
     int major;
