@@ -161,6 +161,7 @@ static void check_module(lector_doctor_report *r)
         lector__free(d);
     }
     gpuenv_load_free(&ld);
+    doctor_check_shipped_kernels(r, path);
 }
 
 static void check_selftest(lector_doctor_report *r)

@@ -143,6 +143,9 @@ void doctor_check_bundle(lector_doctor_report *r, const lector_doctor_options *o
 void doctor_check_libs(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_ldconf(lector_doctor_report *r, const lector_doctor_options *opt);
 void doctor_check_engine(lector_doctor_report *r, const lector_doctor_options *opt);
+/** L5 (check_shipped.c): the kernels shipped compiled beside the CUDA module
+ *  at module_path, against the GPUs found and NVRTC. */
+void doctor_check_shipped_kernels(lector_doctor_report *r, const char *module_path);
 void doctor_check_inspect(lector_doctor_report *r, const lector_doctor_options *opt);
 
 /** The NVML / libcuda path to dlopen: option, then LECTOR_DOCTOR_NVML /

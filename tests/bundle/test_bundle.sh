@@ -62,6 +62,18 @@ elif [ -f "$b/lib/liblector-cuda.so" ]; then
     cmp -s "$tmp/kernels.manifest" "$src/src/backend/cuda/kernels.manifest" ||
     fail "lib/lector-kernels does not hold the manifest's kernels"
   echo "kernels: $n_kc shipped ($n_k kernels x 7 architectures)"
+  # the bundle's own doctor reads them as the module would: their NVRTC and architectures from the keys
+  env -i "$b/bin/lector" doctor --json --no-dlopen 2>/dev/null >"$tmp/doctor.json" || true   # 1: no GPU here
+  python3 - "$tmp/doctor.json" "$n_k" <<'PY' || fail "lector doctor does not report the shipped kernels"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for l in d["layers"] for c in l["checks"] if c["id"] == "l5.shipped_kernels"]
+assert c and c[0]["status"] == "ok", c
+f = c[0]["finding"]
+assert "lib/lector-kernels: %s kernels built by NVRTC " % sys.argv[2] in f, f
+assert "for sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120" in f, f
+print("doctor: " + f)
+PY
 fi
 
 # 1. the same JSON as the build tree's lector (both under env -i, same path)

@@ -65,3 +65,14 @@ int kcache_nvrtc_line(const char *text, size_t text_len, char *out, size_t out_l
     out[n] = 0;
     return 0;
 }
+
+int kcache_key_prefix(const uint8_t *file, size_t file_len, const char **key, size_t *avail, uint64_t *key_len)
+{
+    if (file_len < KCACHE_MAGIC_LEN + 8 || memcmp(file, KCACHE_MAGIC, KCACHE_MAGIC_LEN)) return -1;
+    uint64_t n = read_length(file + KCACHE_MAGIC_LEN);
+    size_t have = file_len - KCACHE_MAGIC_LEN - 8;
+    *key = (const char *)file + KCACHE_MAGIC_LEN + 8;
+    *avail = n < have ? (size_t)n : have;
+    *key_len = n;
+    return 0;
+}

@@ -34,6 +34,13 @@ uint64_t kcache_hash(const char *key, size_t key_len);
 int kcache_parse(const uint8_t *file, size_t file_len, const char *key, size_t key_len, const uint8_t **image,
                  size_t *image_len);
 
+/* The start of the key a file holds, for a reader that does not know the
+ * key (the doctor, tests): 0 with *key pointing into `file` and *avail the
+ * bytes of it present in file[0..file_len) (a prefix when the file was read
+ * in part), *key_len the key's whole length; -1 when the bytes do not start
+ * as this format does. Not a check of the file: kcache_parse is. */
+int kcache_key_prefix(const uint8_t *file, size_t file_len, const char **key, size_t *avail, uint64_t *key_len);
+
 /* The shipped directory's file NVRTC (cuda_kcache.c): its first line names
  * the NVRTC that built the kernels there, "NVRTC <major>.<minor>", as their
  * keys' first lines do. 0 with that line in out (NUL-ended), or -1 when the
