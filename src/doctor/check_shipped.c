@@ -42,8 +42,7 @@ static int file_arch(const char *path, const char *nvrtc)
     line[avail] = 0;
     size_t v = strlen(nvrtc);
     int sm = 0;
-    if (!v || strncmp(line, nvrtc, v) || line[v] != '\n' ||
-        sscanf(line + v + 1, "--gpu-architecture=sm_%d", &sm) != 1)
+    if (!v || strncmp(line, nvrtc, v) || line[v] != '\n' || sscanf(line + v + 1, "--gpu-architecture=sm_%d", &sm) != 1)
         return 0;
     return sm;
 }
@@ -51,12 +50,8 @@ static int file_arch(const char *path, const char *nvrtc)
 static void read_shipped(const char *dir, shipped *s)
 {
     memset(s, 0, sizeof *s);
-    char path[4400], text[64];
-    snprintf(path, sizeof path, "%.4096s/NVRTC", dir);
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(text, 1, sizeof text, f) : 0;
-    if (f) fclose(f);
-    if (kcache_nvrtc_line(text, n, s->nvrtc, sizeof s->nvrtc)) s->nvrtc[0] = 0;
+    char path[4400];
+    if (kcache_read_nvrtc_file(dir, s->nvrtc, sizeof s->nvrtc)) s->nvrtc[0] = 0;
     DIR *d = opendir(dir);
     if (!d) return;
     for (struct dirent *e; (e = readdir(d));) {
@@ -147,8 +142,8 @@ void doctor_check_shipped_kernels(lector_doctor_report *r, const char *module_pa
     if (n_missing && !have_nvrtc) {
         const char *stem = "nvrtc";
         char *fix = doctor_fix_pip(&stem, 1, r->facts.lector_built_major);
-        c = doctor_add(r, DOCTOR_L5, "l5.shipped_kernels", "Shipped kernels", DOCTOR_WARN,
-                       DOCTOR_HITS_LECTOR, "lector_kernels_interpreted",
+        c = doctor_add(r, DOCTOR_L5, "l5.shipped_kernels", "Shipped kernels", DOCTOR_WARN, DOCTOR_HITS_LECTOR,
+                       "lector_kernels_interpreted",
                        "No kernels are shipped compiled for this GPU and NVRTC is not installed to compile them: "
                        "the fused elementwise chains run in an interpreter, several times slower",
                        fix ? fix : "", "%s; not for %s; %s", what ? what : "?", missing.s ? missing.s : "?",
@@ -167,9 +162,12 @@ void doctor_check_shipped_kernels(lector_doctor_report *r, const char *module_pa
     }
     lector__free(missing.s);
     if (c && s.n_other)
-        doctor_evidence(r, c, "%d of %d files are not of the NVRTC the directory names (%s): the module never reads them",
+        doctor_evidence(r, c,
+                        "%d of %d files are not of the NVRTC the directory names (%s): the module never reads them",
                         s.n_other, s.n_files, s.nvrtc[0] ? s.nvrtc : "none named");
     if (c && s.n_files && !s.nvrtc[0])
-        doctor_evidence(r, c, "%s/NVRTC names no NVRTC version: the module looks the kernels up under this machine's "
-                        "NVRTC, loading it", dir);
+        doctor_evidence(r, c,
+                        "%s/NVRTC names no NVRTC version: the module looks the kernels up under this machine's "
+                        "NVRTC, loading it",
+                        dir);
 }

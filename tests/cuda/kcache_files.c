@@ -70,12 +70,8 @@ int main(int argc, char **argv)
     if (argc != 2 + shipped) return fprintf(stderr, "usage: kcache_files [--shipped] DIR\n"), 2;
     const char *dir = argv[1 + shipped];
     if (shipped) {
-        char path[4096], text[64];
-        snprintf(path, sizeof path, "%s/NVRTC", dir);
-        FILE *f = fopen(path, "rb");
-        size_t n = f ? fread(text, 1, sizeof text, f) : 0;
-        if (f) fclose(f);
-        if (kcache_nvrtc_line(text, n, nvrtc, sizeof nvrtc)) return printf("FAIL %s names no NVRTC version\n", path), 1;
+        if (kcache_read_nvrtc_file(dir, nvrtc, sizeof nvrtc))
+            return printf("FAIL %s/NVRTC names no NVRTC version\n", dir), 1;
         printf("kcache_files: built by %s\n", nvrtc);
     }
     DIR *d = opendir(dir);

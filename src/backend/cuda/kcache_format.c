@@ -2,6 +2,7 @@
  * (kcache_format.h). */
 #include "backend/cuda/kcache_format.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/hash.h"
@@ -75,4 +76,15 @@ int kcache_key_prefix(const uint8_t *file, size_t file_len, const char **key, si
     *avail = n < have ? (size_t)n : have;
     *key_len = n;
     return 0;
+}
+
+int kcache_read_nvrtc_file(const char *dir, char *out, size_t out_len)
+{
+    char path[4400], text[64];
+    snprintf(path, sizeof path, "%.4096s/NVRTC", dir);
+    FILE *f = fopen(path, "rbe");
+    if (!f) return -1;
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    return kcache_nvrtc_line(text, n, out, out_len);
 }

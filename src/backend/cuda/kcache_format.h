@@ -46,6 +46,9 @@ int kcache_key_prefix(const uint8_t *file, size_t file_len, const char **key, si
  * keys' first lines do. 0 with that line in out (NUL-ended), or -1 when the
  * text does not start with such a line or it does not fit. */
 int kcache_nvrtc_line(const char *text, size_t text_len, char *out, size_t out_len);
+/* DIR/NVRTC's line (kcache_nvrtc_line) into out; -1 when the file is not
+ * there or names no version. */
+int kcache_read_nvrtc_file(const char *dir, char *out, size_t out_len);
 
 /* The header written before the key: the magic and the key's length
  * (KCACHE_MAGIC_LEN + 8 bytes into out). */
