@@ -13,14 +13,14 @@
  * sizes share all of theirs. Kernels are cached for the process; a plan's
  * missing ones are compiled in one NVRTC program.
  *
- * NVRTC is found as the core's loader found cuBLAS (it preloads
- * libnvrtc.so.<major> when it can) or by ld.so (LECTOR_CUDA_NVRTC_LIB names
- * another), and loaded by the first compile with a kernel not shipped
- * compiled (cuda_kcache.c): a process whose kernels are all shipped never
- * loads it
- * (0.24 s from a new machine's cold disk), and a machine without NVRTC runs
- * the shipped kernels. A kernel with none of them, or every chain with
- * LECTOR_CUDA_NVRTC=0, runs in the interpreter. The compiled chains
+ * NVRTC's file is found by the core's loader as cuBLAS's is, but not
+ * loaded (rt_host_api.wanted_lib), else by ld.so (LECTOR_CUDA_NVRTC_LIB
+ * names another); the first compile with a kernel that is not shipped
+ * compiled (cuda_kcache.c) loads it. So a process whose kernels are all
+ * shipped never loads it (0.24 s from a new machine's cold disk), and a
+ * machine without NVRTC runs the shipped kernels. A kernel with none of
+ * them, or every chain with LECTOR_CUDA_NVRTC=0, runs in the interpreter.
+ * The compiled chains
  * have fmad off, the reference kernels' arithmetic; the interpreter is in
  * kernels.cu, which nvcc compiles with its default contraction, so a
  * multiply-add (hard sigmoid's alpha * x + beta, say) may differ in the last
