@@ -119,7 +119,7 @@ lector_status rt_backend_find(const char *name, const rt_backend_iface **out, in
         *out = e->builtin();
         return LECTOR_OK;
     }
-    const rt_module_state *ms = rt_module_load(e->module, e->state);
+    const rt_module_state *ms = rt_module_load(e->module, spec.index, e->state);
     if (!ms->iface) return lector__error(err, LECTOR_ERR_UNAVAILABLE, "device %s: %s", e->name, ms->why);
     if (ms->score <= 0) return lector__error(err, LECTOR_ERR_UNAVAILABLE, "%s", ms->why);
     *out = ms->iface;

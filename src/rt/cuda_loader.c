@@ -44,6 +44,32 @@ static int cuda_bundle_driver_ok(void *driver, const char *version, char *why, s
     return 0;
 }
 
+/* The primary context of GPU `device` through the driver API, made while the
+ * core loads cuBLAS, cuDNN and the module; the runtime's first call on that
+ * GPU then finds it made (cudart's context is the primary context). */
+static int cuda_ctx_ahead(void *driver, int device)
+{
+    int (*init)(unsigned) = NULL, (*get)(int *, int) = NULL, (*retain)(void **, int) = NULL;
+    *(void **)&init = dlsym(driver, "cuInit");
+    *(void **)&get = dlsym(driver, "cuDeviceGet");
+    *(void **)&retain = dlsym(driver, "cuDevicePrimaryCtxRetain");
+    int dev = 0;
+    void *ctx = NULL;
+    double t0 = lector__now_ms();
+    if (!init || !get || !retain || init(0) || get(&dev, device) || retain(&ctx, dev)) return 0;
+    lector__log(LECTOR_LOG_DEBUG, "cuda: GPU %d's context made ahead in %.0f ms", device, lector__now_ms() - t0);
+    return 1;
+}
+
+static void cuda_ctx_release(void *driver, int device)
+{
+    int (*get)(int *, int) = NULL, (*release)(int) = NULL;
+    *(void **)&get = dlsym(driver, "cuDeviceGet");
+    *(void **)&release = dlsym(driver, "cuDevicePrimaryCtxRelease_v2");
+    int dev = 0;
+    if (get && release && !get(&dev, device)) release(dev);
+}
+
 const rt_module_desc rt_cuda_module = {
     .backend = "cuda",
     .title = "CUDA",
@@ -59,6 +85,8 @@ const rt_module_desc rt_cuda_module = {
                                                                           "where it looked",
     .bundle = LECTOR_CUDA_MAJOR != 0,
     .bundle_driver_ok = cuda_bundle_driver_ok,
+    .ctx_ahead = cuda_ctx_ahead,
+    .ctx_release = cuda_ctx_release,
 };
 
 /* L5 of `lector doctor` (src/doctor/check_engine.c, which declares it too):

@@ -48,6 +48,12 @@ typedef struct rt_module_desc {
     /* with the bundle's set: 1 when the loaded driver runs libraries of
      * release `version`, else 0 with the message and the fix in why */
     int (*bundle_driver_ok)(void *driver, const char *version, char *why, size_t len);
+    /* LECTOR_CUDA_CTX_AHEAD=1: makes GPU `device`'s context through the loaded
+     * driver on a thread of its own while the libraries and the module load;
+     * 1 when made (held for the process, which the module then shares), 0
+     * not. ctx_release gives it back when the module cannot run. NULL: none. */
+    int (*ctx_ahead)(void *driver, int device);
+    void (*ctx_release)(void *driver, int device);
 } rt_module_desc;
 
 typedef struct rt_module_state {
@@ -67,8 +73,10 @@ typedef struct rt_module_state {
 /* Loads the module once (later calls return the first result) and returns
  * its state: st->iface is its table, or NULL with the reason in st->why;
  * st->score is what its score entry point said (0: loaded, but it cannot run
- * on this machine, the module's reason in st->why). Thread-safe. */
-const rt_module_state *rt_module_load(const rt_module_desc *d, rt_module_state *st);
+ * on this machine, the module's reason in st->why). `device`: the GPU the
+ * first caller asked for (its context may be made ahead, ctx_ahead; -1
+ * none). Thread-safe. */
+const rt_module_state *rt_module_load(const rt_module_desc *d, int device, rt_module_state *st);
 
 /* The table of the core's services given to modules. */
 const rt_host_api *rt_module_host_api(void);

@@ -96,7 +96,7 @@ static const rt_module_state *load_variant(const char *dir, const char *file, rt
     snprintf(fixture, sizeof fixture, "%s/%s", dir, file);
     rt_module_state *st = &states[n++];
     pthread_mutex_init(&st->lock, NULL);
-    return rt_module_load(&d, st);
+    return rt_module_load(&d, -1, st);
 }
 
 static void test_modules(const char *dir)
@@ -166,9 +166,9 @@ static void test_modules(const char *dir)
     /* once per process: a second load returns the first result without loading again */
     rt_module_state once = RT_MODULE_STATE_INIT;
     snprintf(fixture, sizeof fixture, "%s/libfake-good.so", dir);
-    rt_module_load(&base, &once);
+    rt_module_load(&base, -1, &once);
     snprintf(fixture, sizeof fixture, "%s/libfake-old.so", dir);
-    CHECK(rt_module_load(&base, &once)->iface != NULL, "a second load reloaded");
+    CHECK(rt_module_load(&base, -1, &once)->iface != NULL, "a second load reloaded");
 }
 
 int main(int argc, char **argv)
