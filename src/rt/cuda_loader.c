@@ -20,6 +20,7 @@
 
 #include "gpuenv/gpuenv.h"
 #include "rt/module.h"
+#include "util/testctl.h"
 #include "util/util.h"
 
 #ifndef LECTOR_CUDA_MAJOR
@@ -46,9 +47,12 @@ static int cuda_bundle_driver_ok(void *driver, const char *version, char *why, s
 
 /* The primary context of GPU `device` through the driver API, made while the
  * core loads cuBLAS, cuDNN and the module; the runtime's first call on that
- * GPU then finds it made (cudart's context is the primary context). */
+ * GPU then finds it made (cudart's context is the primary context). With
+ * LECTOR_CUDA_CTX_AHEAD=1 only (measured first), and not with
+ * LECTOR_CUDA_SYNC, whose flags the backend sets before the context exists. */
 static int cuda_ctx_ahead(void *driver, int device)
 {
+    if (!lector__tc_flag(LECTOR__TC_CUDA_CTX_AHEAD, 0) || lector__tc_str(LECTOR__TC_CUDA_SYNC)) return 0;
     int (*init)(unsigned) = NULL, (*get)(int *, int) = NULL, (*retain)(void **, int) = NULL;
     *(void **)&init = dlsym(driver, "cuInit");
     *(void **)&get = dlsym(driver, "cuDeviceGet");
@@ -57,7 +61,8 @@ static int cuda_ctx_ahead(void *driver, int device)
     void *ctx = NULL;
     double t0 = lector__now_ms();
     if (!init || !get || !retain || init(0) || get(&dev, device) || retain(&ctx, dev)) return 0;
-    lector__log(LECTOR_LOG_DEBUG, "cuda: GPU %d's context made ahead in %.0f ms", device, lector__now_ms() - t0);
+    lector__log(LECTOR_LOG_DEBUG, "cuda: GPU %d's context made in %.0f ms while the libraries loaded", device,
+                lector__now_ms() - t0);
     return 1;
 }
 

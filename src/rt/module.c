@@ -177,9 +177,9 @@ static int preload_bundle(const rt_module_desc *d, const char *module_path, void
     return use;
 }
 
-/* The descriptor's ctx_ahead on a thread of its own (LECTOR_CUDA_CTX_AHEAD=1):
- * the GPU's context is made while this thread loads the libraries (each
- * about 0.1-0.2 s of a start, one after the other before). */
+/* The descriptor's ctx_ahead on a thread of its own: the GPU's context made
+ * while this thread loads the libraries (each about 0.1-0.2 s of a start,
+ * one after the other before). */
 typedef struct ahead_job {
     const rt_module_desc *d;
     void *driver;
@@ -214,14 +214,11 @@ static void load(const rt_module_desc *d, int device, rt_module_state *st)
     }
     ahead_job job = {d, driver, device, 0};
     pthread_t ahead;
-    int started = d->ctx_ahead && driver && device >= 0 && lector__tc_flag(LECTOR__TC_CUDA_CTX_AHEAD, 0) &&
-                  !lector__tc_str(LECTOR__TC_CUDA_SYNC) && pthread_create(&ahead, NULL, ahead_run, &job) == 0;
+    int started = d->ctx_ahead && driver && device >= 0 && pthread_create(&ahead, NULL, ahead_run, &job) == 0;
     load_libs(d, path, driver, st);
     if (started) {
         pthread_join(ahead, NULL);
         if (job.made && (!st->iface || st->score <= 0)) d->ctx_release(driver, device);
-        lector__log(LECTOR_LOG_DEBUG, "%s: GPU %d's context %s while the libraries loaded", d->backend, device,
-                    job.made ? "made" : "not made");
     }
 }
 

@@ -48,10 +48,11 @@ typedef struct rt_module_desc {
     /* with the bundle's set: 1 when the loaded driver runs libraries of
      * release `version`, else 0 with the message and the fix in why */
     int (*bundle_driver_ok)(void *driver, const char *version, char *why, size_t len);
-    /* LECTOR_CUDA_CTX_AHEAD=1: makes GPU `device`'s context through the loaded
-     * driver on a thread of its own while the libraries and the module load;
-     * 1 when made (held for the process, which the module then shares), 0
-     * not. ctx_release gives it back when the module cannot run. NULL: none. */
+    /* Run on a thread of its own while the libraries and the module load:
+     * makes GPU `device`'s context through the loaded driver when the
+     * module's settings ask for it; 1 when made (held for the process, and
+     * the module then shares it), 0 not. ctx_release gives it back when the
+     * module cannot run. NULL: none. */
     int (*ctx_ahead)(void *driver, int device);
     void (*ctx_release)(void *driver, int device);
 } rt_module_desc;
