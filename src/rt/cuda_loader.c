@@ -47,12 +47,14 @@ static int cuda_bundle_driver_ok(void *driver, const char *version, char *why, s
 
 /* The primary context of GPU `device` through the driver API, made while the
  * core loads cuBLAS, cuDNN and the module; the runtime's first call on that
- * GPU then finds it made (cudart's context is the primary context). With
- * LECTOR_CUDA_CTX_AHEAD=1 only (measured first), and not with
- * LECTOR_CUDA_SYNC, whose flags the backend sets before the context exists. */
+ * GPU then finds it made (cudart's context is the primary context): a GPU
+ * engine made about 90 ms sooner (docs/BENCHMARKS.md, "The GPU's context
+ * made while the libraries load"). LECTOR_CUDA_CTX_AHEAD=0 turns it off;
+ * not with LECTOR_CUDA_SYNC, whose flags the backend sets before the
+ * context exists. */
 static int cuda_ctx_ahead(void *driver, int device)
 {
-    if (!lector__tc_flag(LECTOR__TC_CUDA_CTX_AHEAD, 0) || lector__tc_str(LECTOR__TC_CUDA_SYNC)) return 0;
+    if (!lector__tc_flag(LECTOR__TC_CUDA_CTX_AHEAD, 1) || lector__tc_str(LECTOR__TC_CUDA_SYNC)) return 0;
     int (*init)(unsigned) = NULL, (*get)(int *, int) = NULL, (*retain)(void **, int) = NULL;
     *(void **)&init = dlsym(driver, "cuInit");
     *(void **)&get = dlsym(driver, "cuDeviceGet");

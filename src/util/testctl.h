@@ -37,7 +37,7 @@
     X(LECTOR__TC_CUDA_DWFUSE,       "LECTOR_CUDA_DWFUSE",       "0: no chains inside depthwise kernels") \
     X(LECTOR__TC_CUDA_DWFUSE_LIFETIMES, "LECTOR_CUDA_DWFUSE_LIFETIMES", "0: no value kept longer for them") \
     X(LECTOR__TC_CUDA_NVRTC_DUMP,   "LECTOR_CUDA_NVRTC_DUMP",   "DIR: each NVRTC program's source written there, named by its compile time") \
-    X(LECTOR__TC_CUDA_CTX_AHEAD,    "LECTOR_CUDA_CTX_AHEAD",    "1: the GPU's context made on a thread while the CUDA libraries load (off by default: measured first)") \
+    X(LECTOR__TC_CUDA_CTX_AHEAD,    "LECTOR_CUDA_CTX_AHEAD",    "0: the GPU's context made by the backend's first call, not on a thread while the CUDA libraries load") \
     X(LECTOR__TC_CUDA_NVRTC_LIB,    "LECTOR_CUDA_NVRTC_LIB",    "NAME: NVRTC loaded from NAME (a path or a soname), not libnvrtc.so.<CUDA major>; one that is not there: a machine without NVRTC") \
     X(LECTOR__TC_CUDA_KERNELS_SHIPPED, "LECTOR_CUDA_KERNELS_SHIPPED", "DIR: the shipped kernels looked for there, not beside the CUDA module; empty: none") \
     X(LECTOR__TC_CUDA_POOL,         "LECTOR_CUDA_POOL",         "0: device memory by cudaMalloc/cudaFree (each waits for every stream), not the stream-ordered pool") \

@@ -69,19 +69,6 @@ void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *i
 static char shipped[4096], shipped_nvrtc[64];
 static pthread_once_t shipped_once = PTHREAD_ONCE_INIT;
 
-/* DIR/NVRTC's first line when it names a version ("NVRTC 13.0"); else empty
- * (kcache_read_nvrtc_file reads it so for the doctor and the tests) */
-static void read_shipped_nvrtc(void)
-{
-    char path[4200], text[64];
-    snprintf(path, sizeof path, "%s/NVRTC", shipped);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    ssize_t n = read(fd, text, sizeof text);
-    close(fd);
-    if (n <= 0 || kcache_nvrtc_line(text, (size_t)n, shipped_nvrtc, sizeof shipped_nvrtc)) shipped_nvrtc[0] = 0;
-}
-
 /* LECTOR_CUDA_KERNELS_SHIPPED, else lector-kernels beside this module's file,
  * when it is a directory */
 static void find_shipped(void)
@@ -97,7 +84,7 @@ static void find_shipped(void)
     }
     struct stat st;
     if (shipped[0] && (stat(shipped, &st) || !S_ISDIR(st.st_mode))) shipped[0] = 0;
-    if (shipped[0]) read_shipped_nvrtc();
+    if (shipped[0] && kcache_read_nvrtc_file(shipped, shipped_nvrtc, sizeof shipped_nvrtc)) shipped_nvrtc[0] = 0;
     H->log(3, "cuda: shipped kernels: %s%s%s", shipped[0] ? shipped : "none", shipped_nvrtc[0] ? ", built by " : "",
            shipped_nvrtc);
 }
