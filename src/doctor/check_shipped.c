@@ -97,7 +97,7 @@ void doctor_check_shipped_kernels(lector_doctor_report *r, const char *module_pa
     if (set)
         snprintf(dir, sizeof dir, "%s", set);
     else
-        snprintf(dir, sizeof dir, "%s/lector-kernels", mdir ? mdir : ".");
+        snprintf(dir, sizeof dir, "%s/" KCACHE_SHIPPED_DIR, mdir ? mdir : ".");
     lector__free(mdir);
     shipped s;
     read_shipped(dir, &s);

@@ -69,7 +69,7 @@ void *cu_kcache_load(const char *dir, const char *key, size_t key_len, size_t *i
 static char shipped[4096], shipped_nvrtc[64];
 static pthread_once_t shipped_once = PTHREAD_ONCE_INIT;
 
-/* LECTOR_CUDA_KERNELS_SHIPPED, else lector-kernels beside this module's file,
+/* LECTOR_CUDA_KERNELS_SHIPPED, else KCACHE_SHIPPED_DIR beside this module's file,
  * when it is a directory */
 static void find_shipped(void)
 {
@@ -79,7 +79,8 @@ static void find_shipped(void)
         snprintf(shipped, sizeof shipped, "%s", set);
     } else if (dladdr((void *)find_shipped, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
         const char *slash = strrchr(info.dli_fname, '/');
-        int n = snprintf(shipped, sizeof shipped, "%.*s/lector-kernels", (int)(slash - info.dli_fname), info.dli_fname);
+        int n = snprintf(shipped, sizeof shipped, "%.*s/" KCACHE_SHIPPED_DIR, (int)(slash - info.dli_fname),
+                         info.dli_fname);
         if (n < 0 || (size_t)n >= sizeof shipped) shipped[0] = 0;
     }
     struct stat st;

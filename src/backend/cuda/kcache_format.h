@@ -25,6 +25,11 @@
 #define KCACHE_MAGIC     "LECTORK1"
 #define KCACHE_MAGIC_LEN 8
 
+/* The directory of the kernels shipped compiled, beside the module's file
+ * (the offline bundle's lib/lector-kernels): the module reads it
+ * (cuda_kcache.c), the doctor reports it (src/doctor/check_shipped.c). */
+#define KCACHE_SHIPPED_DIR "lector-kernels"
+
 /* 64-bit FNV-1a of the key: names its file (not trusted: see above). */
 uint64_t kcache_hash(const char *key, size_t key_len);
 
